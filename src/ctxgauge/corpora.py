@@ -1,0 +1,347 @@
+"""Corpus: the files an engine indexes, read from a directory or from a git tree at any revision.
+
+A corpus is a sorted tuple of `CorpusFile(path, blob, size)`: POSIX paths relative to the source, ordered by
+their UTF-8 bytes (never by locale), each with its git blob id, so two sources with the same content have
+the same content hash however they were read. Files are filtered, and every filtered file is counted by
+reason in `summary()`: binary (a NUL byte in the first 8,000 bytes, git's own test), too large, `.git`,
+unreadable, symbolic link (never followed: a link could point out of the corpus), submodule.
+Manifests and lockfiles are indexed like any other text.
+
+A git corpus reads its tree with `git ls-tree` and contents with one `git cat-file --batch`, without
+checking anything out, and exposes the history up to and including its revision, never past it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Iterator, Mapping
+
+from ctxgauge.errors import UserError
+from ctxgauge.git import Commit, Repo, blob_id
+
+DEFAULT_MAX_BYTES = 1 << 20
+BINARY_SNIFF_BYTES = 8000
+SKIP_REASONS = ("binary", "too-large", "git-dir", "unreadable", "symlink", "submodule", "missing-object")
+
+
+def path_key(path: str) -> bytes:
+    """Sort key for corpus paths: their UTF-8 bytes, the same order git uses, whatever the locale."""
+    return path.encode("utf-8", "surrogateescape")
+
+
+def is_binary(data: bytes) -> bool:
+    """Git's heuristic: a NUL byte in the first 8,000 bytes makes a file binary."""
+    return b"\0" in data[:BINARY_SNIFF_BYTES]
+
+
+@dataclass(frozen=True, order=True)
+class CorpusFile:
+    """One indexed file: POSIX path relative to the corpus root, git blob id of its bytes, size in bytes."""
+
+    path: str
+    blob: str
+    size: int
+
+
+@dataclass(frozen=True)
+class Change:
+    """One changed path between two corpora, as engines' `update` receives it.
+
+    status: `added`, `modified`, `deleted` or `renamed`; `old_path` is set for renames; `old_blob` is None
+    for additions and `new_blob` None for deletions.
+    """
+
+    status: str
+    path: str
+    old_path: str | None = None
+    old_blob: str | None = None
+    new_blob: str | None = None
+
+
+class History:
+    """Read-only view of a git corpus's past: commits reachable from its revision, newest first."""
+
+    def __init__(self, repo: Repo, rev: str):
+        self._repo = repo
+        self.rev = rev
+        self._commits: list[Commit] | None = None
+
+    def commits(self) -> list[Commit]:
+        """Every commit up to and including the corpus revision, with subjects, authors, dates, changes."""
+        if self._commits is None:
+            self._commits = self._repo.log(self.rev)
+        return list(self._commits)
+
+
+class Corpus:
+    """The files of a source, filtered and sorted, with a reader for their bytes.
+
+    Build one with `Corpus.from_directory`, `Corpus.from_git` or `open_corpus`; derive one with `overlay`.
+    """
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        kind: str,
+        files: Iterable[CorpusFile],
+        skipped: Mapping[str, list[str]],
+        reader: "_Reader",
+        rev: str | None = None,
+        history: History | None = None,
+        max_bytes: int = DEFAULT_MAX_BYTES,
+    ):
+        self.name = name
+        self.kind = kind
+        self.files: tuple[CorpusFile, ...] = tuple(sorted(files, key=lambda f: path_key(f.path)))
+        self.skipped = {r: sorted(p, key=path_key) for r, p in skipped.items() if p}
+        self.rev = rev
+        self.history = history
+        self.max_bytes = max_bytes
+        self._reader = reader
+        self._by_path = {f.path: f for f in self.files}
+
+    # -- construction -----------------------------------------------------------------------------------
+    @classmethod
+    def from_directory(cls, root: str | Path, *, max_bytes: int = DEFAULT_MAX_BYTES, name: str | None = None) -> "Corpus":
+        """The files under `root`, walked without following symbolic links; `.git` directories skipped."""
+        root = Path(root)
+        if not root.is_dir():
+            raise UserError(f"{root}: no such directory")
+        files: list[CorpusFile] = []
+        skipped: dict[str, list[str]] = {r: [] for r in SKIP_REASONS}
+        for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+            rel_dir = Path(dirpath).relative_to(root).as_posix()
+            prefix = "" if rel_dir == "." else rel_dir + "/"
+            if ".git" in dirnames:
+                dirnames.remove(".git")
+                skipped["git-dir"].append(prefix + ".git")
+            for d in list(dirnames):
+                if os.path.islink(os.path.join(dirpath, d)):
+                    dirnames.remove(d)
+                    skipped["symlink"].append(prefix + d)
+            for fn in filenames:
+                rel = prefix + fn
+                full = os.path.join(dirpath, fn)
+                try:
+                    st = os.lstat(full)
+                    if stat.S_ISLNK(st.st_mode):
+                        skipped["symlink"].append(rel)
+                        continue
+                    if not stat.S_ISREG(st.st_mode):
+                        skipped["unreadable"].append(rel)
+                        continue
+                    if st.st_size > max_bytes:
+                        skipped["too-large"].append(rel)
+                        continue
+                    with open(full, "rb") as fh:
+                        data = fh.read()
+                except OSError:
+                    skipped["unreadable"].append(rel)
+                    continue
+                if is_binary(data):
+                    skipped["binary"].append(rel)
+                    continue
+                files.append(CorpusFile(rel, blob_id(data), len(data)))
+        return cls(name=name or root.resolve().name, kind="directory", files=files, skipped=skipped,
+                   reader=_DirReader(root), max_bytes=max_bytes)
+
+    @classmethod
+    def from_git(cls, repo: Repo, rev: str = "HEAD", *, max_bytes: int = DEFAULT_MAX_BYTES,
+                 name: str | None = None, binary_cache: dict[str, bool] | None = None) -> "Corpus":
+        """The tree of commit `rev`, read through git plumbing (nothing is checked out).
+
+        `binary_cache` (blob id -> is binary) lets a caller walking many commits read each blob once.
+        """
+        commit = repo.resolve(rev)
+        skipped: dict[str, list[str]] = {r: [] for r in SKIP_REASONS}
+        candidates: list[CorpusFile] = []
+        for e in repo.tree(commit):
+            if e.type == "commit":
+                skipped["submodule"].append(e.path)
+            elif e.mode == "120000":
+                skipped["symlink"].append(e.path)
+            elif e.size is not None and e.size > max_bytes:
+                skipped["too-large"].append(e.path)
+            else:
+                candidates.append(CorpusFile(e.path, e.oid, e.size or 0))
+        cache = binary_cache if binary_cache is not None else {}
+        unknown = sorted({f.blob for f in candidates if f.blob not in cache})
+        missing: set[str] = set()
+        for oid, data in repo.read_blobs(unknown):
+            if data is None:
+                missing.add(oid)
+            else:
+                cache[oid] = is_binary(data)
+        files = []
+        for f in candidates:
+            if f.blob in missing:
+                skipped["missing-object"].append(f.path)
+            elif cache[f.blob]:
+                skipped["binary"].append(f.path)
+            else:
+                files.append(f)
+        return cls(name=name or _repo_name(repo), kind="git", files=files, skipped=skipped,
+                   reader=_GitReader(repo), rev=commit, history=History(repo, commit), max_bytes=max_bytes)
+
+    def overlay(self, extra: Mapping[str, bytes]) -> "Corpus":
+        """This corpus plus (or with replaced) files given as path -> bytes; the source is not touched."""
+        files = {f.path: f for f in self.files}
+        for path, data in extra.items():
+            files[path] = CorpusFile(path, blob_id(data), len(data))
+        return Corpus(name=self.name, kind=self.kind, files=files.values(), skipped=self.skipped,
+                      reader=_OverlayReader(self._reader, dict(extra)), rev=self.rev, history=self.history,
+                      max_bytes=self.max_bytes)
+
+    # -- reading ----------------------------------------------------------------------------------------
+    @property
+    def paths(self) -> list[str]:
+        return [f.path for f in self.files]
+
+    def __len__(self) -> int:
+        return len(self.files)
+
+    def __contains__(self, path: str) -> bool:
+        return path in self._by_path
+
+    def get(self, path: str) -> CorpusFile | None:
+        return self._by_path.get(path)
+
+    def read(self, path: str) -> bytes:
+        """The bytes of an indexed file."""
+        f = self._by_path.get(path)
+        if f is None:
+            raise KeyError(path)
+        return self._reader.read(f)
+
+    def text(self, path: str) -> str:
+        """An indexed file decoded as UTF-8 (undecodable bytes replaced, so every engine sees the same text)."""
+        return self.read(path).decode("utf-8", "replace")
+
+    def iter_bytes(self, files: Iterable[CorpusFile] | None = None) -> Iterator[tuple[CorpusFile, bytes]]:
+        """(file, bytes) for the given files (default: all), streamed in one batch for git corpora."""
+        return self._reader.read_many(list(self.files if files is None else files))
+
+    def content_hash(self) -> str:
+        """SHA-256 over the sorted `path\\0blob\\n` lines: equal for equal content however it was read."""
+        h = hashlib.sha256()
+        for f in self.files:
+            h.update(path_key(f.path) + b"\0" + f.blob.encode() + b"\n")
+        return h.hexdigest()
+
+    def materialize(self, dest: str | Path) -> Path:
+        """Write the indexed files as a plain directory (for external engines that read a directory)."""
+        dest = Path(dest)
+        for f, data in self.iter_bytes():
+            target = dest / f.path
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(data)
+        return dest
+
+    def summary(self) -> dict:
+        """What was indexed and what was filtered, by reason: the figures every report shows."""
+        return {
+            "name": self.name,
+            "kind": self.kind,
+            "rev": self.rev,
+            "files": len(self.files),
+            "bytes": sum(f.size for f in self.files),
+            "hash": self.content_hash(),
+            "max_bytes": self.max_bytes,
+            "skipped": {r: len(p) for r, p in sorted(self.skipped.items())},
+        }
+
+    def changes_to(self, new: "Corpus") -> list[Change]:
+        """Path-level changes from this corpus to `new` (added, modified, deleted), sorted by path."""
+        out: list[Change] = []
+        for path in sorted(set(self._by_path) | set(new._by_path), key=path_key):
+            a, b = self._by_path.get(path), new._by_path.get(path)
+            if a is None and b is not None:
+                out.append(Change("added", path, new_blob=b.blob))
+            elif b is None and a is not None:
+                out.append(Change("deleted", path, old_blob=a.blob))
+            elif a is not None and b is not None and a.blob != b.blob:
+                out.append(Change("modified", path, old_blob=a.blob, new_blob=b.blob))
+        return out
+
+
+def _repo_name(repo: Repo) -> str:
+    p = repo.path.resolve()
+    return (p.name[:-4] if p.name.endswith(".git") else p.name) or "repo"
+
+
+class _Reader:
+    def read(self, f: CorpusFile) -> bytes:
+        raise NotImplementedError
+
+    def read_many(self, files: list[CorpusFile]) -> Iterator[tuple[CorpusFile, bytes]]:
+        for f in files:
+            yield f, self.read(f)
+
+
+class _DirReader(_Reader):
+    def __init__(self, root: Path):
+        self.root = root
+
+    def read(self, f: CorpusFile) -> bytes:
+        return (self.root / f.path).read_bytes()
+
+
+class _GitReader(_Reader):
+    def __init__(self, repo: Repo):
+        self.repo = repo
+
+    def read(self, f: CorpusFile) -> bytes:
+        data = self.repo.read_blob(f.blob)
+        if data is None:
+            raise UserError(f"{f.path}: object {f.blob} is missing from the repository")
+        return data
+
+    def read_many(self, files: list[CorpusFile]) -> Iterator[tuple[CorpusFile, bytes]]:
+        by_oid: dict[str, list[CorpusFile]] = {}
+        for f in files:
+            by_oid.setdefault(f.blob, []).append(f)
+        order = list(dict.fromkeys(f.blob for f in files))
+        got = {}
+        for oid, data in self.repo.read_blobs(order):
+            if data is None:
+                raise UserError(f"object {oid} is missing from the repository")
+            got[oid] = data
+        for f in files:
+            yield f, got[f.blob]
+
+
+class _OverlayReader(_Reader):
+    def __init__(self, base: _Reader, extra: dict[str, bytes]):
+        self.base, self.extra = base, extra
+
+    def read(self, f: CorpusFile) -> bytes:
+        return self.extra[f.path] if f.path in self.extra else self.base.read(f)
+
+    def read_many(self, files: list[CorpusFile]) -> Iterator[tuple[CorpusFile, bytes]]:
+        base = [f for f in files if f.path not in self.extra]
+        got = dict((f.path, d) for f, d in self.base.read_many(base))
+        for f in files:
+            yield f, self.extra[f.path] if f.path in self.extra else got[f.path]
+
+
+def open_corpus(source: str | Path, rev: str | None = None, *, max_bytes: int = DEFAULT_MAX_BYTES,
+                name: str | None = None) -> Corpus:
+    """A corpus from a path: a git repository is read at `rev` (default HEAD, the committed tree, so build
+    output and untracked files stay out); any other directory is read as it is, and then `rev` is an error.
+    """
+    p = Path(source)
+    if not p.exists():
+        raise UserError(f"{source}: no such file or directory")
+    if not p.is_dir():
+        raise UserError(f"{source}: not a directory (give a directory or a git repository)")
+    is_git = (p / ".git").exists() or (p / "HEAD").is_file() and (p / "objects").is_dir()
+    if is_git:
+        return Corpus.from_git(Repo(p), rev or "HEAD", max_bytes=max_bytes, name=name)
+    if rev is not None:
+        raise UserError(f"{source}: --rev needs a git repository, and this directory is not one")
+    return Corpus.from_directory(p, max_bytes=max_bytes, name=name)

@@ -1,0 +1,25 @@
+"""Engines: the contract, the registry, and the reference engines (loaded lazily by name).
+
+    from ctxgauge.engines import get_engine
+    engine = get_engine("bm25(k1=1.2)")
+    engine.build(corpus, out_dir)
+    hits = engine.query(out_dir, "fix overdue fee rounding", k=10)
+"""
+
+from ctxgauge.engines._base import Engine, EngineLike, Hit, rank
+from ctxgauge.engines._registry import (
+    BUILTINS,
+    ENTRY_POINT_GROUP,
+    REFERENCE_ENGINES,
+    EngineInfo,
+    describe_engines,
+    engine_available,
+    engine_names,
+    get_engine,
+)
+from ctxgauge.engines._spec import EngineSpec, parse_spec
+
+__all__ = [
+    "BUILTINS", "ENTRY_POINT_GROUP", "REFERENCE_ENGINES", "Engine", "EngineInfo", "EngineLike", "EngineSpec",
+    "Hit", "describe_engines", "engine_available", "engine_names", "get_engine", "parse_spec", "rank",
+]

@@ -1,0 +1,130 @@
+"""The engine contract: `build(corpus, out_dir)`, `query(out_dir, text, k)`, `identity()`, optional `update`.
+
+A suite never knows which engine it runs; an engine never knows which suite calls it. Built-in engines
+subclass `Engine` (which supplies spec handling, identity and parameter checking); a plugin may subclass it
+too or be any object with the same attributes (see `EngineLike`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+import inspect
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar, Protocol, Sequence, runtime_checkable
+
+from ctxgauge.corpora import Change, Corpus
+from ctxgauge.engines._spec import EngineSpec
+from ctxgauge.errors import UserError
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One ranked file: its path relative to the corpus root and the engine's score (higher is better)."""
+
+    path: str
+    score: float
+
+    def to_dict(self) -> dict:
+        return {"path": self.path, "score": self.score}
+
+
+def rank(scores: dict[str, float], k: int) -> list[Hit]:
+    """The top k of path -> score, best first, ties broken by path bytes so equal scores order the same
+    on every run (libraries leave ties in arbitrary order). Files scoring 0 or less are not returned."""
+    items = [(p, s) for p, s in scores.items() if s > 0]
+    items.sort(key=lambda ps: (-ps[1], ps[0].encode("utf-8", "surrogateescape")))
+    return [Hit(p, float(s)) for p, s in items[: max(k, 0)]]
+
+
+@runtime_checkable
+class EngineLike(Protocol):
+    """What a suite needs of an engine; plugins only have to look like this."""
+
+    name: str
+
+    def identity(self) -> dict: ...
+
+    def build(self, corpus: Corpus, out_dir: Path) -> dict | None: ...
+
+    def query(self, out_dir: Path, text: str, k: int) -> Sequence[Hit]: ...
+
+
+def distribution_version(dist: str) -> str | None:
+    try:
+        return importlib.metadata.version(dist)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+class Engine:
+    """Base class of the built-in engines.
+
+    Subclasses set `kind` (the registry name), `defaults` (every parameter with its default value),
+    `libraries` (distributions whose versions enter the identity), and implement `build` and `query`.
+    `update` defaults to a full rebuild; engines that can do better override it, and must leave the artifact
+    byte-identical to a fresh build of the new corpus.
+    """
+
+    kind: ClassVar[str] = ""
+    defaults: ClassVar[dict[str, Any]] = {}
+    libraries: ClassVar[tuple[str, ...]] = ()
+    artifact_file: ClassVar[str | None] = None
+    # Modules whose source enters the identity besides the engine's own (shared tokenisers and so on).
+    identity_modules: ClassVar[tuple[str, ...]] = ("ctxgauge.engines._base",)
+
+    def __init__(self, **params: Any):
+        unknown = sorted(set(params) - set(self.defaults))
+        if unknown:
+            known = ", ".join(sorted(self.defaults)) or "none"
+            raise UserError(f"engine {self.kind!r} has no parameter {unknown[0]!r} (known: {known})")
+        self.params = {**self.defaults, **params}
+        self._given = dict(sorted(params.items()))
+
+    @property
+    def spec(self) -> EngineSpec:
+        return EngineSpec(self.kind, tuple(self._given.items()))
+
+    @property
+    def name(self) -> str:
+        """The canonical spec string: the engine's name in records, reports and CLI flags."""
+        return str(self.spec)
+
+    def available(self) -> tuple[bool, str | None]:
+        """(True, None), or (False, why): an unavailable engine is reported as skipped, never as passed."""
+        return True, None
+
+    def identity(self) -> dict:
+        """`{id, source: "content-hash"}`: SHA-256 of the engine's source, its full configuration and the
+        versions of the libraries it uses, so any change to what it computes changes its id."""
+        h = hashlib.sha256()
+        modules = [type(self).__module__, *self.identity_modules]
+        for mod in sorted(set(modules)):
+            src = inspect.getsource(sys.modules[mod]) if mod in sys.modules else ""
+            h.update(mod.encode() + b"\0" + src.encode() + b"\0")
+        config = {
+            "kind": self.kind,
+            "params": self.params,
+            "libraries": {d: distribution_version(d) for d in self.libraries},
+        }
+        h.update(json.dumps(config, sort_keys=True).encode())
+        return {"id": "sha256:" + h.hexdigest(), "source": "content-hash"}
+
+    def build(self, corpus: Corpus, out_dir: Path) -> dict:
+        raise NotImplementedError
+
+    def query(self, out_dir: Path, text: str, k: int) -> list[Hit]:
+        raise NotImplementedError
+
+    def update(self, out_dir: Path, corpus: Corpus, changes: Sequence[Change]) -> dict:
+        """Bring the artifact in `out_dir` up to `corpus` (the new corpus) given the changed paths."""
+        return self.build(corpus, out_dir)
+
+    def close(self) -> None:
+        """Release processes or models the engine holds (external engines end their process here)."""
+
+    def __repr__(self) -> str:
+        return f"<engine {self.name}>"

@@ -1,0 +1,108 @@
+"""The one engine registry: built-ins by name, plugins from the `ctxgauge.engines` entry-point group.
+
+Built-ins are named here by import path and loaded only when asked for, so `--help` never pays for torch.
+A plugin's entry point names a class or factory called with the spec's parameters as keyword arguments.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.metadata
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from ctxgauge.engines._spec import EngineSpec, parse_spec
+from ctxgauge.errors import UserError
+
+ENTRY_POINT_GROUP = "ctxgauge.engines"
+
+BUILTINS: dict[str, str] = {
+    "grep": "ctxgauge.engines.grep:GrepEngine",
+    "bm25": "ctxgauge.engines.bm25:BM25Engine",
+    "minilm": "ctxgauge.engines.minilm:MiniLMEngine",
+    "graph": "ctxgauge.engines.graph:GraphEngine",
+    "hybrid": "ctxgauge.engines.hybrid:HybridEngine",
+    "command": "ctxgauge.engines.command:CommandEngine",
+}
+# The engines `demo` and the suites run when none is named (command needs a program to run).
+REFERENCE_ENGINES = ("grep", "bm25", "minilm", "graph", "hybrid")
+
+
+def _entry_points() -> dict[str, importlib.metadata.EntryPoint]:
+    eps = importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)
+    return {ep.name: ep for ep in sorted(eps, key=lambda e: e.name)}
+
+
+def engine_names() -> list[str]:
+    """Every engine name known: built-ins first, then plugins, each once (a built-in wins a name clash)."""
+    return list(BUILTINS) + [n for n in _entry_points() if n not in BUILTINS]
+
+
+def _load_factory(name: str) -> Callable[..., Any]:
+    if name in BUILTINS:
+        module, attr = BUILTINS[name].split(":")
+        try:
+            return getattr(importlib.import_module(module), attr)
+        except ImportError as exc:  # a missing optional dependency surfaces in available()
+            raise UserError(f"engine {name!r} cannot load: {exc}") from None
+    eps = _entry_points()
+    if name not in eps:
+        known = ", ".join(engine_names())
+        raise UserError(f"unknown engine {name!r} (known: {known}; plugins register under {ENTRY_POINT_GROUP!r})")
+    try:
+        return eps[name].load()
+    except Exception as exc:  # a plugin that fails to import is the user's to mend, not a traceback
+        raise UserError(f"engine plugin {name!r} ({eps[name].value}) failed to import: {type(exc).__name__}: {exc}") from None
+
+
+def get_engine(spec: str | EngineSpec):
+    """An engine object for a spec string such as `bm25(k1=1.2,b=0.75)`."""
+    parsed = parse_spec(spec)
+    factory = _load_factory(parsed.name)
+    try:
+        engine = factory(**parsed.kwargs)
+    except UserError:
+        raise
+    except TypeError as exc:
+        raise UserError(f"engine {parsed.name!r} rejected its parameters: {exc}") from None
+    for attr in ("name", "identity", "build", "query"):
+        if not hasattr(engine, attr):
+            raise UserError(f"engine {parsed.name!r} does not follow the engine contract: no {attr!r}")
+    return engine
+
+
+@dataclass(frozen=True)
+class EngineInfo:
+    """One row of `ctxgauge engines`: name, where it comes from, whether it can run (and why not), identity."""
+
+    name: str
+    origin: str
+    available: bool
+    reason: str | None
+    identity: dict | None
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, "origin": self.origin, "available": self.available, "reason": self.reason,
+                "identity": self.identity}
+
+
+def engine_available(engine) -> tuple[bool, str | None]:
+    check = getattr(engine, "available", None)
+    return check() if callable(check) else (True, None)
+
+
+def describe_engines() -> list[EngineInfo]:
+    """Every known engine with its availability and identity; failures become reasons, never exceptions."""
+    infos = []
+    for name in engine_names():
+        origin = "built-in" if name in BUILTINS else "plugin"
+        if name == "command":
+            infos.append(EngineInfo(name, origin, True, "needs cmd=...: command(cmd=\"PROGRAM ARGS\")", None))
+            continue
+        try:
+            engine = get_engine(name)
+            ok, why = engine_available(engine)
+            infos.append(EngineInfo(name, origin, ok, why, engine.identity() if ok else None))
+        except UserError as exc:
+            infos.append(EngineInfo(name, origin, False, str(exc), None))
+    return infos

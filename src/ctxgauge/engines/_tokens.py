@@ -1,0 +1,62 @@
+"""Code-aware tokens shared by the lexical engines.
+
+Identifiers are split where a programmer would read a word boundary: `_`, camelCase, ACRONYMCase, digits,
+and path separators, so the request "fix overdue fee rounding" meets `computeOverdueFee` and
+`fees/rounding.py`. The whole identifier is kept beside its parts when it has several, so an exact
+identifier in a request still scores above its scattered parts.
+"""
+
+from __future__ import annotations
+
+import re
+
+_WORD = re.compile(r"[A-Za-z0-9_]+")
+_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
+
+# English function words and words every request carries ("fix", "add") carry no signal about files.
+STOPWORDS = frozenset(
+    """a an and are as at be but by for from has have if in into is it its of on or so that the their then
+    there these this to was were will with when where which while who why how not no yes can should would
+    could do does did done we you they i me my our your he she them us""".split()
+)
+
+
+def split_identifier(word: str) -> list[str]:
+    """`parseHTTPRequest_v2` -> ["parse", "http", "request", "v", "2"] (lowercase)."""
+    parts: list[str] = []
+    for chunk in word.split("_"):
+        parts.extend(p.lower() for p in _PART.findall(chunk))
+    return parts
+
+
+def code_tokens(text: str, *, min_len: int = 2) -> list[str]:
+    """Tokens of source text or a request, in order: identifier parts, plus the joined identifier when it
+    has more than one part. Stopwords, pure numbers and tokens shorter than `min_len` are dropped."""
+    out: list[str] = []
+    for m in _WORD.finditer(text):
+        word = m.group(0)
+        parts = split_identifier(word)
+        if len(parts) > 1:
+            whole = "".join(parts)
+            if len(whole) >= min_len:
+                out.append(whole)
+        for p in parts:
+            if len(p) >= min_len and not p.isdigit() and p not in STOPWORDS:
+                out.append(p)
+    return out
+
+
+def path_tokens(path: str) -> list[str]:
+    """Tokens of a file path: every directory, the file stem and its extension, split as identifiers."""
+    return code_tokens(re.sub(r"[/\\.\-]", " ", path))
+
+
+def query_terms(text: str) -> list[str]:
+    """Distinct lowercase words of a request for substring search (grep): split on anything but letters,
+    digits and `_`, stopwords and words shorter than 2 dropped, first-seen order kept."""
+    seen: dict[str, None] = {}
+    for m in _WORD.finditer(text.lower()):
+        w = m.group(0).strip("_")
+        if len(w) >= 2 and w not in STOPWORDS and not w.isdigit():
+            seen.setdefault(w, None)
+    return list(seen)
