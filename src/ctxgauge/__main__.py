@@ -1,0 +1,3 @@
+from ctxgauge.cli import main
+
+main()

@@ -1,0 +1,49 @@
+"""The `ctxgauge` command: one Typer app, one module per sub-command, each a thin layer over the API.
+
+Sub-command modules import their heavy dependencies inside the command function, so `--help` stays
+instant. Every user error (ctxgauge.errors.UserError) becomes one line on stderr and exit code 2.
+"""
+
+from __future__ import annotations
+
+import typer
+
+from ctxgauge.cli import check, demo, engines, query
+
+app = typer.Typer(
+    name="ctxgauge",
+    help="Measure AI context engines: is it right, is it the same every time, does it help a model answer.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+for module in (query, engines, check, demo):
+    module.register(app)
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(False, "--version", help="Print the version and exit.", is_eager=True),
+) -> None:
+    if version:
+        import ctxgauge
+
+        typer.echo(ctxgauge.__version__)
+        raise typer.Exit()
+
+
+def main() -> None:
+    """Entry point of the `ctxgauge` script and `python -m ctxgauge`."""
+    from ctxgauge.errors import EngineError, UserError
+    from ctxgauge.cli._common import fail
+
+    try:
+        app()
+    except UserError as exc:
+        fail(str(exc))
+    except EngineError as exc:
+        fail(f"engine failed: {exc}")
+    except KeyboardInterrupt:
+        fail("interrupted", code=130)

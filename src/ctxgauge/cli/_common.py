@@ -1,0 +1,24 @@
+"""What every sub-command shares: consoles, JSON output, the one-line error, common options."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+from rich.console import Console
+
+console = Console(highlight=False)
+err_console = Console(stderr=True, highlight=False)
+
+
+def print_json(obj: Any) -> None:
+    """Machine output: one JSON document on stdout (sorted keys, so scripts and diffs see stable text)."""
+    sys.stdout.write(json.dumps(obj, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
+    sys.stdout.flush()
+
+
+def fail(message: str, code: int = 2) -> None:
+    """Print one line to stderr and exit: the shape of every user error."""
+    err_console.print(f"[bold red]error:[/] {message}", soft_wrap=True)
+    raise SystemExit(code)

@@ -1,0 +1,45 @@
+"""`ctxgauge query SOURCE TEXT --engine E`: build an index of a source and rank its files for one request."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from ctxgauge.cli._common import console, print_json
+
+
+def register(app: typer.Typer) -> None:
+    app.command("query")(query)
+
+
+def query(
+    source: Path = typer.Argument(..., help="A directory, or a git repository (read at --rev, default HEAD)."),
+    text: str = typer.Argument(..., help="The request to rank files for."),
+    engine: str = typer.Option("bm25", "--engine", "-e", help="Engine spec, e.g. bm25 or 'bm25(k1=1.2,b=0.75)'."),
+    k: int = typer.Option(10, "-k", min=1, help="How many files to return."),
+    rev: Optional[str] = typer.Option(None, "--rev", help="Revision of a git repository (not for plain directories)."),
+    index_dir: Optional[Path] = typer.Option(None, "--index-dir", help="Keep the built index here (default: a temporary directory)."),
+    json_out: bool = typer.Option(False, "--json", help="Print JSON: {engine, identity, corpus, hits: [{path, score}]}."),
+) -> None:
+    """Rank the files of SOURCE for TEXT with one engine."""
+    import tempfile
+
+    from ctxgauge.api import run_query
+
+    with tempfile.TemporaryDirectory(prefix="ctxgauge-query-") as tmp:
+        out = Path(index_dir) if index_dir else Path(tmp)
+        result = run_query(source, text, engine=engine, k=k, rev=rev, out_dir=out)
+    if json_out:
+        print_json(result)
+        return
+    from rich.table import Table
+
+    c = result["corpus"]
+    console.print(f"[bold]{result['engine']}[/] on {c['name']} ({c['files']} files"
+                  + (f" at {c['rev'][:10]}" if c.get("rev") else "") + ")")
+    table = Table("#", "path", "score")
+    for i, hit in enumerate(result["hits"], 1):
+        table.add_row(str(i), hit["path"], f"{hit['score']:.4g}")
+    console.print(table if result["hits"] else "[yellow]no file matched[/]")
