@@ -1,0 +1,68 @@
+"""ctxgauge.metrics: what is measured about a retrieval engine, and the statistics to compare engines.
+
+This module is the public API; the code lives in `ranking`, `stability`, `stats` and private modules.
+
+Ranking quality (one ranking of unique paths against a set of relevant paths):
+    `Metric`, `parse_metric`, `evaluate`, `mean_over`, `first_relevant_rank`; the one registry:
+    `register_metric`, `metric_kinds`, `get_metric_kind`, `MetricKind`, `MetricSpecError`.
+    Specs: hit@k, recall@k, precision@k, precision_returned@k, mrr, mrr@k, ndcg@k.
+Stability across trials (ContextBenchmark's definitions):
+    `exact_match`, `exact_match_rate`, `jaccard_at_k`, `kendall_tau_a`, `mean_pairwise_jaccard`,
+    `mean_pairwise_tau`.
+Paired statistics (every one seeded, no global RNG):
+    `bootstrap_ci`, `paired_randomization_test`, `win_tie_loss`, `paired_comparison`, `PairedComparison`.
+"""
+
+from ctxgauge.metrics._registry import (
+    ComputeFn,
+    KRule,
+    Metric,
+    MetricKind,
+    MetricSpecError,
+    get_metric_kind,
+    metric_kinds,
+    parse_metric,
+    register_metric,
+)
+from ctxgauge.metrics.ranking import evaluate, first_relevant_rank, mean_over
+from ctxgauge.metrics.stability import (
+    exact_match,
+    exact_match_rate,
+    jaccard_at_k,
+    kendall_tau_a,
+    mean_pairwise_jaccard,
+    mean_pairwise_tau,
+)
+from ctxgauge.metrics.stats import (
+    PairedComparison,
+    bootstrap_ci,
+    paired_comparison,
+    paired_randomization_test,
+    win_tie_loss,
+)
+
+__all__ = [
+    "ComputeFn",
+    "KRule",
+    "Metric",
+    "MetricKind",
+    "MetricSpecError",
+    "PairedComparison",
+    "bootstrap_ci",
+    "evaluate",
+    "exact_match",
+    "exact_match_rate",
+    "first_relevant_rank",
+    "get_metric_kind",
+    "jaccard_at_k",
+    "kendall_tau_a",
+    "mean_over",
+    "mean_pairwise_jaccard",
+    "mean_pairwise_tau",
+    "metric_kinds",
+    "paired_comparison",
+    "paired_randomization_test",
+    "parse_metric",
+    "register_metric",
+    "win_tie_loss",
+]

@@ -1,0 +1,206 @@
+"""Paired statistics for comparing two engines (or two settings) on the same units.
+
+Every random procedure takes a `seed` and draws only from its own ``numpy.random.default_rng(seed)``;
+nothing here touches numpy's or Python's global RNG, so the same inputs and seed give bit-identical
+outputs, and measuring one engine's determinism cannot be disturbed by another's statistics.
+
+Resampling is vectorised: a block of resamples is one index (or sign) matrix and one row-wise reduction.
+Blocks bound memory for large inputs; they are drawn in sequence from the one generator, so the result
+does not depend on the block size (tested).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+__all__ = [
+    "PairedComparison",
+    "bootstrap_ci",
+    "paired_comparison",
+    "paired_randomization_test",
+    "win_tie_loss",
+]
+
+# Upper bound on matrix cells per block (about 32 MiB of int64 indices, plus as much for the values).
+_BLOCK_CELLS = 1 << 22
+
+
+def _as_values(values: Sequence[float], what: str) -> np.ndarray:
+    array = np.asarray(values, dtype=float)  # a copy or a read-only view: inputs are never modified
+    if array.ndim != 1:
+        raise ValueError(f"{what} must be one-dimensional, got shape {array.shape}")
+    if array.size == 0:
+        raise ValueError(f"{what} is empty: nothing to compare")
+    if not np.all(np.isfinite(array)):
+        # A None turned NaN (an undefined metric) must be dropped by the caller for both sides of a pair,
+        # not averaged into a NaN interval.
+        raise ValueError(f"{what} holds NaN or infinite values; drop undefined units from both sides first")
+    return array
+
+
+def _as_pairs(a: Sequence[float], b: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
+    x, y = _as_values(a, "a"), _as_values(b, "b")
+    if x.size != y.size:
+        raise ValueError(f"paired samples differ in length: {x.size} vs {y.size}")
+    return x, y
+
+
+def _check_count(n: int, what: str) -> None:
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError(f"{what} must be an int >= 1, got {n!r}")
+
+
+def _check_seed(seed: int) -> int:
+    # A plain int only: it goes into run records, and a Generator or SeedSequence there could not be replayed.
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"seed must be an int >= 0, got {seed!r}")
+    return int(seed)
+
+
+def _blocks(total: int, width: int) -> list[tuple[int, int]]:
+    rows = max(1, _BLOCK_CELLS // width)
+    return [(start, min(start + rows, total)) for start in range(0, total, rows)]
+
+
+def bootstrap_ci(
+    values: Sequence[float], seed: int, n_resamples: int = 10000, confidence: float = 0.95
+) -> tuple[float, float, float]:
+    """Percentile bootstrap interval for the mean of `values`: ``(mean, low, high)``.
+
+    For a paired comparison pass the per-unit differences a - b. Each of `n_resamples` resamples draws
+    len(values) units with replacement; low and high are the (1 - confidence)/2 and (1 + confidence)/2
+    quantiles (linear interpolation) of the resampled means. `mean` is the plain mean of `values`.
+    """
+    data = _as_values(values, "values")
+    _check_count(n_resamples, "n_resamples")
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must be strictly between 0 and 1, got {confidence!r}")
+    rng = np.random.default_rng(_check_seed(seed))
+    n = data.size
+    means = np.empty(n_resamples)
+    for start, stop in _blocks(n_resamples, n):
+        index = rng.integers(0, n, size=(stop - start, n))
+        means[start:stop] = data[index].mean(axis=1)
+    alpha = 1.0 - confidence
+    low, high = np.quantile(means, [alpha / 2, 1.0 - alpha / 2])
+    return float(data.mean()), float(low), float(high)
+
+
+def paired_randomization_test(
+    a: Sequence[float], b: Sequence[float], seed: int, n_permutations: int = 10000
+) -> float:
+    """Two-sided paired randomization (sign-flip) test of mean(a - b) = 0; returns the p-value.
+
+    Under the null each unit's difference is as likely to have either sign, so each permutation flips
+    every difference's sign with probability 1/2 and the statistic is |mean of the flipped differences|.
+    The observed assignment is counted as one of the permutations, p = (1 + #extreme) / (1 + n_permutations),
+    so p is never 0 and the test stays valid with few permutations.
+    """
+    x, y = _as_pairs(a, b)
+    _check_count(n_permutations, "n_permutations")
+    diffs = x - y
+    n = diffs.size
+    observed = abs(float(diffs.sum()))
+    # A flip pattern that reproduces the observed statistic must count as extreme, but the row sums below
+    # and the 1-D sum above may round differently; without this slack an exact tie could be missed.
+    slack = 1e-9 * max(1.0, float(np.abs(diffs).sum()))
+    rng = np.random.default_rng(_check_seed(seed))
+    extreme = 0
+    for start, stop in _blocks(n_permutations, n):
+        signs = rng.integers(0, 2, size=(stop - start, n)) * 2 - 1
+        flipped = np.abs((signs * diffs).sum(axis=1))
+        extreme += int(np.count_nonzero(flipped >= observed - slack))
+    return (1 + extreme) / (1 + n_permutations)
+
+
+def win_tie_loss(
+    a: Sequence[float], b: Sequence[float], tol: float = 0.0, *, higher_is_better: bool = True
+) -> tuple[int, int, int]:
+    """Count units where `a` beats, ties or loses to `b`: ``(wins, ties, losses)`` from a's side.
+
+    A unit is a tie when |a - b| <= tol. With higher_is_better=False (a cost such as latency), lower wins.
+    """
+    x, y = _as_pairs(a, b)
+    if tol < 0:
+        raise ValueError(f"tol must be >= 0, got {tol!r}")
+    diffs = x - y if higher_is_better else y - x
+    wins = int(np.count_nonzero(diffs > tol))
+    losses = int(np.count_nonzero(diffs < -tol))
+    return wins, diffs.size - wins - losses, losses
+
+
+@dataclass(frozen=True)
+class PairedComparison:
+    """A paired comparison of system A against system B over the same n units (differences are a - b)."""
+
+    n: int
+    """Number of paired units."""
+    mean_a: float
+    """Mean score of A."""
+    mean_b: float
+    """Mean score of B."""
+    mean_diff: float
+    """Mean of the per-unit differences a - b (equal to mean_a - mean_b up to rounding)."""
+    ci_low: float
+    """Lower end of the percentile bootstrap interval of mean_diff (see `bootstrap_ci`)."""
+    ci_high: float
+    """Upper end of that interval."""
+    p_value: float
+    """Two-sided paired randomization test p-value (see `paired_randomization_test`)."""
+    wins: int
+    """Units where A beats B by more than the tie tolerance."""
+    ties: int
+    """Units within the tie tolerance."""
+    losses: int
+    """Units where B beats A by more than the tie tolerance."""
+    seed: int
+    """Seed given to both the bootstrap and the randomization test; rerunning with it reproduces them."""
+    n_resamples: int
+    """Bootstrap resamples, also used as the number of random sign-flip permutations."""
+    confidence: float
+    """Confidence level of [ci_low, ci_high]."""
+
+    def to_dict(self) -> dict[str, int | float]:
+        """Plain JSON-ready dict of every field, in declaration order."""
+        return asdict(self)
+
+
+def paired_comparison(
+    a: Sequence[float],
+    b: Sequence[float],
+    seed: int,
+    n_resamples: int = 10000,
+    confidence: float = 0.95,
+    tol: float = 0.0,
+    *,
+    higher_is_better: bool = True,
+) -> PairedComparison:
+    """Compare paired scores of A and B: means, bootstrap interval and p-value of a - b, win/tie/loss.
+
+    Equivalent to calling `bootstrap_ci(a - b, seed, n_resamples, confidence)`,
+    `paired_randomization_test(a, b, seed, n_resamples)` and `win_tie_loss(a, b, tol, ...)`; the one seed
+    is recorded so a report can be reproduced exactly.
+    """
+    x, y = _as_pairs(a, b)
+    seed = _check_seed(seed)
+    mean_diff, low, high = bootstrap_ci(x - y, seed, n_resamples, confidence)
+    p_value = paired_randomization_test(x, y, seed, n_resamples)
+    wins, ties, losses = win_tie_loss(x, y, tol, higher_is_better=higher_is_better)
+    return PairedComparison(
+        n=int(x.size),
+        mean_a=float(x.mean()),
+        mean_b=float(y.mean()),
+        mean_diff=mean_diff,
+        ci_low=low,
+        ci_high=high,
+        p_value=p_value,
+        wins=wins,
+        ties=ties,
+        losses=losses,
+        seed=seed,
+        n_resamples=n_resamples,
+        confidence=confidence,
+    )
