@@ -1,5 +1,57 @@
+"""`ctxgauge check ENGINE`: run the engine contract and report every breach."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
 import typer
+
+from ctxgauge.cli._common import console, print_json
 
 
 def register(app: typer.Typer) -> None:
-    pass
+    app.command("check")(check)
+
+
+def check(
+    engine: str = typer.Argument(..., help="Engine spec, e.g. bm25 or 'command(cmd=\"node engine.js\")'."),
+    source: Optional[Path] = typer.Option(None, "--source", help="A git repository to check on (default: the bundled sample)."),
+    rev: str = typer.Option("HEAD", "--rev", help="Revision to build at."),
+    old_rev: Optional[str] = typer.Option(None, "--old-rev", help="Older revision the update check starts from (default: REV~5)."),
+    queries: int = typer.Option(8, "--queries", min=1, help="How many requests (recent commit subjects) to query."),
+    k: int = typer.Option(10, "-k", min=1),
+    json_out: bool = typer.Option(False, "--json", help="Print JSON: {engine, identity, passed, checks: [{name, status, detail}]}."),
+) -> None:
+    """Build twice, query, update and watch writes: exit 0 when the engine keeps the contract, 1 when not."""
+    import tempfile
+
+    from ctxgauge.contract import check_engine
+    from ctxgauge.corpora import Corpus
+    from ctxgauge.engines import get_engine
+    from ctxgauge.git import Repo
+    from ctxgauge.sample import materialize_sample
+    from ctxgauge.suites._requests import recent_requests
+
+    eng = get_engine(engine)
+    with tempfile.TemporaryDirectory(prefix="ctxgauge-check-src-") as tmp:
+        path = source if source is not None else materialize_sample(Path(tmp) / "sample")
+        repo = Repo(path)
+        new = Corpus.from_git(repo, rev)
+        old = Corpus.from_git(repo, old_rev or f"{new.rev}~5")
+        try:
+            report = check_engine(eng, old, new, recent_requests(new, queries), k=k, watch=[Path(path)])
+        finally:
+            repo.close()
+            getattr(eng, "close", lambda: None)()
+    if json_out:
+        print_json(report.to_dict())
+    else:
+        from rich.table import Table
+
+        table = Table("check", "result", "detail", title=f"contract of {report.engine}")
+        colour = {"pass": "green", "fail": "red", "skip": "yellow"}
+        for c in report.checks:
+            table.add_row(c.name, f"[{colour[c.status]}]{c.status}[/]", c.detail)
+        console.print(table)
+    raise typer.Exit(0 if report.passed and all(c.status != "skip" for c in report.checks[:1]) else 1)

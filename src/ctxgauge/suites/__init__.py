@@ -1,0 +1,1 @@
+"""Suites: replay, cases, determinism, qa. Each writes its run through ctxgauge.records."""

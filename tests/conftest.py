@@ -1,0 +1,82 @@
+"""Shared fixtures: small real git repositories made with git itself, and the bundled sample."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+from typing import Callable
+
+import pytest
+
+GIT_ENV = {
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "GIT_CONFIG_GLOBAL": os.devnull,
+    "GIT_AUTHOR_NAME": "Ada Tester",
+    "GIT_AUTHOR_EMAIL": "ada@example.org",
+    "GIT_COMMITTER_NAME": "Ada Tester",
+    "GIT_COMMITTER_EMAIL": "ada@example.org",
+    "LC_ALL": "C",
+}
+
+
+def git(repo: Path, *args: str, date: int = 1_700_000_000, **env: str) -> str:
+    """Run git in `repo` with a fixed identity and date, isolated from the user's configuration."""
+    e = {**os.environ, **GIT_ENV, "GIT_AUTHOR_DATE": f"{date} +0000", "GIT_COMMITTER_DATE": f"{date} +0000", **env}
+    return subprocess.run(["git", "-c", "init.defaultBranch=main", "-c", "commit.gpgsign=false", *args], cwd=repo,
+                          env=e, check=True, capture_output=True, text=True).stdout
+
+
+class RepoBuilder:
+    """Builds a git repository commit by commit: `commit("subject", {"a.py": "text", "old.py": None})`
+    writes (or, for None, deletes) files and commits them with a date one hour after the previous."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.date = 1_700_000_000
+        path.mkdir(parents=True, exist_ok=True)
+        git(path, "init", "-q")
+
+    def commit(self, subject: str, files: dict[str, str | bytes | None], *, author: str | None = None,
+               renames: dict[str, str] | None = None) -> str:
+        for old, new in (renames or {}).items():
+            (self.path / new).parent.mkdir(parents=True, exist_ok=True)
+            git(self.path, "mv", old, new)
+        for rel, content in files.items():
+            p = self.path / rel
+            if content is None:
+                git(self.path, "rm", "-q", rel)
+                continue
+            p.parent.mkdir(parents=True, exist_ok=True)
+            p.write_bytes(content if isinstance(content, bytes) else content.encode())
+            git(self.path, "add", rel)
+        self.date += 3600
+        env = {}
+        if author:
+            name, email = author.split(" <")
+            env = {"GIT_AUTHOR_NAME": name, "GIT_AUTHOR_EMAIL": email.rstrip(">")}
+        git(self.path, "commit", "-q", "--allow-empty", "-m", subject, date=self.date, **env)
+        return git(self.path, "rev-parse", "HEAD").strip()
+
+
+@pytest.fixture
+def repo_builder(tmp_path: Path) -> Callable[[str], RepoBuilder]:
+    return lambda name="repo": RepoBuilder(tmp_path / name)
+
+
+@pytest.fixture(scope="session")
+def sample_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The bundled sample repository, cloned once per test session (tests only read it)."""
+    from ctxgauge.sample import materialize_sample
+
+    return materialize_sample(tmp_path_factory.mktemp("sample") / "shelfd")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    # The slow tier (real repositories, long runs) is opt-in: CTXGAUGE_SLOW=1 (make test-slow).
+    if os.environ.get("CTXGAUGE_SLOW"):
+        return
+    skip = pytest.mark.skip(reason="slow tier: set CTXGAUGE_SLOW=1 (make test-slow)")
+    for item in items:
+        if "slow" in item.keywords:
+            item.add_marker(skip)

@@ -1,0 +1,99 @@
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from ctxgauge.corpora import Corpus
+from ctxgauge.engines import get_engine
+from ctxgauge.engines._tokens import code_tokens, path_tokens, split_identifier
+
+DOCS = {
+    "shelfd/loans.py": "def compute_overdue_fee(loan, today):\n    days = (today - loan.due).days\n    return round(days * FEE, 2)\n",
+    "shelfd/members.py": "class MemberSearch:\n    def paginate(self, page, size):\n        return self.items[page*size:(page+1)*size]\n",
+    "web/src/api.ts": "export async function fetchLoans(memberId: string) { return get(`/loans/${memberId}`) }\n",
+    "docs/fees.md": "# Fees\nOverdue fees are charged per day, rounded to cents.\n",
+    "README.md": "shelfd lends books to members.\n",
+}
+
+
+def test_identifiers_split_like_a_programmer_reads_them():
+    assert split_identifier("parseHTTPRequest_v2") == ["parse", "http", "request", "v", "2"]
+    assert code_tokens("computeOverdueFee") == ["computeoverduefee", "compute", "overdue", "fee"]
+    assert path_tokens("web/src/api.ts") == ["web", "src", "api", "ts"]
+
+
+@pytest.fixture
+def built(tmp_path):
+    root = tmp_path / "c"
+    for rel, text in DOCS.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    corpus = Corpus.from_directory(root)
+    engine = get_engine("bm25")
+    out = tmp_path / "out"
+    out.mkdir()
+    engine.build(corpus, out)
+    return corpus, engine, out
+
+
+def _lucene_scores(corpus, engine, query):
+    """BM25 as Lucene computes it (Kamphuis et al. 2020: idf log(1 + (N - df + .5)/(df + .5)), term
+    frequency tf / (tf + k1 (1 - b + b dl/avgdl)), no (k1 + 1) factor), by hand from the same documents."""
+    k1, b, w = engine.params["k1"], engine.params["b"], engine.params["path_weight"]
+    docs = [engine._stem(code_tokens(corpus.text(p))) + engine._stem(path_tokens(p)) * w for p in corpus.paths]
+    n, avgdl = len(docs), sum(map(len, docs)) / len(docs)
+    terms = list(dict.fromkeys(engine._stem(code_tokens(query))))
+    scores = {}
+    for path, d in zip(corpus.paths, docs):
+        s = 0.0
+        for t in terms:
+            df = sum(1 for x in docs if t in x)
+            if df == 0:
+                continue
+            idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
+            tf = d.count(t)
+            s += idf * tf / (tf + k1 * (1 - b + b * len(d) / avgdl))
+        scores[path] = s
+    return scores
+
+
+@pytest.mark.parametrize("query", ["Fix overdue fee rounding", "paginate member search", "fetch loans in the web api"])
+def test_scores_equal_a_hand_computed_bm25(built, query):
+    corpus, engine, out = built
+    expected = _lucene_scores(corpus, engine, query)
+    hits = engine.query(out, query, 10)
+    assert hits, "the query should match something"
+    for h in hits:
+        assert h.score == pytest.approx(expected[h.path], rel=1e-5)  # bm25s stores float32
+    assert {h.path for h in hits} == {p for p, s in expected.items() if s > 0}
+
+
+def test_scores_equal_rank_bm25(built):
+    rank_bm25 = pytest.importorskip("rank_bm25")
+    corpus, engine, out = built
+
+    class Lucene(rank_bm25.BM25Okapi):
+        def _calc_idf(self, nd):
+            self.idf = {w: math.log(1 + (self.corpus_size - f + 0.5) / (f + 0.5)) for w, f in nd.items()}
+
+    w = engine.params["path_weight"]
+    docs = [engine._stem(code_tokens(corpus.text(p))) + engine._stem(path_tokens(p)) * w for p in corpus.paths]
+    oracle = Lucene(docs, k1=engine.params["k1"], b=engine.params["b"])
+    query = "overdue fee per day"
+    terms = list(dict.fromkeys(engine._stem(code_tokens(query))))
+    expected = dict(zip(corpus.paths, oracle.get_scores(terms)))
+    # rank-bm25 keeps Robertson's (k1 + 1) factor, which Lucene drops: same ranking, scaled scores.
+    for h in engine.query(out, query, 10):
+        assert h.score * (engine.params["k1"] + 1) == pytest.approx(expected[h.path], rel=1e-5)
+
+
+def test_ties_break_by_path(tmp_path):
+    root = tmp_path / "c"
+    root.mkdir()
+    for name in ("c.py", "a.py", "b.py"):
+        (root / name).write_text("same words here\n")
+    engine, out = get_engine("bm25(path_weight=0)"), tmp_path / "out"
+    out.mkdir()
+    engine.build(Corpus.from_directory(root), out)
+    assert [h.path for h in engine.query(out, "same words", 3)] == ["a.py", "b.py", "c.py"]

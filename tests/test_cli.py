@@ -1,0 +1,55 @@
+"""The command line as a user meets it: real subprocesses, exit codes, one-line errors."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+
+def ctxgauge(*args, cwd=None):
+    return subprocess.run([sys.executable, "-m", "ctxgauge", *args], capture_output=True, text=True, cwd=cwd)
+
+
+def test_help_does_not_import_heavy_libraries():
+    code = "import sys, ctxgauge.cli; print(sorted(m for m in ('torch', 'bm25s', 'sentence_transformers', 'tree_sitter', 'numpy') if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+    r = ctxgauge("--help")
+    assert r.returncode == 0 and "query" in r.stdout
+
+
+@pytest.mark.parametrize("args, message", [
+    (["query", "/no/such/dir", "x"], "no such file or directory"),
+    (["query", ".", "x", "--engine", "nope"], "unknown engine 'nope'"),
+    (["query", ".", "x", "--engine", "bm25(k1="], "bad engine spec"),
+    (["query", "{plain}", "x", "--rev", "HEAD"], "--rev needs a git repository"),
+])
+def test_bad_input_is_one_line_and_exit_2(tmp_path, args, message):
+    (tmp_path / "plain").mkdir()
+    args = [a.replace("{plain}", str(tmp_path / "plain")) for a in args]
+    r = ctxgauge(*args, cwd=tmp_path)
+    assert r.returncode == 2
+    assert message in r.stderr
+    assert "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) == 1
+
+
+def test_query_json_shape(tmp_path):
+    (tmp_path / "c").mkdir()
+    (tmp_path / "c" / "loans.py").write_text("def overdue_fee(): pass\n")
+    (tmp_path / "c" / "other.py").write_text("x = 1\n")
+    r = ctxgauge("query", str(tmp_path / "c"), "overdue fee", "--engine", "bm25", "-k", "5", "--json")
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert out["hits"][0]["path"] == "loans.py"
+    assert set(out) >= {"engine", "identity", "corpus", "hits", "k", "request"}
+    assert out["corpus"]["files"] == 2
+
+
+def test_engines_json_lists_every_builtin():
+    r = ctxgauge("engines", "--json")
+    assert r.returncode == 0, r.stderr
+    names = [e["name"] for e in json.loads(r.stdout)["engines"]]
+    assert names[:6] == ["grep", "bm25", "minilm", "graph", "hybrid", "command"]

@@ -1,0 +1,100 @@
+from __future__ import annotations
+
+import os
+import subprocess
+
+import pytest
+
+from ctxgauge.corpora import Change, Corpus, open_corpus
+from ctxgauge.errors import UserError
+from ctxgauge.git import Repo
+
+
+def _tree(root, files):
+    for rel, data in files.items():
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_bytes(data)
+
+
+FILES = {
+    "b.py": b"import a\n",
+    "a.py": b"def f():\n    return 1\n",
+    "B.md": b"# upper case sorts first by bytes\n",
+    "pkg/z.ts": b"export const z = 1;\n",
+    "pkg/é.txt": b"accent",
+    "package-lock.json": b'{"lockfileVersion": 3}\n',
+}
+
+
+def test_directory_and_git_give_the_same_files_and_hash(repo_builder, tmp_path):
+    d = tmp_path / "plain"
+    _tree(d, FILES)
+    b = repo_builder()
+    b.commit("all", {k: v for k, v in FILES.items()})
+    dc = Corpus.from_directory(d)
+    gc = open_corpus(b.path)
+    assert dc.paths == gc.paths
+    assert [f.blob for f in dc.files] == [f.blob for f in gc.files]
+    assert dc.content_hash() == gc.content_hash()
+    assert dc.paths == ["B.md", "a.py", "b.py", "package-lock.json", "pkg/z.ts", "pkg/é.txt"]
+    assert gc.text("a.py") == "def f():\n    return 1\n"
+
+
+def test_filters_are_counted_by_reason(tmp_path):
+    d = tmp_path / "c"
+    _tree(d, {"ok.py": b"x", "logo.png": b"\x89PNG\x00\x00", "big.txt": b"a" * 2000, ".git/config": b"x"})
+    os.symlink("/etc/passwd", d / "escape")
+    os.symlink(str(tmp_path), d / "dirlink")
+    c = Corpus.from_directory(d, max_bytes=1000)
+    assert c.paths == ["ok.py"]
+    assert c.summary()["skipped"] == {"binary": 1, "git-dir": 1, "symlink": 2, "too-large": 1}
+
+
+def test_git_filters_symlinks_binary_and_large(repo_builder):
+    b = repo_builder()
+    b.path.mkdir(exist_ok=True)
+    os.symlink("/etc/passwd", b.path / "link")
+    subprocess.run(["git", "add", "link"], cwd=b.path, check=True)
+    head = b.commit("files", {"a.txt": "a", "bin": b"\x00\x01", "big": "x" * 3000})
+    c = Corpus.from_git(Repo(b.path), head, max_bytes=2000)
+    assert c.paths == ["a.txt"]
+    assert c.summary()["skipped"] == {"binary": 1, "symlink": 1, "too-large": 1}
+
+
+def test_history_stops_at_the_revision(repo_builder):
+    b = repo_builder()
+    first = b.commit("one", {"a": "1"})
+    b.commit("two", {"a": "2"})
+    c = open_corpus(b.path, rev=first)
+    assert [x.subject for x in c.history.commits()] == ["one"]
+    assert c.text("a") == "1"
+
+
+def test_overlay_adds_without_touching_the_source(tmp_path):
+    d = tmp_path / "c"
+    _tree(d, {"a.py": b"a"})
+    c = Corpus.from_directory(d)
+    o = c.overlay({"noise/n.txt": b"noise"})
+    assert o.paths == ["a.py", "noise/n.txt"]
+    assert o.read("noise/n.txt") == b"noise" and o.read("a.py") == b"a"
+    assert not (d / "noise").exists()
+    assert o.content_hash() != c.content_hash()
+
+
+def test_changes_between_corpora(tmp_path):
+    a, b = tmp_path / "a", tmp_path / "b"
+    _tree(a, {"keep": b"k", "mod": b"1", "gone": b"g"})
+    _tree(b, {"keep": b"k", "mod": b"2", "new": b"n"})
+    ca, cb = Corpus.from_directory(a), Corpus.from_directory(b)
+    ch = ca.changes_to(cb)
+    assert [(c.status, c.path) for c in ch] == [("deleted", "gone"), ("modified", "mod"), ("added", "new")]
+    assert ch[1] == Change("modified", "mod", old_blob=ca.get("mod").blob, new_blob=cb.get("mod").blob)
+
+
+def test_open_corpus_errors(tmp_path):
+    with pytest.raises(UserError, match="no such file"):
+        open_corpus(tmp_path / "missing")
+    (tmp_path / "d").mkdir()
+    with pytest.raises(UserError, match="--rev needs a git repository"):
+        open_corpus(tmp_path / "d", rev="HEAD")
