@@ -1,0 +1,323 @@
+"""Cross-machine identity: what two fingerprints of the same system on the same inputs show.
+
+Follows ContextBenchmark's `compareFingerprints` (lib/fingerprint.mjs, format 2) and departs from it where it
+reports a verdict the evidence does not support:
+
+- **k is a controlled variable.** The reference ignores `k`; a k=5 run against a k=10 run has different result
+  lists by construction, which it reports as FAIL (nondeterminism). Here: NOT COMPARABLE.
+- **Symmetric.** The reference counts only A's queries, so a query only B ran is invisible and `compare(a, b)`
+  can PASS while `compare(b, a)` FAILs. Here every query of either file is compared, and a query run on one
+  side only is a difference.
+- **A difference in the query sets alone is INCONCLUSIVE, not FAIL.** FAIL claims "same inputs, different
+  output"; a query that one side never ran is a different input, not a different output. When an artifact or a
+  shared query differs, FAIL (or INCONCLUSIVE if identity is undeclared) stands as in the reference.
+- **A file compared with itself is REFUSED.** The reference says PASS (exit 0) for `compare x.json x.json`;
+  the same path, or byte-identical content, is no evidence of cross-machine identity.
+- **Exit codes.** NOT COMPARABLE is 4 (the reference uses 2, which our CLI, like most, keeps for usage errors);
+  REFUSED is 5. PASS, PASS (UNVERIFIED), FAIL and INCONCLUSIVE keep the reference's 0, 0, 1 and 3.
+
+As in the reference, a controlled variable that either side did not record (format 1, `system: null`) is
+"unattributable": it cannot block a comparison, but it makes a PASS unverified and turns a FAIL into
+INCONCLUSIVE.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import IntEnum, StrEnum
+from types import MappingProxyType
+from typing import Any, Final
+
+from ._hashing import EMPTY_QUERY_HASH
+from ._io import read_fingerprint
+from ._model import Fingerprint
+
+__all__ = ["EXIT_CODES", "Comparison", "ExitCode", "QueryDetail", "QueryStatus", "Verdict", "compare"]
+
+
+class ExitCode(IntEnum):
+    """Process exit codes of a comparison (and of a usage error), stable for CI scripts."""
+
+    PASS = 0
+    """PASS and PASS (UNVERIFIED): CI stays green, as in the reference."""
+    FAIL = 1
+    """Provably identical inputs, different results: the system is nondeterministic."""
+    USAGE = 2
+    """Bad invocation or unreadable/malformed file (UserError)."""
+    INCONCLUSIVE = 3
+    """Results differ but an input is unattributable."""
+    NOT_COMPARABLE = 4
+    """A controlled variable differs (the reference: 2)."""
+    REFUSED = 5
+    """A file compared with itself (the reference: PASS)."""
+
+
+class Verdict(StrEnum):
+    """Outcome of a comparison; the value is the label printed to users."""
+
+    PASS = "PASS"
+    PASS_UNVERIFIED = "PASS (UNVERIFIED)"
+    FAIL = "FAIL"
+    INCONCLUSIVE = "INCONCLUSIVE"
+    NOT_COMPARABLE = "NOT COMPARABLE"
+    REFUSED = "REFUSED"
+
+    @property
+    def label(self) -> str:
+        """The label as printed, e.g. `PASS (UNVERIFIED)`."""
+        return self.value
+
+    @property
+    def exit_code(self) -> ExitCode:
+        """The process exit code for this verdict."""
+        return EXIT_CODES[self]
+
+
+EXIT_CODES: Final[Mapping[Verdict, ExitCode]] = MappingProxyType({
+    Verdict.PASS: ExitCode.PASS,
+    Verdict.PASS_UNVERIFIED: ExitCode.PASS,
+    Verdict.FAIL: ExitCode.FAIL,
+    Verdict.INCONCLUSIVE: ExitCode.INCONCLUSIVE,
+    Verdict.NOT_COMPARABLE: ExitCode.NOT_COMPARABLE,
+    Verdict.REFUSED: ExitCode.REFUSED,
+})
+"""Verdict -> exit code; the one table both the API and the CLI use."""
+
+
+class QueryStatus(StrEnum):
+    """How one query's results compare."""
+
+    MATCH = "match"
+    DIFFER = "differ"
+    ONLY_A = "only in A"
+    ONLY_B = "only in B"
+
+
+@dataclass(frozen=True)
+class QueryDetail:
+    """One query of the union of both files."""
+
+    query: str
+    """The query text."""
+    status: QueryStatus
+    """Match, differ, or present on one side only."""
+    hash_a: str | None
+    """A's result hash, None when A did not run the query."""
+    hash_b: str | None
+    """B's result hash, None when B did not run the query."""
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """The verdict of comparing fingerprint A with fingerprint B, and the evidence behind it."""
+
+    verdict: Verdict
+    """The outcome."""
+    reasons: tuple[str, ...]
+    """Why, one sentence each, in the order a reader needs them."""
+    blockers: tuple[str, ...]
+    """Controlled variables that differ, e.g. `k (5 vs 10)`; non-empty exactly when NOT COMPARABLE."""
+    unknowns: tuple[str, ...]
+    """Controlled variables at least one side did not record; non-empty makes the result unverified."""
+    warnings: tuple[str, ...]
+    """Caveats that do not change the verdict (same machine, empty results, no queries)."""
+    artifact_match: bool
+    """Whether the artifact hashes are equal."""
+    queries: tuple[QueryDetail, ...]
+    """Every query of either file: A's in A's order, then those only in B."""
+
+    @property
+    def exit_code(self) -> ExitCode:
+        """The process exit code for the verdict."""
+        return self.verdict.exit_code
+
+    @property
+    def verified(self) -> bool:
+        """True when every controlled variable was recorded on both sides."""
+        return not self.unknowns
+
+    def _with(self, status: QueryStatus) -> tuple[str, ...]:
+        return tuple(detail.query for detail in self.queries if detail.status is status)
+
+    @property
+    def matched(self) -> tuple[str, ...]:
+        """Queries whose result hashes are equal."""
+        return self._with(QueryStatus.MATCH)
+
+    @property
+    def differing(self) -> tuple[str, ...]:
+        """Queries both sides ran with different results."""
+        return self._with(QueryStatus.DIFFER)
+
+    @property
+    def only_in_a(self) -> tuple[str, ...]:
+        """Queries only A ran."""
+        return self._with(QueryStatus.ONLY_A)
+
+    @property
+    def only_in_b(self) -> tuple[str, ...]:
+        """Queries only B ran."""
+        return self._with(QueryStatus.ONLY_B)
+
+    def to_json(self) -> dict[str, Any]:
+        """A plain JSON-ready dict (for `--json` output and run records)."""
+        return {
+            "verdict": self.verdict.label,
+            "exitCode": int(self.exit_code),
+            "verified": self.verified,
+            "reasons": list(self.reasons),
+            "blockers": list(self.blockers),
+            "unknowns": list(self.unknowns),
+            "warnings": list(self.warnings),
+            "artifactMatch": self.artifact_match,
+            "queries": [
+                {"query": d.query, "status": d.status.value, "hashA": d.hash_a, "hashB": d.hash_b}
+                for d in self.queries
+            ],
+        }
+
+
+def _load(item: Fingerprint | str | os.PathLike[str]) -> Fingerprint:
+    return item if isinstance(item, Fingerprint) else read_fingerprint(item)
+
+
+def _content_sha(fp: Fingerprint) -> str:
+    # A fingerprint built in memory has no file; its content is the text it would be written as.
+    return fp.file_sha256 or hashlib.sha256(fp.to_text().encode("utf-8")).hexdigest()
+
+
+def _same_file(a: Fingerprint, b: Fingerprint) -> bool:
+    if a.path is None or b.path is None:
+        return False
+    try:
+        return os.path.samefile(a.path, b.path)
+    except OSError:
+        return a.path.resolve() == b.path.resolve()
+
+
+def _refusal(a: Fingerprint, b: Fingerprint) -> str | None:
+    if _same_file(a, b):
+        return f"A and B are the same file ({a.path}): a file compared with itself is no evidence"
+    if _content_sha(a) == _content_sha(b):
+        return (f"A and B are byte-identical (sha256 {_content_sha(a)[:16]}): a copy of one file, or two runs in "
+                "one environment, is no evidence of cross-machine identity")
+    return None
+
+
+def _controlled(a: Fingerprint, b: Fingerprint) -> tuple[list[str], list[str], list[str]]:
+    blockers: list[str] = []
+    unknowns: list[str] = []
+    notes: list[str] = []
+    checks: list[tuple[str, Any, Any]] = [
+        ("adapter", a.adapter, b.adapter),
+        ("corpus", a.corpus.name, b.corpus.name),
+        ("corpus content", a.corpus.hash, b.corpus.hash),
+        ("benchmark version", a.benchmark_version, b.benchmark_version),
+        ("system identity", a.system.id if a.system else None, b.system.id if b.system else None),
+        ("k", a.k, b.k),
+    ]
+    for label, x, y in checks:
+        if x is None or y is None:
+            unknowns.append(label)
+            side = "A and B" if x is None and y is None else "A" if x is None else "B"
+            notes.append(f"unattributable: {label} not recorded in {side}")
+        elif x != y:
+            blockers.append(f"{label} ({x} vs {y})")
+    return blockers, unknowns, notes
+
+
+def _query_details(a: Fingerprint, b: Fingerprint) -> tuple[QueryDetail, ...]:
+    details: list[QueryDetail] = []
+    for query, hash_a in a.query_hashes.items():
+        hash_b = b.query_hashes.get(query)
+        if hash_b is None:
+            status = QueryStatus.ONLY_A
+        else:
+            status = QueryStatus.MATCH if hash_a == hash_b else QueryStatus.DIFFER
+        details.append(QueryDetail(query, status, hash_a, hash_b))
+    for query, hash_b in b.query_hashes.items():
+        if query not in a.query_hashes:
+            details.append(QueryDetail(query, QueryStatus.ONLY_B, None, hash_b))
+    return tuple(details)
+
+
+def _warnings(a: Fingerprint, b: Fingerprint, queries: tuple[QueryDetail, ...]) -> list[str]:
+    warnings: list[str] = []
+    if a.env == b.env:
+        warnings.append(f"A and B report the same environment ({a.env.get('os')}/{a.env.get('arch')}): "
+                        "agreement shows repeatability on one machine, not cross-machine identity")
+    if not queries:
+        warnings.append("no query results in either file: the verdict rests on the artifact hash alone")
+    empty = [d for d in queries if d.status is QueryStatus.MATCH and d.hash_a == EMPTY_QUERY_HASH]
+    if empty:
+        # Identical empty lists are identical, and say nothing about retrieval (ContextBenchmark graded a
+        # system whose every query returned nothing as CTL 3).
+        warnings.append(f"{len(empty)} of {len(queries)} queries returned no results on both sides")
+    return warnings
+
+
+def compare(
+    a: Fingerprint | str | os.PathLike[str],
+    b: Fingerprint | str | os.PathLike[str],
+) -> Comparison:
+    """Compare two fingerprints (or fingerprint files) of one system run on two machines.
+
+    Verdicts, in the order they are decided:
+    1. REFUSED: A and B are the same file, or have byte-identical content.
+    2. NOT COMPARABLE: a controlled variable differs: adapter, corpus name, corpus hash, benchmark version,
+       system id, or k.
+    3. PASS: the artifact hash and every query hash of either file match; PASS (UNVERIFIED) when a
+       controlled variable is unrecorded on a side (`system` absent or null, a format 1 file).
+    4. FAIL: the artifact or a query both ran differs, and every controlled variable was recorded;
+       INCONCLUSIVE when one was not.
+    5. INCONCLUSIVE: everything both sides ran matches, but the query sets differ.
+
+    The verdict does not depend on argument order. Reading a path can raise UserError.
+    """
+    fa, fb = _load(a), _load(b)
+    queries = _query_details(fa, fb)
+    artifact_match = fa.artifact_hash == fb.artifact_hash
+    blockers, unknowns, notes = _controlled(fa, fb)
+    warnings = _warnings(fa, fb, queries)
+
+    def result(verdict: Verdict, reasons: list[str]) -> Comparison:
+        # Caveats qualify a verdict about results; a refused or incomparable pair has none to qualify.
+        caveats = warnings if verdict not in (Verdict.REFUSED, Verdict.NOT_COMPARABLE) else []
+        return Comparison(verdict, tuple(reasons), tuple(blockers), tuple(unknowns), tuple(caveats),
+                          artifact_match, queries)
+
+    refusal = _refusal(fa, fb)
+    if refusal:
+        return result(Verdict.REFUSED, [refusal])
+    if blockers:
+        return result(Verdict.NOT_COMPARABLE, [f"controlled variable differs: {item}" for item in blockers]
+                      + ["neither PASS nor FAIL would mean anything"])
+
+    counts = {status: sum(d.status is status for d in queries) for status in QueryStatus}
+    reasons = [
+        "artifact hash identical" if artifact_match
+        else f"artifact hash differs ({fa.artifact_hash} vs {fb.artifact_hash})",
+        f"query results: {counts[QueryStatus.MATCH]}/{len(queries)} identical",
+    ]
+    if counts[QueryStatus.DIFFER]:
+        reasons.append(f"{counts[QueryStatus.DIFFER]} queries returned different results")
+    for status, side in ((QueryStatus.ONLY_A, "A"), (QueryStatus.ONLY_B, "B")):
+        if counts[status]:
+            reasons.append(f"{counts[status]} queries were run only in {side}")
+    reasons.extend(notes)
+
+    verified = not unknowns
+    if artifact_match and counts[QueryStatus.MATCH] == len(queries):
+        return result(Verdict.PASS if verified else Verdict.PASS_UNVERIFIED, reasons)
+    if not artifact_match or counts[QueryStatus.DIFFER]:
+        if verified:
+            reasons.append("inputs are provably identical and the results are not: the system is nondeterministic")
+            return result(Verdict.FAIL, reasons)
+        reasons.append("results differ but an input is unattributable: a changed system looks exactly like this")
+        return result(Verdict.INCONCLUSIVE, reasons)
+    reasons.append("every query both sides ran matches, but the query sets differ: different inputs, "
+                   "not different outputs")
+    return result(Verdict.INCONCLUSIVE, reasons)
