@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
+import secrets
 from pathlib import Path
 from typing import Any
 
@@ -16,27 +16,32 @@ def canonical_json(obj: Any, *, indent: int | None = None) -> str:
     return json.dumps(obj, sort_keys=True, ensure_ascii=False, indent=indent, allow_nan=False)
 
 
-def write_bytes_atomic(path: str | Path, data: bytes) -> None:
-    """Write to a temporary file in the same directory, fsync, then rename over `path`."""
+def write_bytes_atomic(path: str | Path, data: bytes) -> Path:
+    """Write `data` so a reader sees the old file or the new one, never half of one; returns the path.
+
+    The bytes go to a uniquely named temporary file in the same directory (os.replace is atomic only within
+    one file system), are synced, then renamed over the target. O_EXCL never follows or reuses a file someone
+    else placed at the temporary name; mode 0o666 lets the umask decide, as for any file a user writes
+    (mkstemp's 0o600 would leave records unreadable to others).
+    """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
     try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
         os.replace(tmp, path)
     except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
+        tmp.unlink(missing_ok=True)
         raise
+    return path
 
 
-def write_text_atomic(path: str | Path, text: str) -> None:
-    write_bytes_atomic(path, text.encode("utf-8"))
+def write_text_atomic(path: str | Path, text: str) -> Path:
+    return write_bytes_atomic(path, text.encode("utf-8"))
 
 
 def write_json_atomic(path: str | Path, obj: Any, *, indent: int | None = 2) -> None:

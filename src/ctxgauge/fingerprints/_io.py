@@ -5,16 +5,16 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import secrets
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ctxgauge._io import write_bytes_atomic
 from ctxgauge.errors import UserError
 
 from ._model import FORMAT_KEY, FORMAT_VERSION, KNOWN_KEYS, LEGACY_FORMAT_KEY, CorpusRef, Fingerprint, SystemIdentity
 
-__all__ = ["atomic_write_bytes", "parse_fingerprint", "read_fingerprint", "write_fingerprint"]
+__all__ = ["parse_fingerprint", "read_fingerprint", "write_fingerprint"]
 
 
 class _Malformed(Exception):
@@ -181,29 +181,6 @@ def read_fingerprint(path: str | os.PathLike[str]) -> Fingerprint:
     return fp
 
 
-def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> Path:
-    """Write `data` to `path` so a reader sees the old file or the new one, never a half-written one.
-
-    The bytes go to a uniquely named temporary file in the same directory (os.replace is only atomic within one
-    file system), are flushed to disk, then renamed over the target.
-    """
-    path = Path(path)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
-    # O_EXCL: never follow or reuse a file someone else placed at the temporary name. 0o666 lets the umask
-    # decide, as for any ordinary file a user writes.
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    return path
-
-
 def write_fingerprint(fp: Fingerprint, path: str | os.PathLike[str]) -> Path:
     """Write `fp` as a format 2 file, byte for byte as ContextBenchmark's writer lays it out, atomically.
 
@@ -214,4 +191,4 @@ def write_fingerprint(fp: Fingerprint, path: str | os.PathLike[str]) -> Path:
     name = fp.corpus.name
     if "/" in name or "\\" in name or Path(name).is_absolute():
         raise UserError(f"corpus name must be a base name, not a path: {name!r}")
-    return atomic_write_bytes(path, fp.to_text().encode("utf-8"))
+    return write_bytes_atomic(path, fp.to_text().encode("utf-8"))

@@ -24,7 +24,9 @@ from typing import Any
 
 from ctxgauge.errors import UserError
 
-from ._io import atomic_write_bytes, read_fingerprint
+from ctxgauge._io import write_bytes_atomic
+
+from ._io import read_fingerprint
 from ._jsjson import js_json_stringify
 
 __all__ = [
@@ -132,7 +134,7 @@ def sign(
         "signed_sha256": hashlib.sha256(data).hexdigest(),
         "signed_file": path.name,
     }
-    return atomic_write_bytes(signature_path_for(path), (js_json_stringify(document, indent=1) + "\n").encode())
+    return write_bytes_atomic(signature_path_for(path), (js_json_stringify(document, indent=1) + "\n").encode())
 
 
 def _hex_field(document: dict[str, Any], key: str, size: int, where: Path) -> bytes:
@@ -228,5 +230,5 @@ def generate_keypair(directory: str | os.PathLike[str], name: str = "ctxgauge-si
         if hasattr(os, "fchmod"):
             os.fchmod(handle.fileno(), 0o600)  # a umask cannot add bits, but be explicit about the result
         handle.write(private_pem)
-    atomic_write_bytes(public_path, public_pem)
+    write_bytes_atomic(public_path, public_pem)
     return private_path, public_path
