@@ -1,0 +1,179 @@
+"""hybrid: reciprocal-rank fusion (RRF) of sub-engines, by default bm25, minilm and graph.
+
+    hybrid                                   bm25 + minilm + graph, rrf_k=60, depth=100
+    hybrid(engines="bm25,grep",rrf_k=10)     any engines, comma-separated (spec values are scalars)
+    hybrid(engines="bm25,bm25(k1=2.0)")      a sub-engine may carry parameters: commas inside its
+                                             parentheses or quotes do not split
+
+Each sub-engine is built into its own directory `out_dir/<name>/` (the sub-engine's registry name; a name
+used twice gets `.1`, `.2`, ... in order) and `hybrid.json` records the fusion's configuration. A query asks
+every sub-engine for its top `max(depth, k)` files and scores each file
+
+    score(f) = sum over sub-engines e that returned f of 1 / (rrf_k + rank_e(f))
+
+where rank_e(f) is f's 1-based position in e's answer (Cormack, Clarke and Buettcher, SIGIR 2009; ranx's
+`rrf` computes the same sum, `1 / (k + i + 1)` over positions, so depending on ranx and its numba stack would
+add nothing). The sub-engines' own orders already break their ties by path, so positions are deterministic;
+the fused ranking breaks its ties by path too (`rank()`).
+
+An unavailable sub-engine (minilm without the `[embed]` extra, say) makes the whole hybrid unavailable with
+that reason: fusing fewer engines than named would publish numbers for an engine that was not measured.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any, Sequence
+
+from ctxgauge._io import write_json_atomic
+from ctxgauge.corpora import Change, Corpus
+from ctxgauge.engines._base import Engine, Hit, rank
+from ctxgauge.engines._registry import _load_factory, engine_available, engine_names, get_engine
+from ctxgauge.engines._spec import parse_spec
+from ctxgauge.errors import UserError
+
+PARAMS_FILE = "hybrid.json"
+# Strongest first: a fusion's identity is only as recomputable as the weakest identity it folds in.
+_SOURCE_ORDER = ("content-hash", "git-sha", "declared")
+
+
+def split_engines(text: str) -> list[str]:
+    """Split `"bm25,command(cmd='a b',timeout=5)"` on the commas outside parentheses and quotes."""
+    parts, depth, quote, cur = [], 0, "", []
+    for ch in text:
+        if quote:
+            quote = "" if ch == quote else quote
+        elif ch in "\"'":
+            quote = ch
+        elif ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            parts.append("".join(cur).strip())
+            cur = []
+            continue
+        cur.append(ch)
+    parts.append("".join(cur).strip())
+    if any(not p for p in parts) or depth or quote:
+        raise UserError(f"hybrid: engines={text!r} must be engine specs separated by commas, e.g. \"bm25,graph\"")
+    return parts
+
+
+class HybridEngine(Engine):
+    """Reciprocal-rank fusion of the engines named in `engines` (see the module docstring)."""
+
+    kind = "hybrid"
+    defaults = {"engines": "bm25,minilm,graph", "rrf_k": 60, "depth": 100}
+    libraries: tuple[str, ...] = ()
+
+    def __init__(self, **params: Any):
+        super().__init__(**params)
+        for key in ("rrf_k", "depth"):
+            v = self.params[key]
+            if isinstance(v, bool) or not isinstance(v, int) or v < (0 if key == "rrf_k" else 1):
+                raise UserError(f"hybrid: {key} must be an integer >= {0 if key == 'rrf_k' else 1}, got {v!r}")
+        if not isinstance(self.params["engines"], str):
+            raise UserError(f"hybrid: engines must be a string such as \"bm25,graph\", got {self.params['engines']!r}")
+        specs = split_engines(self.params["engines"])
+        # (directory name, spec string, engine or None, why it cannot load)
+        self.subs: list[tuple[str, str, Any, str | None]] = []
+        counts: dict[str, int] = {}
+        for spec in specs:
+            base = parse_spec(spec).name
+            if base not in engine_names():
+                raise UserError(f"hybrid: unknown engine {base!r} in engines={self.params['engines']!r} "
+                                f"(known: {', '.join(engine_names())})")
+            try:
+                _load_factory(base)
+            except UserError as exc:  # a sub-engine whose module cannot load makes hybrid unavailable
+                engine, why = None, str(exc)
+            else:
+                engine, why = get_engine(spec), None  # bad parameters stay loud errors
+            n = counts[base] = counts.get(base, 0) + 1
+            self.subs.append((base, spec, engine, why))
+            if n > 1:
+                self.subs[-1] = (f"{base}.{n - 1}", spec, engine, why)
+        self._dirs = [d for d, *_ in self.subs]
+
+    # -- availability and identity --------------------------------------------------------------------------
+    def available(self) -> tuple[bool, str | None]:
+        for _, spec, engine, why in self.subs:
+            if engine is None:
+                return False, f"sub-engine {spec}: {why}"
+            ok, reason = engine_available(engine)
+            if not ok:
+                return False, f"sub-engine {spec}: {reason}"
+        return True, None
+
+    def _engines(self) -> list[tuple[str, Any]]:
+        ok, why = self.available()
+        if not ok:
+            raise UserError(f"engine {self.name} cannot run: {why}")
+        return [(d, e) for d, _, e, _ in self.subs]
+
+    def identity(self) -> dict | None:  # type: ignore[override]
+        """A content hash over hybrid's own source and parameters (the base class's identity) and every
+        sub-engine's identity, in order. Its source is the weakest of theirs; None if any is undeclared."""
+        own = super().identity()
+        subs = [e.identity() for _, e in self._engines()]
+        if any(s is None for s in subs):
+            return None
+        h = hashlib.sha256(own["id"].encode() + b"\0")
+        h.update(json.dumps(subs, sort_keys=True).encode())
+        source = max((s.get("source", "declared") for s in subs),
+                     key=lambda s: _SOURCE_ORDER.index(s) if s in _SOURCE_ORDER else len(_SOURCE_ORDER),
+                     default="content-hash")
+        return {"id": "sha256:" + h.hexdigest(), "source": source}
+
+    # -- build, update, query -------------------------------------------------------------------------------
+    def _write_params(self, out_dir: Path) -> None:
+        write_json_atomic(out_dir / PARAMS_FILE, {
+            "kind": self.kind,
+            "engines": [{"dir": d, "spec": spec} for d, spec, _, _ in self.subs],
+            "rrf_k": self.params["rrf_k"],
+            "depth": self.params["depth"],
+        })
+
+    def build(self, corpus: Corpus, out_dir: Path) -> dict:
+        out_dir = Path(out_dir)
+        stats = {}
+        for d, engine in self._engines():
+            (out_dir / d).mkdir(parents=True, exist_ok=True)
+            stats[d] = engine.build(corpus, out_dir / d)
+        self._write_params(out_dir)
+        return {"engines": stats}
+
+    def update(self, out_dir: Path, corpus: Corpus, changes: Sequence[Change]) -> dict:
+        """Each sub-engine's own `update` (a full build for an engine that has none)."""
+        out_dir = Path(out_dir)
+        stats = {}
+        for d, engine in self._engines():
+            (out_dir / d).mkdir(parents=True, exist_ok=True)
+            upd = getattr(engine, "update", None)
+            stats[d] = upd(out_dir / d, corpus, changes) if callable(upd) else engine.build(corpus, out_dir / d)
+        self._write_params(out_dir)
+        return {"engines": stats}
+
+    def query(self, out_dir: Path, text: str, k: int) -> list[Hit]:
+        if k <= 0:
+            return []
+        out_dir = Path(out_dir)
+        rrf_k = self.params["rrf_k"]
+        depth = max(self.params["depth"], k)  # a fused top k needs every list at least k deep
+        scores: dict[str, float] = {}
+        for d, engine in self._engines():
+            seen: set[str] = set()
+            for position, hit in enumerate(engine.query(out_dir / d, text, depth), start=1):
+                if hit.path in seen:  # a plugin that repeats a path must not vote for it twice
+                    continue
+                seen.add(hit.path)
+                scores[hit.path] = scores.get(hit.path, 0.0) + 1.0 / (rrf_k + position)
+        return rank(scores, k)
+
+    def close(self) -> None:
+        for _, _, engine, _ in self.subs:
+            if engine is not None and callable(getattr(engine, "close", None)):
+                engine.close()
