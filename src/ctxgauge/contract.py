@@ -98,7 +98,9 @@ def check_engine(engine, old: Corpus, new: Corpus, queries: list[str], *, k: int
 
     ident = call_engine("identity", engine, engine.identity)
     report.identity = ident
-    if not isinstance(ident, dict) or not ident.get("id") or ident.get("source") not in IDENTITY_SOURCES:
+    if ident is None:
+        add(Check("identity", "skip", "undeclared: its fingerprints compare as PASS (UNVERIFIED) at best"))
+    elif not isinstance(ident, dict) or not ident.get("id") or ident.get("source") not in IDENTITY_SOURCES:
         add(Check("identity", "fail", f"identity() must return {{id, source in {IDENTITY_SOURCES}}}, got {ident!r}"))
     else:
         add(Check("identity"))
