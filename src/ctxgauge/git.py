@@ -55,7 +55,8 @@ def blob_id(data: bytes) -> str:
 
 @dataclass(frozen=True)
 class TreeEntry:
-    """One entry of `git ls-tree -r --long`: mode, object type, object id, size (None for submodules), path."""
+    """One entry of `git ls-tree -r --long`: mode, object type, object id, size (None for submodules and for
+    missing blobs), path."""
 
     mode: str
     type: str
@@ -144,7 +145,8 @@ class Repo:
             entries.append(
                 TreeEntry(
                     mode.decode(), typ.decode(), oid.decode(),
-                    None if size == b"-" else int(size), path.decode("utf-8", "surrogateescape"),
+                    # `-` for a submodule; `BAD` when the blob is missing (a snapshot without some objects)
+                    None if size in (b"-", b"BAD") else int(size), path.decode("utf-8", "surrogateescape"),
                 )
             )
         return entries
