@@ -1,0 +1,76 @@
+"""The fingerprint a determinism run writes per engine, and where it goes.
+
+The file is ContextBenchmark's format 2 (ctxgauge.fingerprints.make_fingerprint): the base build's
+artifact hash and each query's base ranking, hashed. Under our `ctxgauge` namespace it also records the
+runtime settings that can move floating-point results on one machine (thread counts, OpenBLAS core type,
+torch's CPU capability, locale) and the level this run reached: two runs that differ in those settings are
+two honest data points, and their files differ in those bytes, so compare() does not refuse them as copies.
+No path and no time is recorded (a fingerprint is published; time lives in the run record).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, Final
+
+from ctxgauge.corpora import Corpus
+from ctxgauge.fingerprints import Fingerprint, make_fingerprint, write_fingerprint
+
+__all__ = ["FINGERPRINT_DIR", "RUNTIME_VARIABLES", "build_fingerprint", "fingerprint_file_name", "runtime_info",
+           "save_fingerprint"]
+
+FINGERPRINT_DIR: Final = "fingerprints"
+"""Folder of the run directory holding `<engine>.fingerprint.json`."""
+
+RUNTIME_VARIABLES: Final = (
+    "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_CORETYPE", "ATEN_CPU_CAPABILITY",
+    "LC_ALL", "LANG",
+)
+"""Environment variables recorded under `ctxgauge.runtime`: each can change results a second machine gets."""
+
+
+def runtime_info() -> dict[str, Any]:
+    """`{variables: {name: value or null}, cpus}`: the settings of this process that a second machine varies."""
+    return {
+        "variables": {name: os.environ.get(name) for name in RUNTIME_VARIABLES},
+        "cpus": os.cpu_count(),
+    }
+
+
+def fingerprint_file_name(engine: str) -> str:
+    """`<engine>.fingerprint.json`, the spec string made safe for every file system (`bm25(k1=2.0)` ->
+    `bm25_k1_2.0_`)."""
+    return re.sub(r"[^A-Za-z0-9._-]", "_", engine) + ".fingerprint.json"
+
+
+def build_fingerprint(engine: str, identity: Mapping[str, Any] | None, corpus: Corpus, k: int, artifact_hash: str,
+                      rankings: Mapping[str, Sequence[str]], queries: Sequence[str],
+                      extra: Mapping[str, Any]) -> Fingerprint:
+    """The fingerprint of one engine's run, queries in the run's order."""
+    identity = dict(identity) if identity else None
+    if identity is not None:
+        identity = {key: identity[key] for key in ("id", "source", "note") if key in identity}
+    return make_fingerprint(
+        engine, identity, corpus.name, corpus.content_hash(), k, artifact_hash,
+        {q: list(rankings.get(q, [])) for q in queries},
+        extra={"runtime": runtime_info(), **extra},
+    )
+
+
+def save_fingerprint(fp: Fingerprint, run_dir: Path, fingerprint_dir: Path | None) -> tuple[str, Path]:
+    """Write `fp` into the run directory and, if given, copy it to `fingerprint_dir`.
+
+    Returns (path relative to the run directory, for the record; the path to show the user).
+    """
+    name = fingerprint_file_name(fp.adapter)
+    recorded = write_fingerprint(fp, run_dir / FINGERPRINT_DIR / name)
+    shown = recorded
+    if fingerprint_dir is not None:
+        fingerprint_dir.mkdir(parents=True, exist_ok=True)
+        shown = fingerprint_dir / name
+        shutil.copyfile(recorded, shown)
+    return f"{FINGERPRINT_DIR}/{name}", shown

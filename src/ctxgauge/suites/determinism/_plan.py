@@ -1,0 +1,132 @@
+"""Plan a determinism run: the corpus, the queries, the revision to update from, the fingerprints to meet.
+
+Everything that can be wrong with the options is found here, before the first build, and reported as a
+UserError; everything that varies per engine (availability, failures) is found later and recorded.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from ctxgauge.corpora import Corpus, open_corpus
+from ctxgauge.engines import engine_names, get_engine, parse_spec
+from ctxgauge.errors import UserError
+from ctxgauge.fingerprints import Fingerprint, read_fingerprint
+from ctxgauge.git import Repo
+from ctxgauge.suites._requests import recent_requests
+
+from ._config import DeterminismConfig
+from ._noise import NOISE_SEED
+
+__all__ = ["UPDATE_DISTANCE", "Plan", "make_plan"]
+
+UPDATE_DISTANCE = 10
+"""Default Update Identity distance: revision A is this many first-parent commits before the measured one."""
+
+
+@dataclass
+class Plan:
+    """A validated run: what every engine is measured on."""
+
+    config: DeterminismConfig
+    """The options."""
+    corpus: Corpus
+    """The corpus at the measured revision."""
+    queries: list[str]
+    """The queries, in order."""
+    queries_from: str
+    """Where the queries came from (`file queries.json sha256:...` or `recent commit subjects`)."""
+    engines: list[str]
+    """Engine spec strings, canonical where they parse, each once."""
+    old_corpus: Corpus | None = None
+    """Revision A of Update Identity; None when the family does not apply."""
+    update_why_not: str | None = None
+    """Why `old_corpus` is None."""
+    against: list[Fingerprint] = field(default_factory=list)
+    """Fingerprints from other machines."""
+    repo: Repo | None = None
+    """The repository read for revision A (closed by close())."""
+
+    def record_spec(self) -> dict[str, Any]:
+        """The run record's `spec`: every option that changes a figure, and no local path (records are shared)."""
+        c = self.config
+        return {
+            "corpus": {"name": self.corpus.name, "kind": self.corpus.kind, "rev": self.corpus.rev,
+                       "hash": self.corpus.content_hash()},
+            "engines": list(self.engines),
+            "queries": list(self.queries),
+            "queries_from": self.queries_from,
+            "rebuilds": c.rebuilds,
+            "trials": c.trials,
+            "k": c.k,
+            "families": list(c.families),
+            "update_from": self.old_corpus.rev if self.old_corpus is not None else None,
+            "against": [{"file": fp.path.name if fp.path else None, "sha256": fp.file_sha256} for fp in self.against],
+            "noise": list(c.noise),
+            "noise_dir": c.noise_dir,
+            "noise_seed": NOISE_SEED,
+        }
+
+    def close(self) -> None:
+        """Close the repository opened for revision A."""
+        if self.repo is not None:
+            self.repo.close()
+            self.repo = None
+
+
+def _queries(config: DeterminismConfig, corpus: Corpus) -> tuple[list[str], str]:
+    if config.queries is not None:
+        return list(config.queries), "given"
+    queries = recent_requests(corpus, config.query_count)
+    if corpus.kind == "git" and corpus.history is not None and queries and not queries[0].startswith("where is "):
+        return queries, "recent commit subjects"
+    return queries, "file names of the corpus"
+
+
+def _engines(config: DeterminismConfig, factory: Callable[[str], Any]) -> list[str]:
+    specs: list[str] = []
+    for spec in config.engines:
+        parsed = parse_spec(spec)
+        # An unknown name is a typo to mend (exit 2); a known engine that cannot load here is reported as
+        # skipped with its reason. A caller-supplied factory knows its own names.
+        if factory is get_engine and parsed.name not in engine_names():
+            known = ", ".join(engine_names())
+            raise UserError(f"unknown engine {parsed.name!r} (known: {known})")
+        specs.append(str(parsed))
+    return list(dict.fromkeys(specs))
+
+
+def _update_base(config: DeterminismConfig, corpus: Corpus) -> tuple[Repo | None, Corpus | None, str | None]:
+    if "update" not in config.families:
+        return None, None, "not requested (--families)"
+    if corpus.kind != "git":
+        if config.update_from is not None:
+            raise UserError("--update-from needs a git repository, and the source is a plain directory")
+        return None, None, "the source is a plain directory: it has no earlier revision to update from"
+    repo = Repo(config.source)
+    if config.update_from is not None:
+        return repo, Corpus.from_git(repo, config.update_from, max_bytes=corpus.max_bytes, name=corpus.name), None
+    chain = repo.run(["rev-list", "--first-parent", f"--max-count={UPDATE_DISTANCE + 1}", str(corpus.rev)]).split()
+    if len(chain) < 2:
+        repo.close()
+        return None, None, f"revision {str(corpus.rev)[:10]} has no parent to update from"
+    # REV~10, or the oldest first-parent ancestor when the history is shorter.
+    old_rev = chain[min(UPDATE_DISTANCE, len(chain) - 1)]
+    return repo, Corpus.from_git(repo, old_rev, max_bytes=corpus.max_bytes, name=corpus.name), None
+
+
+def make_plan(config: DeterminismConfig, factory: Callable[[str], Any] = get_engine) -> Plan:
+    """Validate the options and read what the run needs; UserError for anything the user must mend."""
+    config.validate()
+    engines = _engines(config, factory)
+    corpus = open_corpus(config.source, config.rev, name=config.corpus_name)
+    queries, source = _queries(config, corpus)
+    if source == "given" and config.queries is not None:
+        text = "\n".join(config.queries)
+        source = f"given, sha256:{hashlib.sha256(text.encode('utf-8')).hexdigest()[:16]}"
+    against = [read_fingerprint(p) for p in config.against]
+    repo, old, why = _update_base(config, corpus)
+    return Plan(config=config, corpus=corpus, queries=queries, queries_from=source, engines=engines,
+                old_corpus=old, update_why_not=why, against=against, repo=repo)

@@ -1,0 +1,244 @@
+"""The determinism pipeline: plan, then per engine base build, families, fingerprint, record.
+
+Per engine, in this order (each family is one unit `<engine>/<family>` of the run record, written as soon
+as it finishes, so an interrupted run resumes at the first family not recorded):
+
+1. base build: a cold build of the corpus with a fresh engine object, kept for the query work;
+2. rebuild: R - 1 more cold builds, each with its own fresh engine object;
+3. query: T trials per query on the base build (the engine object of the base build);
+4. drift: a noisy corpus built and queried with that same engine object;
+5. update: build at revision A, update to the measured revision, with a fresh engine object;
+6. the fingerprint (base build's artifact hash, first-trial rankings) is written;
+7. cross-machine: the fingerprint compared with those given with `--against`.
+
+A family not requested is recorded as not measured (never as a pass); an unavailable engine is recorded
+as skipped with the reason.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Protocol
+
+from ctxgauge.api import call_engine
+from ctxgauge.engines import engine_available, get_engine
+from ctxgauge.errors import EngineError, UserError
+from ctxgauge.records import RunDir, default_run_dir
+
+from ._config import DeterminismConfig
+from ._cross_machine import run_cross_machine
+from ._drift import run_drift
+from ._fingerprint import build_fingerprint, save_fingerprint
+from ._levels import Flag, degenerate_flags
+from ._plan import Plan, make_plan
+from ._query import run_query
+from ._rebuild import run_rebuild
+from ._results import ENGINE_FAILED, MEASURED, SKIPPED, DeterminismResult, EngineResult
+from ._update import run_update
+from ._work import FAILED, FAMILIES, NOT_MEASURED, FamilyResult, Workspace, scratch_dir
+
+__all__ = ["ProgressReporter", "run_determinism"]
+
+SUITE = "determinism"
+
+
+class ProgressReporter(Protocol):
+    """Where the pipeline reports progress (the CLI passes a Rich progress bar on stderr)."""
+
+    def set_total(self, total: int) -> None:
+        """The number of steps the run will take."""
+
+    def step(self, description: str, advance: int) -> None:
+        """`advance` steps are done; `description` says what runs now."""
+
+
+class _Silent:
+    def set_total(self, total: int) -> None:
+        pass
+
+    def step(self, description: str, advance: int) -> None:
+        pass
+
+
+def _steps(plan: Plan) -> int:
+    c, q = plan.config, len(plan.queries)
+    per_engine = 1 + (c.rebuilds - 1 if "rebuild" in c.families else 0)
+    per_engine += q * c.trials if "query" in c.families else q
+    per_engine += len(c.noise) * q if "drift" in c.families else 0
+    per_engine += 1 if "update" in c.families else 0
+    return per_engine * len(plan.engines)
+
+
+class _EngineRun:
+    """One engine's pass through the pipeline, recording each family as a unit."""
+
+    def __init__(self, plan: Plan, spec: str, run: RunDir, reporter: ProgressReporter,
+                 factory: Callable[[str], Any], scratch: Path):
+        self.plan, self.spec, self.run = plan, spec, run
+        self.ws = Workspace(spec, plan.corpus, plan.queries, plan.config.k, scratch, factory, reporter.step)
+        self.result = EngineResult(engine=spec, status=MEASURED)
+
+    def _uid(self, family: str) -> str:
+        return f"{self.spec}/{family}"
+
+    def _reused(self, family: str) -> FamilyResult | None:
+        unit = self.run.done.get(self._uid(family))
+        if unit is None:
+            return None
+        status = NOT_MEASURED if unit["status"] == "skipped" else unit["status"]
+        return FamilyResult(family, status, unit.get("reason"), unit.get("figures") or {})
+
+    def _record(self, fam: FamilyResult, seconds: float, **extra: Any) -> FamilyResult:
+        self.result.families[fam.family] = fam
+        self.run.add_unit(self._uid(fam.family), fam.unit_status, figures=fam.figures, reason=fam.reason,
+                          timing={"seconds": round(seconds, 3)}, engine=self.spec, family=fam.family, **extra)
+        return fam
+
+    def _family(self, family: str, work: Callable[[], FamilyResult], **extra: Any) -> FamilyResult:
+        reused = self._reused(family)
+        if reused is not None:
+            self.result.families[family] = reused
+            return reused
+        if family not in self.plan.config.families:
+            return self._record(FamilyResult(family, NOT_MEASURED, "not requested (--families)"), 0.0, **extra)
+        t0 = time.perf_counter()
+        fam = work()
+        return self._record(fam, time.perf_counter() - t0, **extra)
+
+    def _all(self, status: str, reason: str) -> EngineResult:
+        for family in FAMILIES:
+            if family not in self.result.families:
+                self._record(FamilyResult(family, status, reason), 0.0)
+        return self.result
+
+    def _from_record(self) -> EngineResult | None:
+        # Every family recorded in an earlier attempt: nothing to build again.
+        reused = {f: self._reused(f) for f in FAMILIES}
+        if any(fam is None for fam in reused.values()):
+            return None
+        unit = self.run.done[self._uid("cross-machine")]
+        self.result.families = {f: fam for f, fam in reused.items() if fam is not None}
+        self.result.identity = unit.get("identity")
+        self.result.flags = [Flag(f["flag"], f["reason"]) for f in unit.get("flags", [])]
+        self.result.status = unit.get("engine_status", MEASURED)
+        self.result.reason = unit.get("engine_reason")
+        record = unit.get("fingerprint")
+        if record:
+            self.result.fingerprint_record = record
+            self.result.fingerprint_path = self._show(self.run.path / record)
+        return self.result
+
+    def _show(self, recorded: Path) -> Path:
+        target = self.plan.config.fingerprint_dir
+        if target is None:
+            return recorded
+        target.mkdir(parents=True, exist_ok=True)
+        (target / recorded.name).write_bytes(recorded.read_bytes())
+        return target / recorded.name
+
+    def measure(self) -> EngineResult:
+        """Run every family for this engine (or take them from the record when resuming)."""
+        done = self._from_record()
+        if done is not None:
+            return done
+        ws = self.ws
+        try:
+            engine = ws.new_engine()
+        except UserError as exc:
+            return self._skip(str(exc))
+        ok, why = engine_available(engine)
+        if not ok:
+            return self._skip(why or "not available")
+        try:
+            self.result.identity = call_engine("identity", engine, engine.identity)
+            ws.progress(f"{self.spec}: base build", 0)
+            base_dir, base_hash = ws.build(engine, ws.corpus, "base")
+            ws.progress(f"{self.spec}: base build", 1)
+        except EngineError as exc:
+            self.result.status, self.result.reason = ENGINE_FAILED, f"base build failed: {exc}"
+            return self._all(FAILED, self.result.reason)
+
+        config = self.plan.config
+        self._family("rebuild", lambda: run_rebuild(ws, base_hash, config.rebuilds))
+        rankings: dict[str, list[str]] = {}
+
+        def query() -> FamilyResult:
+            fam, first = run_query(ws, engine, base_dir, config.trials)
+            rankings.update(first)
+            return fam
+
+        self._family("query", query)
+        if len(rankings) < len(ws.queries):
+            # The query family did not run now (not requested, resumed, or failed part-way): one pass on the
+            # base build gives the rankings the fingerprint and the degenerate check need.
+            try:
+                rankings = ws.rank_all(engine, base_dir)
+                for _ in ws.queries:
+                    ws.progress(f"{self.spec}: base queries", 1)
+            except EngineError as exc:
+                self.result.status, self.result.reason = ENGINE_FAILED, f"base queries failed: {exc}"
+                return self._all(FAILED, self.result.reason)
+        self.result.flags = degenerate_flags(rankings)
+
+        self._family("drift", lambda: run_drift(ws, engine, base_dir, rankings, config.noise, config.noise_dir))
+        self._family("update", lambda: run_update(ws, self.plan.old_corpus, self.plan.update_why_not, base_hash,
+                                                  rankings))
+        fp = build_fingerprint(getattr(engine, "name", self.spec), self.result.identity, ws.corpus, config.k,
+                               base_hash, rankings, ws.queries,
+                               {"suite": SUITE})
+        record, shown = save_fingerprint(fp, self.run.path, config.fingerprint_dir)
+        self.result.fingerprint_record, self.result.fingerprint_path = record, shown
+        self._family("cross-machine",
+                     lambda: run_cross_machine(fp.adapter, self.run.path / record, self.plan.against),
+                     **self._summary())
+        return self.result
+
+    def _summary(self) -> dict[str, Any]:
+        # Stored on the last unit, so a resumed run can rebuild this engine's result without building.
+        return {"identity": self.result.identity, "flags": [f.to_json() for f in self.result.flags],
+                "fingerprint": self.result.fingerprint_record, "engine_status": self.result.status,
+                "engine_reason": self.result.reason}
+
+    def _skip(self, why: str) -> EngineResult:
+        self.result.status, self.result.reason = SKIPPED, why
+        for family in FAMILIES:
+            if family not in self.result.families:
+                self._record(FamilyResult(family, NOT_MEASURED, f"engine unavailable: {why}"), 0.0,
+                             **(self._summary() if family == "cross-machine" else {}))
+        return self.result
+
+    def close(self) -> None:
+        self.ws.close()
+
+
+def run_determinism(config: DeterminismConfig, *, progress: ProgressReporter | None = None,
+                    factory: Callable[[str], Any] = get_engine) -> DeterminismResult:
+    """Run the determinism suite and record it; return the results.
+
+    `factory` makes an engine object from a spec string (default: the registry); tests and Python callers
+    may pass their own. Raises UserError for options the user must mend; an engine's failure is recorded
+    in its units and never raised.
+    """
+    reporter = progress or _Silent()
+    plan = make_plan(config, factory)
+    try:
+        run_path = Path(config.out) if config.out is not None else default_run_dir(SUITE)
+        with RunDir.start(run_path, suite=SUITE, spec=plan.record_spec(), resume=config.resume,
+                          context={"corpus": plan.corpus.summary()}) as run:
+            reporter.set_total(_steps(plan))
+            engines: dict[str, EngineResult] = {}
+            with scratch_dir(Path(tempfile.mkdtemp(prefix="ctxgauge-determinism-"))) as scratch:
+                for i, spec in enumerate(plan.engines):
+                    one = _EngineRun(plan, spec, run, reporter, factory, scratch / f"engine-{i}")
+                    try:
+                        engines[spec] = one.measure()
+                    finally:
+                        one.close()
+            result = DeterminismResult(run.path, plan.corpus.summary(), plan.queries, config.k, engines)
+            run.finish("success", results=result.to_json(record=True))
+        return result
+    finally:
+        plan.close()
