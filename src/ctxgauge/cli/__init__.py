@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import typer
 
-from ctxgauge.cli import check, demo, engines, query
+from ctxgauge.cli import check, demo, determinism, engines, fingerprint, query
 
 app = typer.Typer(
     name="ctxgauge",
@@ -19,7 +19,7 @@ app = typer.Typer(
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 
-for module in (query, engines, check, demo):
+for module in (query, engines, check, demo, determinism, fingerprint):
     module.register(app)
 
 
