@@ -1,0 +1,34 @@
+"""The qa suite: does a context engine help a model answer questions about a codebase?
+
+    from ctxgauge.suites.qa import QAConfig, run_qa, rescore_run, load_battery
+    result = run_qa(QAConfig(source="shelfd", arms=["none", "context:bm25@5"], model="gpt-4o-mini",
+                             judge="gpt-4o-mini"))
+    result["summary"]["context:bm25@5"]["accuracy"], result["trust"]["status"]
+
+Sources: batteries in Corograph's layout (`_battery`) and dokimi question sets (`_questions`). Arms
+(`_arms`): none, context:ENGINE@k, tool:ENGINE, command:CMD. Protocols (`_protocols`): zero-shot,
+multi-turn, whole-battery. Scoring: tier 1 and the judge (`_scoring`), or the rubric (`_rubric`). The
+trust gate (`_trust`), baselines (`_baseline`), the pipeline (`_run`) and rescoring (`_rescore`).
+"""
+
+from ctxgauge.suites.qa._arms import ARM_KINDS, ArmSpec, parse_arm
+from ctxgauge.suites.qa._baseline import compare_baseline, save_baseline
+from ctxgauge.suites.qa._battery import (
+    Battery, Exemplar, Gold, Question, bundled_batteries, check_evidence, load_battery, resolve_battery_dir,
+)
+from ctxgauge.suites.qa._protocols import PROTOCOLS, Answer
+from ctxgauge.suites.qa._questions import QuestionSet, load_question_set, question_set_hash
+from ctxgauge.suites.qa._rescore import rescore_run
+from ctxgauge.suites.qa._rubric import GROUNDED_WEIGHTS, WEIGHTS, RubricJudge, RubricScore, aggregate, mean_aggregate
+from ctxgauge.suites.qa._run import QAConfig, load_source, run_qa
+from ctxgauge.suites.qa._scoring import Judge, Verdict, reads_as_pass, score_answer, tier1_match
+from ctxgauge.suites.qa._source import open_battery_corpus
+from ctxgauge.suites.qa._trust import ArmScores, trust_gate
+
+__all__ = [
+    "ARM_KINDS", "Answer", "ArmScores", "ArmSpec", "Battery", "Exemplar", "GROUNDED_WEIGHTS", "Gold", "Judge",
+    "PROTOCOLS", "QAConfig", "Question", "QuestionSet", "RubricJudge", "RubricScore", "Verdict", "WEIGHTS",
+    "aggregate", "bundled_batteries", "check_evidence", "compare_baseline", "load_battery", "load_question_set",
+    "load_source", "mean_aggregate", "open_battery_corpus", "parse_arm", "question_set_hash", "reads_as_pass",
+    "rescore_run", "run_qa", "save_baseline", "score_answer", "tier1_match", "trust_gate",
+]

@@ -1,0 +1,71 @@
+"""Baselines: save a run's per-arm figures, and compare a later run against them.
+
+A baseline file holds, per arm, the accuracy (pass/fail mode) or mean score (rubric mode) on a 0-100
+scale, the number of questions, and the trust gate's status, with the battery's hash: comparing runs over
+different batteries is refused, since the numbers would not measure the same thing. A drop of more than
+`tolerance` points on an arm is a regression; an arm without a score on either side is `not-measured`.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from ctxgauge._io import write_json_atomic
+from ctxgauge.errors import UserError
+from ctxgauge.records import read_run
+
+BASELINE_KIND = "ctxgauge.qa.baseline"
+BASELINE_VERSION = 1
+
+
+def _figures(run_dir: Path) -> tuple[dict, dict]:
+    record = read_run(run_dir)
+    if record.get("suite") != "qa" or record.get("status") != "success":
+        raise UserError(f"{run_dir}: not a finished qa run")
+    results = record["results"]
+    arms = {}
+    for name, s in results["summary"].items():
+        score = s["accuracy"] * 100 if s.get("accuracy") is not None else s.get("mean_score")
+        arms[name] = {"score": None if score is None else round(score, 4), "questions": s["questions"],
+                      "status": s["status"]}
+    source = (record.get("context") or {}).get("source_identity") or {}
+    return arms, {"source": source, "trust": results["trust"]["status"], "run_id": record.get("run_id")}
+
+
+def save_baseline(run_dir: str | Path, path: str | Path) -> dict:
+    """Write the run's per-arm figures to `path` and return them."""
+    arms, meta = _figures(Path(run_dir))
+    data = {"kind": BASELINE_KIND, "version": BASELINE_VERSION, "source": meta["source"], "run_id": meta["run_id"],
+            "trust": meta["trust"], "arms": arms}
+    write_json_atomic(path, data)
+    return data
+
+
+def compare_baseline(run_dir: str | Path, path: str | Path, *, tolerance: float = 5.0) -> dict:
+    """Per-arm deltas of the run against the baseline; `regressions` lists arms that fell by more than
+    `tolerance` points."""
+    try:
+        base = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise UserError(f"{path}: not a readable baseline ({exc})") from None
+    if base.get("kind") != BASELINE_KIND:
+        raise UserError(f"{path}: not a ctxgauge qa baseline")
+    arms, meta = _figures(Path(run_dir))
+    if base["source"].get("hash") and meta["source"].get("hash") != base["source"]["hash"]:
+        raise UserError(f"{path}: baseline is for battery hash {base['source']['hash']}, the run asked "
+                        f"{meta['source'].get('hash')}; the numbers are not comparable")
+    rows, regressions = [], []
+    for name in sorted(set(base["arms"]) | set(arms)):
+        old = (base["arms"].get(name) or {}).get("score")
+        new = (arms.get(name) or {}).get("score")
+        if old is None or new is None:
+            rows.append({"arm": name, "baseline": old, "run": new, "delta": None, "status": "not-measured"})
+            continue
+        delta = round(new - old, 4)
+        status = "regression" if delta < -tolerance else "ok"
+        rows.append({"arm": name, "baseline": old, "run": new, "delta": delta, "status": status})
+        if status == "regression":
+            regressions.append(name)
+    return {"baseline": str(path), "run_dir": str(run_dir), "tolerance": tolerance, "arms": rows,
+            "regressions": regressions, "trust": {"baseline": base.get("trust"), "run": meta["trust"]}}

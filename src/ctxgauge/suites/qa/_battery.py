@@ -1,0 +1,246 @@
+"""Question batteries in Corograph's layout: a directory of five JSON files about one pinned commit.
+
+    battery.json     name, title, repository ({"sample": "shelfd"} or {"path": "..."}), commit, rev
+    questions.json   [{qid, position, prompt, output_structure, difficulty 1-5, categories}]
+    gold.json        [{qid, gold_rev, answer_gold, answer_gold_variants, scoring_rubric?, honesty_trap?,
+                       facet_guide, evidence: [{path, quote}]}]   several revisions per qid: the newest wins
+    policies.json    [{id, rule}]           battery-wide scoring rules the judge reads
+    exemplars.json   [{qid, kind correct|incorrect|partial, answer, why}]
+
+Each file may be a bare list or an object holding the list under its own name. `evidence` is ctxgauge's
+addition: files (and a line each must contain) that make the gold checkable by anyone with grep, and that
+give the context arm a retrieval hit rate. Every problem is reported as one line naming file and record.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from ctxgauge._io import canonical_json
+from ctxgauge.errors import UserError
+
+FILES = ("battery.json", "questions.json", "gold.json", "policies.json", "exemplars.json")
+EXEMPLAR_KINDS = ("correct", "incorrect", "partial")
+
+
+@dataclass(frozen=True)
+class Question:
+    """One question as every arm is asked it."""
+
+    qid: str
+    position: int
+    prompt: str
+    output_structure: str = ""
+    difficulty: int | None = None
+    categories: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Gold:
+    """The answer key of one question at its newest revision."""
+
+    qid: str
+    gold_rev: int
+    answer_gold: str
+    answer_gold_variants: tuple[str, ...] = ()
+    scoring_rubric: str | None = None
+    honesty_trap: str | None = None
+    facet_guide: str = ""
+    evidence: tuple[dict, ...] = ()
+
+    @property
+    def evidence_files(self) -> tuple[str, ...]:
+        """Corpus paths the gold cites, in order, each once."""
+        return tuple(dict.fromkeys(e["path"] for e in self.evidence))
+
+
+@dataclass(frozen=True)
+class Exemplar:
+    """A graded anchor answer the judge is calibrated against."""
+
+    qid: str
+    kind: str
+    answer: str
+    why: str
+
+
+@dataclass
+class Battery:
+    """A loaded battery: questions in position order, the newest gold per question, policies, exemplars."""
+
+    name: str
+    path: Path
+    title: str
+    repository: dict
+    commit: str
+    rev: str | None
+    questions: list[Question]
+    gold: dict[str, Gold]
+    policies: list[dict]
+    exemplars: dict[str, list[Exemplar]] = field(default_factory=dict)
+    digest: str = ""
+
+    def identity(self) -> dict:
+        """What a run record says about the battery it asked."""
+        return {"name": self.name, "hash": self.digest, "questions": len(self.questions),
+                "repository": self.repository, "commit": self.commit, "rev": self.rev}
+
+
+def bundled_batteries() -> list[str]:
+    """Names of the batteries shipped inside ctxgauge (`ctxgauge/data/batteries/<name>`)."""
+    root = resources.files("ctxgauge") / "data" / "batteries"
+    try:
+        return sorted(p.name for p in root.iterdir() if (p / "battery.json").is_file())
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+
+
+def resolve_battery_dir(name_or_path: str | Path) -> Path:
+    """A battery directory from a path, or from the name of a bundled battery."""
+    p = Path(name_or_path)
+    if p.is_dir():
+        return p
+    bundled = Path(str(resources.files("ctxgauge") / "data" / "batteries" / str(name_or_path)))
+    if (bundled / "battery.json").is_file():
+        return bundled
+    known = ", ".join(bundled_batteries()) or "none"
+    raise UserError(f"{name_or_path}: no such battery directory (bundled batteries: {known})")
+
+
+def _read(dirpath: Path, fname: str, key: str | None) -> Any:
+    path = dirpath / fname
+    if not path.is_file():
+        raise UserError(f"{path}: missing (a battery needs {', '.join(FILES)})")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise UserError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
+    if key is not None and isinstance(data, dict):
+        if key not in data:
+            raise UserError(f"{path}: expected a list, or an object with a {key!r} list")
+        data = data[key]
+    if key is not None and not isinstance(data, list):
+        raise UserError(f"{path}: expected a list, or an object with a {key!r} list")
+    return data
+
+
+def _need(rec: Any, where: str, name: str, kind: type | tuple[type, ...], *, optional: bool = False) -> Any:
+    if not isinstance(rec, dict):
+        raise UserError(f"{where}: not an object")
+    if name not in rec or rec[name] is None:
+        if optional:
+            return None
+        raise UserError(f"{where}: missing {name!r}")
+    value = rec[name]
+    if not isinstance(value, kind) or isinstance(value, bool) and kind is not bool:
+        names = kind.__name__ if isinstance(kind, type) else " or ".join(k.__name__ for k in kind)
+        raise UserError(f"{where}: {name!r} must be {names}")
+    if isinstance(value, str) and not value.strip() and not optional:
+        raise UserError(f"{where}: {name!r} is empty")
+    return value
+
+
+def load_battery(name_or_path: str | Path) -> Battery:
+    """Load and check a battery (no model is called). Any problem is a one-line UserError."""
+    d = resolve_battery_dir(name_or_path)
+    meta = _read(d, "battery.json", None)
+    where = str(d / "battery.json")
+    name = _need(meta, where, "name", str)
+    repository = _need(meta, where, "repository", dict)
+    if not ({"sample", "path"} & set(repository)):
+        raise UserError(f"{where}: repository needs 'sample' (a bundled sample's name) or 'path'")
+    commit = _need(meta, where, "commit", str)
+    if len(commit) != 40 or any(c not in "0123456789abcdef" for c in commit):
+        raise UserError(f"{where}: commit must be a full 40-hex-digit commit id, got {commit!r}")
+
+    questions, seen_pos = [], set()
+    for i, rec in enumerate(_read(d, "questions.json", "questions")):
+        w = f"{d / 'questions.json'}: record {i}"
+        qid = _need(rec, w, "qid", str)
+        w = f"{w} ({qid})"
+        pos = _need(rec, w, "position", int)
+        difficulty = _need(rec, w, "difficulty", int, optional=True)
+        if difficulty is not None and not 1 <= difficulty <= 5:
+            raise UserError(f"{w}: difficulty must be 1 (easy) to 5 (extremely hard), got {difficulty}")
+        cats = _need(rec, w, "categories", list, optional=True) or []
+        if any(not isinstance(c, str) for c in cats):
+            raise UserError(f"{w}: categories must be a list of strings")
+        if any(q.qid == qid for q in questions):
+            raise UserError(f"{w}: qid {qid!r} appears twice")
+        if pos in seen_pos:
+            raise UserError(f"{w}: position {pos} appears twice")
+        seen_pos.add(pos)
+        questions.append(Question(qid, pos, _need(rec, w, "prompt", str),
+                                  _need(rec, w, "output_structure", str, optional=True) or "", difficulty, tuple(cats)))
+    if not questions:
+        raise UserError(f"{d / 'questions.json'}: no questions")
+    questions.sort(key=lambda q: q.position)
+    qids = {q.qid for q in questions}
+
+    gold: dict[str, Gold] = {}
+    for i, rec in enumerate(_read(d, "gold.json", "gold")):
+        w = f"{d / 'gold.json'}: record {i}"
+        qid = _need(rec, w, "qid", str)
+        w = f"{w} ({qid})"
+        if qid not in qids:
+            raise UserError(f"{w}: no question has qid {qid!r}")
+        rev = _need(rec, w, "gold_rev", int)
+        variants = _need(rec, w, "answer_gold_variants", list, optional=True) or []
+        if any(not isinstance(v, str) or not v.strip() for v in variants):
+            raise UserError(f"{w}: answer_gold_variants must be non-empty strings")
+        evidence = _need(rec, w, "evidence", list, optional=True) or []
+        for e in evidence:
+            if not isinstance(e, dict) or not isinstance(e.get("path"), str) or not isinstance(e.get("quote", ""), str):
+                raise UserError(f"{w}: each evidence item needs a 'path' (and optionally a 'quote' string)")
+        g = Gold(qid, rev, _need(rec, w, "answer_gold", str), tuple(variants),
+                 _need(rec, w, "scoring_rubric", str, optional=True), _need(rec, w, "honesty_trap", str, optional=True),
+                 _need(rec, w, "facet_guide", str, optional=True) or "", tuple(evidence))
+        if qid in gold and gold[qid].gold_rev == rev:
+            raise UserError(f"{w}: gold_rev {rev} appears twice for {qid!r}")
+        if qid not in gold or rev > gold[qid].gold_rev:
+            gold[qid] = g
+    missing = [q.qid for q in questions if q.qid not in gold]
+    if missing:
+        raise UserError(f"{d / 'gold.json'}: no gold for {', '.join(missing)}")
+
+    policies = _read(d, "policies.json", "policies")
+    for i, rec in enumerate(policies):
+        w = f"{d / 'policies.json'}: record {i}"
+        _need(rec, w, "id", str)
+        _need(rec, w, "rule", str)
+
+    exemplars: dict[str, list[Exemplar]] = {}
+    for i, rec in enumerate(_read(d, "exemplars.json", "exemplars")):
+        w = f"{d / 'exemplars.json'}: record {i}"
+        qid = _need(rec, w, "qid", str)
+        if qid not in qids:
+            raise UserError(f"{w} ({qid}): no question has qid {qid!r}")
+        kind = _need(rec, w, "kind", str)
+        if kind not in EXEMPLAR_KINDS:
+            raise UserError(f"{w} ({qid}): kind must be one of {', '.join(EXEMPLAR_KINDS)}, got {kind!r}")
+        exemplars.setdefault(qid, []).append(
+            Exemplar(qid, kind, _need(rec, w, "answer", str), _need(rec, w, "why", str)))
+
+    digest_src = {f: _read(d, f, None) for f in FILES}
+    digest = hashlib.sha256(canonical_json(digest_src).encode()).hexdigest()[:12]
+    return Battery(name=name, path=d, title=str(meta.get("title") or name), repository=repository, commit=commit,
+                   rev=meta.get("rev"), questions=questions, gold=gold, policies=policies, exemplars=exemplars,
+                   digest=digest)
+
+
+def check_evidence(battery: Battery, corpus) -> list[str]:
+    """Problems with the gold's evidence against the pinned corpus: a cited file it lacks, or a quote
+    its file does not contain. Empty when every gold fact is checkable at the commit."""
+    problems = []
+    for q in battery.questions:
+        for e in battery.gold[q.qid].evidence:
+            if e["path"] not in corpus:
+                problems.append(f"gold {q.qid}: evidence file {e['path']!r} is not in the corpus at {battery.commit[:10]}")
+            elif e.get("quote") and e["quote"] not in corpus.text(e["path"]):
+                problems.append(f"gold {q.qid}: {e['path']} at {battery.commit[:10]} does not contain {e['quote']!r}")
+    return problems

@@ -1,0 +1,89 @@
+"""`qa rescore RUN`: re-judge the banked answers of a run without asking the answer model again.
+
+Scores are derived state: the answers (answers/<qid>.md) are the evidence, verdicts are recomputed from
+them with the run's judge (or another one) and compared with the recorded ones. With the same judge and
+the response cache the rescore is free and must reproduce the record exactly; a difference is listed.
+The run directory is never modified (its run.json hashes every file); `--out FILE` saves the rescore.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Mapping
+
+from ctxgauge.errors import UserError
+from ctxgauge.records import read_run, read_units
+from ctxgauge.suites.qa._battery import Battery
+from ctxgauge.suites.qa._rubric import RubricJudge
+from ctxgauge.suites.qa._run import QAConfig, _client, load_source, score_text
+from ctxgauge.suites.qa._scoring import Judge
+from ctxgauge.suites.qa._summary import summarize
+
+_HEADER = re.compile(r"\A<!--.*?-->\n\n", re.S)
+
+
+def read_answer(run_dir: Path, answer_file: str) -> str:
+    """The banked answer text, without the provenance comment the file starts with."""
+    path = run_dir / answer_file
+    if not path.is_file():
+        raise UserError(f"{path}: banked answer missing; the run directory is incomplete")
+    return _HEADER.sub("", path.read_text(encoding="utf-8"), count=1).rstrip("\n")
+
+
+def rescore_run(run_dir: str | Path, *, judge: str | None = None, judge_provider: str | None = None,
+                judge_base_url: str | None = None, cache_dir: Path | None = None, use_cache: bool = True,
+                timeout: float = 120.0, retries: int = 3, backoff: float = 1.0,
+                env: Mapping[str, str] | None = None, sleep=None) -> dict:
+    """Re-judge every banked answer; returns `{run_dir, judge, reproduced, changed, summary, questions,
+    runs, trust}` with the recomputed figures."""
+    run_dir = Path(run_dir)
+    record = read_run(run_dir)
+    if record.get("suite") != "qa":
+        raise UserError(f"{run_dir}: a {record.get('suite')} run, not a qa run")
+    if record.get("status") != "success" or not record.get("results"):
+        raise UserError(f"{run_dir}: the run did not finish ({record.get('status')}); resume it first")
+    spec, context, results = record["spec"], record.get("context") or {}, record["results"]
+    source = load_source(context.get("source") or spec["source"])
+    recorded = (context.get("source_identity") or {}).get("hash")
+    if recorded and source.identity()["hash"] != recorded:
+        raise UserError(f"{run_dir}: the battery changed since the run (hash {source.identity()['hash']} != "
+                        f"{recorded}); rescoring against another key would not reproduce anything")
+    judge_model = judge or spec.get("judge")
+    if not judge_model:
+        raise UserError(f"{run_dir}: the run had no judge; give --judge MODEL to rescore it")
+    cfg = QAConfig(source=spec["source"], arms=[], cache_dir=cache_dir, use_cache=use_cache, timeout=timeout,
+                   retries=retries, backoff=backoff)
+    client, why = _client(judge_model, judge_provider or spec.get("judge_provider") or spec.get("provider"),
+                          judge_base_url, cfg, env, sleep)
+    if client is None:
+        raise UserError(f"judge {judge_model!r} is not available: {why}")
+    battery = source if isinstance(source, Battery) else None
+    judge_obj = Judge(client, battery) if battery else None
+    rubric = RubricJudge(client) if not battery else None
+    by_qid = {q.qid: q for q in source.questions}
+    units, changed = [], []
+    try:
+        for u in read_units(run_dir):
+            u = dict(u)
+            if u.get("answer_status") == "ok" and u.get("answer_file"):
+                text = read_answer(run_dir, u["answer_file"])
+                new = score_text(by_qid[u["qid"]], text, battery, source, judge_obj, rubric)
+                old = u.get("verdict") or {}
+                if (old.get("result"), old.get("tier"), old.get("aggregate")) != (
+                        new.get("result"), new.get("tier"), new.get("aggregate")):
+                    changed.append({"unit": u["id"], "recorded": old.get("result"), "rescored": new.get("result"),
+                                    "reason": new.get("reason")})
+                u["verdict"] = new
+            units.append(u)
+    finally:
+        client.close()
+    evidence = {q.qid: battery.gold[q.qid].evidence_files for q in source.questions} if battery else {}
+    identity = {"battery": source.identity(), "protocol": spec.get("protocol")}
+    new_results = summarize(results["arms"], int(spec.get("repeat") or 1), units, source.questions, evidence, identity)
+    same = not changed and all(
+        results["summary"][a]["passed"] == new_results["summary"][a]["passed"]
+        and results["summary"][a]["accuracy"] == new_results["summary"][a]["accuracy"]
+        for a in new_results["summary"])
+    return {"run_dir": str(run_dir), "judge": f"{client.kind}:{client.model}", "reproduced": same,
+            "changed": changed, "ledger": client.ledger.to_dict(), **new_results}

@@ -1,0 +1,265 @@
+"""The qa pipeline, in named phases: plan (source, arms, providers), build (engines), answer (protocols),
+score (tier 1, judge or rubric), record (units as they finish, then per-run records and the summary).
+
+    <run dir>/
+      run.json                          spec, provenance, results {summary, questions, runs, trust, skipped}
+      units.jsonl                       one line per arm x repetition x question: answer status, verdict, figures
+      arms/<arm>/rep<NN>/answers/<qid>.md   the answer exactly as the judge saw it
+      arms/<arm>/rep<NN>/record.json    identity, validity, economics, scoring of that run
+      arms/<arm>/rep<NN>/verdicts.json  every verdict with its tier, reason and facets
+
+Arms that need a model are skipped, with the reason, when none is configured; the context arm still
+measures retrieval. `--resume` redoes failed units; session protocols replay the whole session, which
+the response cache makes free for the turns already answered.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Callable, Mapping
+
+from ctxgauge._io import write_json_atomic, write_text_atomic
+from ctxgauge.errors import EngineError, UserError
+from ctxgauge.providers import Client, ProviderConfig, make_client, provider_status
+from ctxgauge.records import RunDir, default_run_dir
+from ctxgauge.suites.qa._arms import ArmSpec, EngineHandle, parse_arm
+from ctxgauge.suites.qa._battery import Battery, load_battery, resolve_battery_dir
+from ctxgauge.suites.qa._protocols import PROTOCOLS, Answer, ArmContext, retrieve_only, run_protocol
+from ctxgauge.suites.qa._questions import QuestionSet, load_question_set
+from ctxgauge.suites.qa._rubric import RubricJudge
+from ctxgauge.suites.qa._scoring import Judge, Verdict, score_answer
+from ctxgauge.suites.qa._source import open_battery_corpus
+from ctxgauge.suites.qa._summary import run_record, summarize, unit_id
+
+SUITE = "qa"
+SUITE_VERSION = "1"
+
+
+@dataclass
+class QAConfig:
+    """Every option of `ctxgauge qa run`; the recorded spec is this minus where things live."""
+
+    source: str
+    arms: list[str]
+    model: str | None = None
+    judge: str | None = None
+    provider: str | None = None
+    base_url: str | None = None
+    judge_provider: str | None = None
+    judge_base_url: str | None = None
+    protocol: str = "zero-shot"
+    repeat: int = 1
+    out: Path | None = None
+    resume: bool = False
+    repo: Path | None = None
+    cache_dir: Path | None = None
+    use_cache: bool = True
+    timeout: float = 120.0
+    retries: int = 3
+    backoff: float = 1.0
+    token_budget: int = 6000
+    max_turns: int = 8
+    max_tokens: int = 1024
+    command_timeout: float = 600.0
+    rates: str | None = None
+    extra: dict = field(default_factory=dict)
+
+    def spec(self) -> dict:
+        """The recorded options: no base URL, cache path or output path (where, not what), never a key."""
+        d = asdict(self)
+        for k in ("out", "resume", "repo", "cache_dir", "base_url", "judge_base_url", "extra", "use_cache"):
+            d.pop(k)
+        return d
+
+
+def load_source(source: str) -> Battery | QuestionSet:
+    """A battery directory (or bundled battery name), or a dokimi question-set JSON file."""
+    p = Path(source)
+    if p.is_file():
+        return load_question_set(p)
+    resolve_battery_dir(source)
+    return load_battery(source)
+
+
+def _client(model: str | None, kind: str | None, base_url: str | None, cfg: QAConfig,
+            env: Mapping[str, str] | None, sleep) -> tuple[Client | None, str | None]:
+    if not model:
+        return None, "no model configured (give --model)"
+    pc = ProviderConfig(model=model, kind=kind, base_url=base_url, timeout=cfg.timeout, retries=cfg.retries,
+                        backoff=cfg.backoff, cache_dir=cfg.cache_dir, use_cache=cfg.use_cache, rates=cfg.rates)
+    ok, why = provider_status(pc, env)
+    if not ok:
+        return None, why
+    return make_client(pc, env=env, sleep=sleep), None
+
+
+def _answer_md(arm: str, rep: int, q, answer: Answer, model: str | None) -> str:
+    head = f"<!-- qid: {q.qid} | arm: {arm} | repetition: {rep} | model: {model or '-'} | status: {answer.status} -->"
+    return f"{head}\n\n{answer.text.strip()}\n"
+
+
+def run_qa(cfg: QAConfig, *, env: Mapping[str, str] | None = None, sleep=None,
+           progress: Callable[[str], None] = lambda s: None) -> dict:
+    """Run the qa suite and return `{run_dir, spec, summary, questions, runs, trust, skipped, notes}`."""
+    # -- plan -------------------------------------------------------------------------------------------
+    source = load_source(cfg.source)
+    battery = source if isinstance(source, Battery) else None
+    scoring = "pass-fail" if battery else "rubric"
+    if cfg.protocol not in PROTOCOLS:
+        raise UserError(f"unknown protocol {cfg.protocol!r} (known: {', '.join(PROTOCOLS)})")
+    if cfg.repeat < 1:
+        raise UserError("--repeat must be at least 1")
+    specs: list[ArmSpec] = list(dict.fromkeys(parse_arm(a) for a in cfg.arms))
+    if not specs:
+        raise UserError("give at least one --arm (none, context:ENGINE@k, tool:ENGINE, command:CMD)")
+    if cfg.protocol == "multi-turn" and any(a.kind == "command" for a in specs):
+        raise UserError("a command arm runs its own sessions: use --protocol zero-shot or whole-battery with it")
+    if battery is None and cfg.repo is None and any(a.needs_corpus for a in specs):
+        raise UserError("a question set names no repository: give --repo PATH for context, tool and command arms")
+    client, client_why = _client(cfg.model, cfg.provider, cfg.base_url, cfg, env, sleep)
+    judge_client, judge_why = (None, "no judge configured (give --judge)") if not cfg.judge else _client(
+        cfg.judge, cfg.judge_provider or cfg.provider, cfg.judge_base_url or cfg.base_url, cfg, env, sleep)
+    questions = source.questions
+    identity = {"battery": source.identity(), "model": client.identity() if client else {"model": cfg.model},
+                "protocol": cfg.protocol, "suite_version": SUITE_VERSION}
+    out = Path(cfg.out) if cfg.out else default_run_dir(SUITE)
+    run = RunDir.start(out, suite=SUITE, spec=cfg.spec(), resume=cfg.resume,
+                       context={"source": str(source.path), "source_identity": source.identity(),
+                                "base_url_given": bool(cfg.base_url)})
+    notes = list(getattr(source, "notes", []))
+    if judge_client is None and (client is not None or any(a.kind == "command" for a in specs)):
+        notes.append(f"answers tier 1 cannot pass are not judged: {judge_why}")
+    arm_rows: list[dict] = []
+    with run, tempfile.TemporaryDirectory(prefix="ctxgauge-qa-") as tmp:
+        work = Path(tmp)
+        corpus = None
+        if any(a.needs_corpus for a in specs):
+            corpus = open_battery_corpus(battery, work, cfg.repo) if battery else None
+            if corpus is None:
+                from ctxgauge.corpora import open_corpus
+
+                corpus = open_corpus(cfg.repo)
+        judge = Judge(judge_client, battery) if judge_client and battery else None
+        rubric = RubricJudge(judge_client) if judge_client and not battery else None
+        for arm in specs:
+            row = {"arm": str(arm), "slug": arm.slug, "kind": arm.kind, "engine": arm.engine, "scoring": scoring,
+                   "status": "measured", "reason": None,
+                   "cost_basis": client.rates.cost_basis if client and arm.needs_model else
+                   ("reported" if arm.kind == "command" else None)}
+            arm_rows.append(row)
+            model_missing = arm.needs_model and client is None
+            if model_missing and arm.kind != "context":
+                row.update(status="skipped", reason=f"{arm} needs a model: {client_why}")
+                progress(f"skipped {arm}: {client_why}")
+                for rep in range(1, cfg.repeat + 1):
+                    for q in questions:
+                        if not run.is_done(unit_id(arm.slug, rep, q.qid)):
+                            run.add_unit(unit_id(arm.slug, rep, q.qid), "skipped", reason=row["reason"], arm=str(arm),
+                                         rep=rep, qid=q.qid, answer_status="skipped", scoring=scoring)
+                continue
+            if model_missing:
+                row.update(status="retrieval-only", reason=f"answers skipped ({client_why}); retrieval measured")
+            # -- build ----------------------------------------------------------------------------------
+            engine = None
+            try:
+                if arm.engine:
+                    progress(f"building {arm.engine}")
+                    engine = EngineHandle(arm.engine, corpus, work / "index" / arm.slug)
+                    row["engine_identity"] = engine.identity()
+            except (EngineError, UserError) as exc:
+                row.update(status="failed", reason=str(exc))
+                continue
+            checkout = None
+            if arm.kind == "command":  # the harness reads the pinned tree, not whatever is checked out
+                checkout = work / "checkout"
+                if not checkout.exists():
+                    corpus.materialize(checkout)
+            ctx = ArmContext(arm, client if arm.needs_model else None, engine, corpus.name if corpus else source.name,
+                             battery.commit if battery else getattr(corpus, "rev", None), cfg.token_budget,
+                             cfg.max_turns, cfg.max_tokens, cfg.command_timeout, checkout)
+            try:
+                for rep in range(1, cfg.repeat + 1):
+                    _run_arm_rep(run, ctx, arm, rep, questions, cfg, battery, source, scoring, judge, rubric,
+                                 model_missing, progress)
+            finally:
+                if engine is not None:
+                    engine.close()
+        evidence = {q.qid: battery.gold[q.qid].evidence_files for q in questions} if battery else {}
+        results = summarize(arm_rows, cfg.repeat, run.units(), questions, evidence, identity)
+        all_units = run.units()
+        rows = {a["arm"]: a for a in arm_rows}
+        for r in results["runs"]:
+            units = [u for u in all_units if u.get("arm") == r["arm"] and u.get("rep") == r["repetition"]]
+            write_run_record(run.path / r["path"], rows[r["arm"]], r["repetition"], units, questions, identity)
+        results["arms"] = arm_rows
+        results["notes"] = notes
+        for c in (client, judge_client):
+            if c is not None:
+                c.close()
+        record = run.finish("success", results=results)
+    return {"run_dir": str(run.path), "spec": record["spec"], **results}
+
+
+def write_run_record(path: Path, row: dict, rep: int, units: list[dict], questions, identity: dict) -> dict:
+    """`record.json` and `verdicts.json` of one arm x repetition."""
+    rec = run_record(row, rep, units, questions, {**identity, "arm": row["arm"], "engine": row.get("engine"),
+                                                  "engine_identity": row.get("engine_identity")})
+    write_json_atomic(path / "record.json", rec)
+    write_json_atomic(path / "verdicts.json", sorted((u["verdict"] for u in units if u.get("verdict")),
+                                                     key=lambda v: v["qid"]))
+    return rec
+
+
+def _run_arm_rep(run: RunDir, ctx: ArmContext, arm: ArmSpec, rep: int, questions, cfg: QAConfig,
+                 battery: Battery | None, source, scoring: str, judge, rubric, retrieval_only: bool, progress) -> None:
+    todo = [q for q in questions if not run.is_done(unit_id(arm.slug, rep, q.qid))]
+    if not todo:
+        return
+    if cfg.protocol != "zero-shot":
+        todo = list(questions)  # a session cannot start mid-way: replay it (cache hits cost nothing)
+    by_qid = {q.qid: q for q in questions}
+    rep_dir = run.path / "arms" / arm.slug / f"rep{rep:02d}"
+    progress(f"{arm} rep {rep}: {len(todo)} question(s)")
+
+    def record(a: Answer) -> None:
+        q = by_qid[a.qid]
+        figures = {**a.usage.to_dict(), "llm_calls": a.llm_calls, "cache_hits": a.cache_hits,
+                   "tool_calls": a.tool_calls, "retrieved": a.retrieved, "in_context": a.in_context,
+                   "seconds": round(a.seconds, 3),
+                   "cost_usd": a.cost_reported if arm.kind == "command" else (
+                       ctx.client.cost(a.usage) if ctx.client else None)}
+        verdict = None
+        answer_file = None
+        if a.status == "ok":
+            answer_file = f"arms/{arm.slug}/rep{rep:02d}/answers/{a.qid}.md"
+            write_text_atomic(run.path / answer_file, _answer_md(str(arm), rep, q, a, cfg.model))
+            verdict = score_text(q, a.text, battery, source, judge, rubric)
+        status = {"ok": "ok", "skipped": "skipped"}.get(a.status, "failed")
+        if verdict is not None and verdict.get("result") in ("infra",):
+            status = "failed"  # the judge had an outage: the unit is a gap to retry
+        run.add_unit(unit_id(arm.slug, rep, a.qid), status, figures=figures, reason=a.reason, arm=str(arm), rep=rep,
+                     qid=a.qid, answer_status=a.status, answer_file=answer_file, answer_text_len=len(a.text.strip()),
+                     verdict=verdict, scoring=scoring)
+
+    if retrieval_only:
+        for a in retrieve_only(ctx, todo):
+            record(a)
+        return
+    rep_dir.mkdir(parents=True, exist_ok=True)
+    t0 = time.perf_counter()
+    run_protocol(cfg.protocol, ctx, todo, rep - 1, on_answer=record)
+    progress(f"{arm} rep {rep} done in {time.perf_counter() - t0:.1f}s")
+
+
+def score_text(q, text: str, battery: Battery | None, source, judge, rubric) -> dict:
+    if battery is not None:
+        return score_answer(q, text, battery.gold[q.qid], judge).to_dict()
+    if rubric is None:
+        return {"qid": q.qid, "result": "not-judged", "reason": "no judge configured (give --judge)"}
+    return rubric.score(q, text, source.ground_truth.get(q.qid)).to_dict()
+
+
+__all__ = ["QAConfig", "Verdict", "load_source", "run_qa", "score_text", "write_run_record"]

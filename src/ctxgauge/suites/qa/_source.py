@@ -1,0 +1,40 @@
+"""The code a battery is about: its repository at the pinned commit, as a Corpus.
+
+A battery names a bundled sample (`{"sample": "shelfd"}`, cloned from the bundle shipped in ctxgauge) or a
+path (relative to the battery directory); `--repo` points at another checkout of the same repository.
+The corpus is always read at the pinned commit, never at whatever is checked out, so gold stays true.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ctxgauge.corpora import Corpus, open_corpus
+from ctxgauge.errors import UserError
+from ctxgauge.suites.qa._battery import Battery
+
+
+def battery_repo_path(battery: Battery, work_dir: Path, repo: str | Path | None = None) -> Path:
+    """A local git repository holding the battery's commit: `repo` if given, the cloned sample, or the
+    battery's own path."""
+    if repo is not None:
+        return Path(repo)
+    if "sample" in battery.repository:
+        try:
+            from ctxgauge.sample import materialize_sample
+        except ImportError:
+            raise UserError("the bundled sample repository is not part of this ctxgauge build; "
+                            "pass --repo PATH to a checkout of it") from None
+        target = work_dir / str(battery.repository["sample"])
+        return target if (target / ".git").exists() else materialize_sample(target)
+    path = Path(battery.repository["path"])
+    return path if path.is_absolute() else (battery.path / path).resolve()
+
+
+def open_battery_corpus(battery: Battery, work_dir: Path, repo: str | Path | None = None) -> Corpus:
+    """The battery's repository read at its pinned commit."""
+    path = battery_repo_path(battery, work_dir, repo)
+    try:
+        return open_corpus(path, battery.commit)
+    except UserError as exc:
+        raise UserError(f"battery {battery.name}: cannot read {path} at commit {battery.commit[:12]}: {exc}") from None
