@@ -1,0 +1,169 @@
+"""`ctxgauge qa run|rescore|baseline`: does an engine's context help a model answer questions?"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from ctxgauge.cli._common import console, err_console, print_json
+
+qa_app = typer.Typer(help="Question batteries: arms, protocols, judging, trust gate.", no_args_is_help=True)
+baseline_app = typer.Typer(help="Save a run's figures as a baseline, or compare a run against one.",
+                           no_args_is_help=True)
+qa_app.add_typer(baseline_app, name="baseline")
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(qa_app, name="qa")
+
+
+def _pct(x: float | None) -> str:
+    return "-" if x is None else f"{100 * x:.1f}%"
+
+
+def _money(x: float | None) -> str:
+    return "-" if x is None else f"${x:.4f}"
+
+
+def _print_summary(result: dict, title: str) -> None:
+    from rich.table import Table
+
+    table = Table("arm", "status", "questions", "passed", "accuracy", "not judged", "infra", "retrieval hit",
+                  "tokens in/out/cache", "cost", title=title)
+    for arm, s in result["summary"].items():
+        t = s["tokens"]
+        table.add_row(arm, s["status"], str(s["questions"]), str(s["passed"]),
+                      _pct(s["accuracy"]) if s.get("mean_score") is None or s["accuracy"] is not None
+                      else f"{s['mean_score']:.1f}/100", str(s["not_judged"]), str(s["infra"]),
+                      _pct(s["retrieval_hit_rate"]),
+                      f"{t['tokens_input']}/{t['tokens_output']}/{t['tokens_cache_read']}", _money(s["cost_usd"]))
+    console.print(table)
+    for skip in result.get("skipped") or []:
+        console.print(f"[yellow]skipped[/] {skip['arm']}: {skip['reason']}")
+    for note in result.get("notes") or []:
+        console.print(f"[dim]note:[/] {note}")
+    trust = result["trust"]
+    colour = {"pass": "green", "warn": "yellow", "fail": "red"}.get(trust["status"], "dim")
+    console.print(f"trust gate: [{colour}]{trust['status']}[/] ({trust['not_measured']} check(s) not measured)")
+    for c in trust["checks"]:
+        value = "-" if c["value"] is None else f"{c['value']:g}"
+        where = f" [{c['arm']}]" if c.get("arm") else ""
+        why = f"  {c['detail']}" if c.get("detail") else ""
+        console.print(f"  {c['status']:<13} {c['name']}{where} = {value} (needs {c['threshold']}){why}")
+
+
+@qa_app.command("run")
+def run(
+    battery: str = typer.Argument(..., help="A battery directory, a bundled battery name (shelfd), or a dokimi question-set JSON file."),
+    arm: list[str] = typer.Option(..., "--arm", "-a", help="none, context:ENGINE@k, tool:ENGINE or command:CMD (repeat for several)."),
+    model: Optional[str] = typer.Option(None, "--model", "-m", help="The answer model (none: only arms that need no model run)."),
+    judge: Optional[str] = typer.Option(None, "--judge", "-j", help="The judge model (none: answers tier 1 cannot pass are not judged)."),
+    base_url: Optional[str] = typer.Option(None, "--base-url", help="An OpenAI-compatible server (llama.cpp, vLLM, Ollama)."),
+    provider: Optional[str] = typer.Option(None, "--provider", help="openai, anthropic or local (default: from the model name)."),
+    judge_base_url: Optional[str] = typer.Option(None, "--judge-base-url", help="The judge's server (default: --base-url)."),
+    judge_provider: Optional[str] = typer.Option(None, "--judge-provider", help="The judge's provider (default: --provider)."),
+    protocol: str = typer.Option("zero-shot", "--protocol", help="zero-shot, multi-turn or whole-battery."),
+    repeat: int = typer.Option(1, "--repeat", min=1, help="Independent repetitions (sessions) per arm."),
+    repo: Optional[Path] = typer.Option(None, "--repo", help="A checkout of the battery's repository (default: as battery.json says)."),
+    token_budget: int = typer.Option(6000, "--token-budget", min=100, help="Context arm: tokens of retrieved files in the prompt."),
+    cache_dir: Optional[Path] = typer.Option(None, "--cache-dir", help="Response cache (default $CTXGAUGE_CACHE_DIR or ~/.cache/ctxgauge)."),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Ask the provider every time."),
+    timeout: float = typer.Option(120.0, "--timeout", help="Seconds per provider request."),
+    retries: int = typer.Option(3, "--retries", min=0, help="Retries of a failed provider request (with backoff)."),
+    rates: Optional[str] = typer.Option(None, "--rates", help="A rate table JSON (default $CTXGAUGE_RATES or the built-in one)."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Run directory (default ctxgauge-runs/qa-<time>-<id>)."),
+    resume: bool = typer.Option(False, "--resume", help="Continue an unfinished run in --out."),
+    json_out: bool = typer.Option(False, "--json", help="Print JSON: {run_dir, summary: {arm: {questions, passed, accuracy, tokens, cost_usd}}, questions, trust, skipped}."),
+) -> None:
+    """Ask a battery's questions under each arm, score the answers, and gate the result."""
+    from ctxgauge.suites.qa import QAConfig, run_qa
+
+    cfg = QAConfig(source=battery, arms=list(arm), model=model, judge=judge, provider=provider, base_url=base_url,
+                   judge_provider=judge_provider, judge_base_url=judge_base_url, protocol=protocol, repeat=repeat,
+                   out=out, resume=resume, repo=repo, cache_dir=cache_dir, use_cache=not no_cache, timeout=timeout,
+                   retries=retries, token_budget=token_budget, rates=rates)
+    progress = (lambda s: None) if json_out else (lambda s: err_console.print(f"[dim]{s}[/]"))
+    result = run_qa(cfg, progress=progress)
+    if json_out:
+        print_json({k: result[k] for k in ("run_dir", "summary", "questions", "trust", "skipped", "notes")})
+        return
+    _print_summary(result, f"qa {battery} ({protocol}, {repeat} repetition(s))")
+    console.print(f"run recorded in {result['run_dir']}")
+
+
+@qa_app.command("rescore")
+def rescore(
+    run_dir: Path = typer.Argument(..., help="A finished qa run directory."),
+    judge: Optional[str] = typer.Option(None, "--judge", "-j", help="Judge model (default: the run's judge)."),
+    judge_provider: Optional[str] = typer.Option(None, "--judge-provider", help="openai, anthropic or local."),
+    judge_base_url: Optional[str] = typer.Option(None, "--judge-base-url", help="The judge's OpenAI-compatible server."),
+    cache_dir: Optional[Path] = typer.Option(None, "--cache-dir", help="Response cache directory."),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Ask the judge again instead of reusing cached verdicts."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Also write the rescore as JSON to this file."),
+    json_out: bool = typer.Option(False, "--json", help="Print JSON: {reproduced, changed, summary, questions, trust}."),
+) -> None:
+    """Re-judge a run's banked answers (the answer model is not asked again) and say whether the record
+    is reproduced. Exit code 1 when a verdict changed."""
+    from ctxgauge._io import write_json_atomic
+    from ctxgauge.suites.qa import rescore_run
+
+    result = rescore_run(run_dir, judge=judge, judge_provider=judge_provider, judge_base_url=judge_base_url,
+                         cache_dir=cache_dir, use_cache=not no_cache)
+    if out:
+        write_json_atomic(out, result)
+    if json_out:
+        print_json({k: result[k] for k in ("run_dir", "judge", "reproduced", "changed", "summary", "questions",
+                                           "trust", "ledger")})
+    else:
+        _print_summary(result, f"rescore of {run_dir} with {result['judge']}")
+        if result["reproduced"]:
+            console.print("[green]reproduced[/]: every verdict and figure matches the record")
+        else:
+            console.print(f"[red]not reproduced[/]: {len(result['changed'])} verdict(s) changed")
+            for c in result["changed"]:
+                console.print(f"  {c['unit']}: {c['recorded']} -> {c['rescored']} ({c['reason']})")
+    if not result["reproduced"]:
+        raise typer.Exit(1)
+
+
+@baseline_app.command("save")
+def baseline_save(
+    run_dir: Path = typer.Argument(..., help="A finished qa run directory."),
+    path: Path = typer.Argument(..., help="Where to write the baseline JSON."),
+    json_out: bool = typer.Option(False, "--json", help="Print the baseline as JSON."),
+) -> None:
+    """Save a run's per-arm scores and trust status as a baseline."""
+    from ctxgauge.suites.qa import save_baseline
+
+    data = save_baseline(run_dir, path)
+    if json_out:
+        print_json(data)
+    else:
+        console.print(f"baseline of {len(data['arms'])} arm(s) written to {path}")
+
+
+@baseline_app.command("compare")
+def baseline_compare(
+    run_dir: Path = typer.Argument(..., help="A finished qa run directory."),
+    path: Path = typer.Argument(..., help="A baseline written by `qa baseline save`."),
+    tolerance: float = typer.Option(5.0, "--tolerance", min=0.0, help="Points an arm may drop before it is a regression."),
+    json_out: bool = typer.Option(False, "--json", help="Print JSON: {arms: [{arm, baseline, run, delta, status}], regressions}."),
+) -> None:
+    """Compare a run with a baseline. Exit code 1 when an arm regressed by more than --tolerance points."""
+    from rich.table import Table
+
+    from ctxgauge.suites.qa import compare_baseline
+
+    result = compare_baseline(run_dir, path, tolerance=tolerance)
+    if json_out:
+        print_json(result)
+    else:
+        table = Table("arm", "baseline", "run", "delta", "status")
+        for r in result["arms"]:
+            fmt = lambda v: "-" if v is None else f"{v:.1f}"  # noqa: E731
+            table.add_row(r["arm"], fmt(r["baseline"]), fmt(r["run"]), fmt(r["delta"]), r["status"])
+        console.print(table)
+    if result["regressions"]:
+        raise typer.Exit(1)
