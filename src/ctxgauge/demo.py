@@ -9,7 +9,7 @@ from pathlib import Path
 from ctxgauge.api import call_engine, checked_hits
 from ctxgauge.corpora import Corpus
 from ctxgauge.engines import REFERENCE_ENGINES, engine_available, get_engine
-from ctxgauge.errors import EngineError
+from ctxgauge.errors import EngineError, UserError
 from ctxgauge.git import Repo
 from ctxgauge.sample import materialize_sample
 from ctxgauge.suites._requests import recent_requests
@@ -21,17 +21,24 @@ def run_demo(*, engines: list[str] | None = None, n_queries: int = 6, k: int = 5
 
     specs = list(engines or REFERENCE_ENGINES)
     with tempfile.TemporaryDirectory(prefix="ctxgauge-demo-") as tmp:
-        repo = Repo(materialize_sample(Path(tmp) / "sample"))
+        repo = Repo(materialize_sample(Path(tmp) / "shelfd"))
         corpus = Corpus.from_git(repo, "HEAD")
         requests = recent_requests(corpus, n_queries)
         rows = []
         with Progress(disable=not progress, transient=True) as bar:
             task = bar.add_task("engines", total=len(specs))
             for spec in specs:
-                eng = get_engine(spec)
-                bar.update(task, description=f"building {eng.name}")
-                row = {"engine": eng.name, "available": True, "reason": None, "build_seconds": None,
+                row = {"engine": spec, "available": True, "reason": None, "build_seconds": None,
                        "identity": None, "error": None, "results": []}
+                try:
+                    eng = get_engine(spec)
+                except UserError as exc:  # an engine whose module or extra is missing is skipped, not fatal
+                    row.update(available=False, reason=str(exc))
+                    rows.append(row)
+                    bar.advance(task)
+                    continue
+                row["engine"] = eng.name
+                bar.update(task, description=f"building {eng.name}")
                 ok, why = engine_available(eng)
                 if not ok:
                     row.update(available=False, reason=why)

@@ -35,7 +35,7 @@ def check(
 
     eng = get_engine(engine)
     with tempfile.TemporaryDirectory(prefix="ctxgauge-check-src-") as tmp:
-        path = source if source is not None else materialize_sample(Path(tmp) / "sample")
+        path = source if source is not None else materialize_sample(Path(tmp) / "shelfd")
         repo = Repo(path)
         new = Corpus.from_git(repo, rev)
         old = Corpus.from_git(repo, old_rev or f"{new.rev}~5")
