@@ -18,7 +18,7 @@ def register(app: typer.Typer) -> None:
 def determinism(
     source: Path = typer.Argument(..., help="A directory, or a git repository (read at --rev, default HEAD)."),
     rev: Optional[str] = typer.Option(None, "--rev", help="Revision of a git repository."),
-    engine: Optional[list[str]] = typer.Option(None, "--engine", "-e", help="Engine spec (repeat for several; default bm25)."),
+    engine: Optional[list[str]] = typer.Option(None, "--engine", "-e", help="Engine spec (repeat for several, never comma-joined: specs hold commas; default bm25)."),
     queries: Optional[Path] = typer.Option(None, "--queries", help="JSON list of queries (ContextBenchmark's queries.json); default: recent commit subjects."),
     query_count: int = typer.Option(10, "--query-count", min=1, help="How many queries to derive when --queries is not given."),
     rebuilds: int = typer.Option(3, "--rebuilds", min=1, help="Cold builds compared by Rebuild Identity (at least 2)."),
@@ -45,7 +45,7 @@ def determinism(
     )
 
     config = DeterminismConfig(
-        source=source, rev=rev, engines=parse_list(engine, ("bm25",)),
+        source=source, rev=rev, engines=tuple(dict.fromkeys(engine or ("bm25",))),
         queries=load_queries(queries) if queries is not None else None, query_count=query_count,
         rebuilds=rebuilds, trials=trials, k=k, families=parse_list(families, DEFAULT_FAMILIES),
         update_from=update_from, against=tuple(against or ()), noise=parse_list(noise, ("prose",)),
@@ -101,11 +101,11 @@ def _family_cell(fam: dict[str, Any], render) -> str:  # type: ignore[no-untyped
 
 def _rebuild(f: dict[str, Any]) -> str:
     ok = "green" if f["identical"] else "red"
-    return f"[{ok}]{f['distinct_hashes']} hash{'es' if f['distinct_hashes'] != 1 else ''} / {f['rebuilds']}[/]"
+    return f"[{ok}]{f['distinct_hashes']} hash{'es' if f['distinct_hashes'] != 1 else ''}\n{f['rebuilds']} builds[/]"
 
 
 def _query(f: dict[str, Any]) -> str:
-    return (f"EMR {_num(f['exact_match_rate'])}\nJ {_num(f['mean_jaccard'])}  τ {_num(f['mean_kendall_tau'])}"
+    return (f"EMR {_num(f['exact_match_rate'])}\nJ {_num(f['mean_jaccard'])}\nτ {_num(f['mean_kendall_tau'])}"
             + (f"\n{f['empty_results']} empty" if f["empty_results"] else ""))
 
 
@@ -113,7 +113,7 @@ def _drift(f: dict[str, Any]) -> str:
     lines = []
     for kind, fig in f.items():
         if "drift" in fig:
-            lines.append(f"{kind} {fig['drift']:.2f} ({fig['noise_in_top_k']}/{fig['queries']})")
+            lines.append(f"{kind}\n {fig['drift']:.2f} ({fig['noise_in_top_k']}/{fig['queries']})")
         else:
             lines.append(f"{kind}: not measured")
     return "\n".join(lines)
@@ -136,8 +136,11 @@ def _render(data: dict[str, Any]) -> None:
     c = data["corpus"]
     console.print(f"[bold]determinism[/] on {c['name']} ({c['files']} files"
                   + (f" at {c['rev'][:10]}" if c.get("rev") else "") + f"), {len(data['queries'])} queries, k={data['k']}")
-    table = Table("engine", "level", "rebuild", "query", "drift", "update", "cross", show_lines=True,
-                  caption="rebuild: distinct artifact hashes / builds; drift: 1 - Jaccard@k vs base (queries with "
+    from rich.table import Column
+
+    table = Table("engine", "level", "rebuild", "query", Column("drift", overflow="fold"), "update", "cross",
+                  show_lines=True,
+                  caption="rebuild: distinct artifact hashes over cold builds; drift: 1 - Jaccard@k vs base (queries with "
                           "the noise file in their top k); update: build at an older revision + update vs fresh build")
     for name, e in data["engines"].items():
         fams = e["families"]

@@ -74,6 +74,8 @@ def _render_comparison(result: Any, a: Path, b: Path) -> None:
         console.print(f"  {reason}", soft_wrap=True)
     for warning in result.warnings:
         console.print(f"  [yellow]warning:[/] {warning}", soft_wrap=True)
+    if result.verdict.label in ("NOT COMPARABLE", "REFUSED"):
+        return  # per-query differences between incomparable files mean nothing
     shown = [d for d in result.queries if d.status.value != "match"]
     for detail in shown[:10]:
         console.print(f"  {detail.status.value}: {detail.query!r}", soft_wrap=True)

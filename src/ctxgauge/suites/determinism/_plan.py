@@ -18,7 +18,7 @@ from ctxgauge.git import Repo
 from ctxgauge.suites._requests import recent_requests
 
 from ._config import DeterminismConfig
-from ._noise import NOISE_SEED
+from ._noise import NOISE_SEED, noise_directory
 
 __all__ = ["UPDATE_DISTANCE", "Plan", "make_plan"]
 
@@ -122,6 +122,8 @@ def make_plan(config: DeterminismConfig, factory: Callable[[str], Any] = get_eng
     config.validate()
     engines = _engines(config, factory)
     corpus = open_corpus(config.source, config.rev, name=config.corpus_name)
+    if "drift" in config.families and config.noise_dir is not None:
+        noise_directory(corpus, config.noise_dir)  # a directory the corpus lacks is a typo: say so now
     queries, source = _queries(config, corpus)
     if source == "given" and config.queries is not None:
         text = "\n".join(config.queries)

@@ -1,0 +1,140 @@
+"""Cross-Machine Identity: fingerprints made in processes that differ as two machines would, then compared.
+
+"Machine" A and B differ in thread counts (OMP, OpenBLAS, MKL), OpenBLAS's core type, torch's CPU kernels
+(ATEN_CPU_CAPABILITY default vs avx2), locale, working directory and the corpus's absolute path (the
+corpus is cloned twice). B runs with `--against` A's fingerprints, so it can grade CTL 4.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ctxgauge.fingerprints import read_fingerprint
+
+
+def _cpu_has(flag: str) -> bool:
+    try:
+        return f" {flag}" in Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return False
+
+
+AVX2 = _cpu_has("avx2")
+MACHINE_A = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
+             "OPENBLAS_CORETYPE": "Prescott", "ATEN_CPU_CAPABILITY": "default", "LC_ALL": "C", "LANG": "C"}
+# A core type and kernels this CPU can run: forcing AVX2 code on a CPU without it would crash, not differ.
+MACHINE_B = {"OMP_NUM_THREADS": "4", "OPENBLAS_NUM_THREADS": "4", "MKL_NUM_THREADS": "4",
+             "OPENBLAS_CORETYPE": "Haswell" if AVX2 else "Nehalem", "ATEN_CPU_CAPABILITY": "avx2" if AVX2 else "default",
+             "LC_ALL": "C.UTF-8", "LANG": "C.UTF-8"}
+
+
+def _clone(source: Path, dest: Path) -> Path:
+    dest.parent.mkdir(parents=True)
+    subprocess.run(["git", "clone", "-q", "--no-hardlinks", str(source), str(dest)], check=True, capture_output=True,
+                   env={**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull})
+    return dest
+
+
+def _ctxgauge(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    full = {k: v for k, v in os.environ.items() if k not in MACHINE_A}
+    full.update(env)
+    return subprocess.run([sys.executable, "-m", "ctxgauge", *args], capture_output=True, text=True, cwd=cwd, env=full)
+
+
+@pytest.fixture
+def cross_source(request: pytest.FixtureRequest, library_repo: Path) -> Path:
+    """The bundled sample when the package has one, else the small library repository of conftest.py."""
+    if importlib.util.find_spec("ctxgauge.sample") is not None:
+        return Path(request.getfixturevalue("sample_repo"))
+    return library_repo
+
+
+def two_machines(source: Path, tmp: Path, engines: list[str], extra: list[str]) -> dict[str, Any]:
+    """Run the suite as machine A, then as machine B against A's fingerprints; return both outputs."""
+    a_src = _clone(source, tmp / "machine-a" / "checkout" / "corpus")
+    b_src = _clone(source, tmp / "elsewhere" / "b" / "deeper" / "corpus")
+    engine_args = [arg for e in engines for arg in ("--engine", e)]
+    (tmp / "cwd-a").mkdir()
+    (tmp / "cwd-b" / "x").mkdir(parents=True)
+    run_a = _ctxgauge(["determinism", str(a_src), *engine_args, *extra, "--fingerprint-dir", str(tmp / "fp-a"),
+                       "--out", str(tmp / "run-a"), "--json"], MACHINE_A, tmp / "cwd-a")
+    assert run_a.returncode == 0, run_a.stderr
+    against = [arg for e in engines for arg in ("--against", str(tmp / "fp-a" / f"{e}.fingerprint.json"))]
+    run_b = _ctxgauge(["determinism", str(b_src), *engine_args, *extra, *against, "--fingerprint-dir",
+                       str(tmp / "fp-b"), "--out", str(tmp / "run-b"), "--json"], MACHINE_B, tmp / "cwd-b" / "x")
+    assert run_b.returncode == 0, run_b.stderr
+    return {"a": json.loads(run_a.stdout), "b": json.loads(run_b.stdout)}
+
+
+def _fast_engines() -> list[str]:
+    engines = ["grep", "bm25"]
+    if importlib.util.find_spec("ctxgauge.engines.graph") is not None:
+        engines.append("graph")
+    return engines
+
+
+FAST = ["--families", "rebuild,query,cross-machine", "--rebuilds", "2", "--trials", "2", "-k", "5"]
+
+
+def test_grep_bm25_graph_pass_across_machines_and_reach_ctl4(cross_source: Path, tmp_path: Path) -> None:
+    engines = _fast_engines()
+    out = two_machines(cross_source, tmp_path, engines, FAST)
+    for engine in engines:
+        a, b = out["a"]["engines"][engine], out["b"]["engines"][engine]
+        assert a["level"] == 3, a["grade"]
+        assert b["level"] == 4, b["grade"]
+        cross = b["families"]["cross-machine"]["figures"]
+        assert cross["verdict"] == "PASS"
+        fa, fb = read_fingerprint(a["fingerprint"]), read_fingerprint(b["fingerprint"])
+        assert fa.ctxgauge["runtime"]["variables"] == MACHINE_A
+        assert fb.ctxgauge["runtime"]["variables"] == MACHINE_B
+        assert fa.query_hashes == fb.query_hashes and fa.artifact_hash == fb.artifact_hash
+        done = _ctxgauge(["compare", a["fingerprint"], b["fingerprint"], "--json"], {}, tmp_path)
+        assert done.returncode == 0, done.stdout + done.stderr
+        verdict = json.loads(done.stdout)
+        assert verdict["verdict"] == "PASS" and verdict["exitCode"] == 0
+        # Same OS and arch on both sides: the comparison says so rather than claiming two machines.
+        assert any("same environment" in w for w in verdict["warnings"])
+
+
+def test_the_same_environment_twice_is_refused_as_no_evidence(library_repo: Path, tmp_path: Path) -> None:
+    src = _clone(library_repo, tmp_path / "one" / "corpus")
+    fps = []
+    for i in range(2):
+        fp_dir = tmp_path / f"fp{i}"
+        done = _ctxgauge(["determinism", str(src), "--engine", "grep", "--families", "query", "--trials", "2",
+                          "--fingerprint-dir", str(fp_dir), "--out", str(tmp_path / f"run{i}")], MACHINE_A, tmp_path)
+        assert done.returncode == 0, done.stderr
+        fps.append(str(fp_dir / "grep.fingerprint.json"))
+    refused = _ctxgauge(["compare", *fps], {}, tmp_path)
+    assert refused.returncode == 5 and "REFUSED" in refused.stdout
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("engine", ["minilm", "hybrid"])
+def test_embedding_engines_across_machines(engine: str, cross_source: Path, tmp_path: Path) -> None:
+    from ctxgauge.engines import engine_available, get_engine
+    from ctxgauge.errors import UserError
+
+    try:
+        ok, why = engine_available(get_engine(engine))
+    except UserError as exc:
+        ok, why = False, str(exc)
+    if not ok:
+        pytest.skip(f"{engine} is not available here: {why}")
+    out = two_machines(cross_source, tmp_path, [engine], FAST)
+    a, b = out["a"]["engines"][engine], out["b"]["engines"][engine]
+    fa, fb = read_fingerprint(a["fingerprint"]), read_fingerprint(b["fingerprint"])
+    moved = sorted(q for q in fa.query_hashes if fa.query_hashes[q] != fb.query_hashes.get(q))
+    # Which bits move, if any, is the finding: the assertion message names them.
+    assert fa.artifact_hash == fb.artifact_hash, f"{engine}: artifact differs across machines"
+    assert moved == [], f"{engine}: rankings differ across machines for {moved}"
+    assert b["level"] == 4, b["grade"]
