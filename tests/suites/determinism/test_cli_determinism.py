@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -16,7 +17,9 @@ REFERENCE = Path("/work/.mirror/aabhisrv+contextbenchmark/repo")
 
 
 def ctxgauge(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "ctxgauge", *args], capture_output=True, text=True, cwd=cwd)
+    # A wide terminal, so table cells are not wrapped mid-figure.
+    env = {**os.environ, "COLUMNS": "200"}
+    return subprocess.run([sys.executable, "-m", "ctxgauge", *args], capture_output=True, text=True, cwd=cwd, env=env)
 
 
 FAST = ["--rebuilds", "2", "--trials", "2", "-k", "5"]
@@ -43,7 +46,7 @@ def test_table_shows_levels_figures_and_reasons(plain_library: Path, tmp_path: P
                     "--out", str(tmp_path / "run"))
     assert done.returncode == 0, done.stderr
     text = done.stdout
-    for expected in ("CTL 3", "EMR 1.0000", "1 hash", "2 builds", "prose", " 0.00 (0/10)", "near-duplicate", "not measured",
+    for expected in ("CTL 3", "EMR 1.0000", "1 hash", "2 builds", "prose", "0.00 (0/10)", "near-duplicate", "not measured",
                      "grep: CTL 4 not measured", "run directory"):
         assert expected in text, expected
 
