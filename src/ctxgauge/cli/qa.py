@@ -28,30 +28,34 @@ def _money(x: float | None) -> str:
 
 
 def _print_summary(result: dict, title: str) -> None:
+    from rich.markup import escape
     from rich.table import Table
 
-    table = Table("arm", "status", "questions", "passed", "accuracy", "not judged", "infra", "retrieval hit",
-                  "tokens in/out/cache", "cost", title=title)
+    table = Table("arm", "status", "passed", "accuracy", "hit rate", "tokens", "cost", title=title)
     for arm, s in result["summary"].items():
         t = s["tokens"]
-        table.add_row(arm, s["status"], str(s["questions"]), str(s["passed"]),
-                      _pct(s["accuracy"]) if s.get("mean_score") is None or s["accuracy"] is not None
-                      else f"{s['mean_score']:.1f}/100", str(s["not_judged"]), str(s["infra"]),
-                      _pct(s["retrieval_hit_rate"]),
-                      f"{t['tokens_input']}/{t['tokens_output']}/{t['tokens_cache_read']}", _money(s["cost_usd"]))
+        passed = f"{s['passed']}/{s['questions']}"
+        gaps = [f"{s[k]} {k.replace('_', ' ')}" for k in ("not_judged", "infra", "adjudicate") if s[k]]
+        score = _pct(s["accuracy"]) if s.get("mean_score") is None or s["accuracy"] is not None \
+            else f"{s['mean_score']:.1f}/100"
+        tokens = f"{t['tokens_input'] + t['tokens_cache_read']}+{t['tokens_output']}"
+        table.add_row(escape(arm), s["status"], passed + (f" ({', '.join(gaps)})" if gaps else ""), score,
+                      _pct(s["retrieval_hit_rate"]), tokens, _money(s["cost_usd"]))
     console.print(table)
     for skip in result.get("skipped") or []:
-        console.print(f"[yellow]skipped[/] {skip['arm']}: {skip['reason']}")
+        console.print(f"[yellow]{escape(skip['arm'])}[/]: {escape(skip['reason'] or '')}")
     for note in result.get("notes") or []:
-        console.print(f"[dim]note:[/] {note}")
+        console.print(f"[dim]note: {escape(note)}[/]")
     trust = result["trust"]
     colour = {"pass": "green", "warn": "yellow", "fail": "red"}.get(trust["status"], "dim")
-    console.print(f"trust gate: [{colour}]{trust['status']}[/] ({trust['not_measured']} check(s) not measured)")
+    measured = len(trust["checks"]) - trust["not_measured"]
+    console.print(f"trust gate: [{colour}]{trust['status']}[/] over {measured} measured check(s); "
+                  f"{trust['not_measured']} not measured")
     for c in trust["checks"]:
         value = "-" if c["value"] is None else f"{c['value']:g}"
-        where = f" [{c['arm']}]" if c.get("arm") else ""
-        why = f"  {c['detail']}" if c.get("detail") else ""
-        console.print(f"  {c['status']:<13} {c['name']}{where} = {value} (needs {c['threshold']}){why}")
+        where = f" {escape('[' + c['arm'] + ']')}" if c.get("arm") else ""
+        why = f" - {escape(c['detail'])}" if c.get("detail") else ""
+        console.print(f"  {c['status']:<12} {c['name']}{where} = {value} (needs {c['threshold']}){why}")
 
 
 @qa_app.command("run")

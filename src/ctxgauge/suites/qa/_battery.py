@@ -103,11 +103,15 @@ def bundled_batteries() -> list[str]:
 def resolve_battery_dir(name_or_path: str | Path) -> Path:
     """A battery directory from a path, or from the name of a bundled battery."""
     p = Path(name_or_path)
-    if p.is_dir():
+    if (p / "battery.json").is_file():
         return p
+    # A bare name is a bundled battery even when a directory of that name (say, a checkout of the
+    # repository the battery is about) sits in the working directory.
     bundled = Path(str(resources.files("ctxgauge") / "data" / "batteries" / str(name_or_path)))
-    if (bundled / "battery.json").is_file():
+    if "/" not in str(name_or_path) and (bundled / "battery.json").is_file():
         return bundled
+    if p.is_dir():
+        return p  # a directory that is not a battery: load_battery names the missing file
     known = ", ".join(bundled_batteries()) or "none"
     raise UserError(f"{name_or_path}: no such battery directory (bundled batteries: {known})")
 

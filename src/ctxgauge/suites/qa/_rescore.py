@@ -41,8 +41,8 @@ def rescore_run(run_dir: str | Path, *, judge: str | None = None, judge_provider
     record = read_run(run_dir)
     if record.get("suite") != "qa":
         raise UserError(f"{run_dir}: a {record.get('suite')} run, not a qa run")
-    if record.get("status") != "success" or not record.get("results"):
-        raise UserError(f"{run_dir}: the run did not finish ({record.get('status')}); resume it first")
+    if not record.get("results"):
+        raise UserError(f"{run_dir}: the run has no results ({record.get('status')}); resume it first")
     spec, context, results = record["spec"], record.get("context") or {}, record["results"]
     source = load_source(context.get("source") or spec["source"])
     recorded = (context.get("source_identity") or {}).get("hash")

@@ -152,7 +152,7 @@ def run_qa(cfg: QAConfig, *, env: Mapping[str, str] | None = None, sleep=None,
             arm_rows.append(row)
             model_missing = arm.needs_model and client is None
             if model_missing and arm.kind != "context":
-                row.update(status="skipped", reason=f"{arm} needs a model: {client_why}")
+                row.update(status="skipped", reason=f"needs a model: {client_why}")
                 progress(f"skipped {arm}: {client_why}")
                 for rep in range(1, cfg.repeat + 1):
                     for q in questions:
@@ -161,7 +161,7 @@ def run_qa(cfg: QAConfig, *, env: Mapping[str, str] | None = None, sleep=None,
                                          rep=rep, qid=q.qid, answer_status="skipped", scoring=scoring)
                 continue
             if model_missing:
-                row.update(status="retrieval-only", reason=f"answers skipped ({client_why}); retrieval measured")
+                row.update(status="retrieval-only", reason=f"answers skipped, retrieval measured: {client_why}")
             # -- build ----------------------------------------------------------------------------------
             engine = None
             try:
@@ -171,6 +171,10 @@ def run_qa(cfg: QAConfig, *, env: Mapping[str, str] | None = None, sleep=None,
                     row["engine_identity"] = engine.identity()
             except (EngineError, UserError) as exc:
                 row.update(status="failed", reason=str(exc))
+                for rep in range(1, cfg.repeat + 1):  # a gap per question: --resume retries the arm
+                    for q in questions:
+                        run.add_unit(unit_id(arm.slug, rep, q.qid), "failed", reason=str(exc), arm=str(arm),
+                                     rep=rep, qid=q.qid, answer_status="infra", scoring=scoring)
                 continue
             checkout = None
             if arm.kind == "command":  # the harness reads the pinned tree, not whatever is checked out
@@ -199,8 +203,13 @@ def run_qa(cfg: QAConfig, *, env: Mapping[str, str] | None = None, sleep=None,
         for c in (client, judge_client):
             if c is not None:
                 c.close()
-        record = run.finish("success", results=results)
-    return {"run_dir": str(run.path), "spec": record["spec"], **results}
+        gaps = sum(1 for u in all_units if u.get("status") == "failed")
+        # A gap (an outage, a failed engine) leaves the run unfinished: published with its results, but
+        # marked error so `--resume` can fill it, and never read as a finished score.
+        record = run.finish("error" if gaps else "success", results=results,
+                            error=f"{gaps} unit(s) failed (provider outage or engine failure); "
+                                  "run again with --resume to fill the gaps" if gaps else None)
+    return {"run_dir": str(run.path), "spec": record["spec"], "status": record["status"], **results}
 
 
 def write_run_record(path: Path, row: dict, rep: int, units: list[dict], questions, identity: dict) -> dict:

@@ -1,0 +1,160 @@
+"""The qa pipeline end to end against a loopback OpenAI-compatible server, driven by the real SDK:
+records, rescore reproducing them, the cache making a re-run free, infra and resume, skipped arms."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from qa_helpers import ENV, FACTS, Reply, fake_llm, oracle  # type: ignore[import-not-found]
+from ctxgauge.records import read_run, read_units
+from ctxgauge.suites.qa import QAConfig, rescore_run, run_qa
+
+RIGHT = {"q01", "q02", "q03", "q04", "q05", "q06", "q07"}
+
+
+def config(mini, server, tmp_path, **kw) -> QAConfig:
+    base = dict(source=str(mini.path), arms=["none", "context:bm25@5"], model="gpt-4o-mini", judge="gpt-4o-mini",
+                base_url=server.base_url, cache_dir=tmp_path / "cache", out=tmp_path / "run", retries=1,
+                backoff=0.0, timeout=5.0)
+    base.update(kw)
+    return QAConfig(**base)
+
+
+def test_end_to_end_records_and_rescore(mini_battery, openai_server, tmp_path):
+    openai_server.route(oracle(RIGHT))
+    result = run_qa(config(mini_battery, openai_server, tmp_path), env=ENV)
+    s = result["summary"]
+    for arm in ("none", "context:bm25@5"):
+        # 7 right answers pass at tier 1; the other 3 go to the judge, which fails them.
+        assert s[arm]["questions"] == 10 and s[arm]["passed"] == 7 and s[arm]["failed"] == 3
+        assert s[arm]["accuracy"] == pytest.approx(7 / 10)
+        assert s[arm]["tokens"]["tokens_input"] == 10 * 100 and s[arm]["tokens"]["tokens_output"] == 10 * 20
+        assert s[arm]["cost_usd"] == pytest.approx(10 * (100 * 0.15 + 20 * 0.60) / 1e6)
+    # Each question's file is its only match for "compute_N": bm25 retrieves every evidence file.
+    assert s["context:bm25@5"]["retrieval_hit_rate"] == 1.0 and s["none"]["retrieval_hit_rate"] is None
+    # 20 answers + 3 judge calls reached the wire: the judge sees only question and answer, so the second
+    # arm's three identical wrong answers are judged from the cache.
+    assert openai_server.count == 20 + 3
+    trust = {(c["name"], c["arm"]): c for c in result["trust"]["checks"]}
+    assert trust[("questions_scored", None)]["status"] == "pass" and trust[("questions_scored", None)]["value"] == 10
+    assert trust[("context_arm_mean", "context:bm25@5")]["value"] == pytest.approx(70.0)
+    assert trust[("mean_delta", "context:bm25@5")]["value"] == 0.0
+    assert trust[("multi_run_std", None)]["status"] == "not-measured"
+
+    run_dir = tmp_path / "run"
+    record = read_run(run_dir)
+    assert record["status"] == "success" and record["suite"] == "qa"
+    assert "base_url" not in record["spec"] and "sk-test" not in (run_dir / "run.json").read_text()
+    units = read_units(run_dir)
+    assert len(units) == 20 and all(u["status"] == "ok" for u in units)
+    answer = (run_dir / "arms/context_bm25@5/rep01/answers/q01.md").read_text()
+    assert answer.endswith("It returns value1x.\n") and answer.startswith("<!-- qid: q01")
+    sub = json.loads((run_dir / "arms/context_bm25@5/rep01/record.json").read_text())
+    assert sub["validity"]["ok"] and sub["scoring"]["total"] == 7 and sub["scoring"]["denominator"] == 10
+    assert sub["scoring"]["tier_census"] == {"tier1": 7, "tier2": 3}
+    assert sub["identity"]["arm"] == "context:bm25@5" and sub["identity"]["engine_identity"]["id"].startswith("sha256:")
+    verdicts = json.loads((run_dir / "arms/none/rep01/verdicts.json").read_text())
+    assert [v["result"] for v in verdicts].count("fail") == 3 and verdicts[7]["reason"] == "Wrong constant named."
+    for secretless in run_dir.rglob("*"):
+        if secretless.is_file():
+            assert b"sk-test-never-written" not in secretless.read_bytes()
+
+    # Rescore: the judge's verdicts come back from the cache, the answer model is never asked.
+    before = openai_server.count
+    again = rescore_run(run_dir, judge_base_url=openai_server.base_url, cache_dir=tmp_path / "cache", env=ENV)
+    assert again["reproduced"] and again["changed"] == [] and openai_server.count == before
+    assert again["summary"]["none"]["accuracy"] == s["none"]["accuracy"]
+    # Without the cache the judge is asked again (6 calls), answers still come from the records, same verdicts.
+    fresh = rescore_run(run_dir, judge_base_url=openai_server.base_url, use_cache=False, env=ENV)
+    assert fresh["reproduced"] and openai_server.count == before + 6
+
+
+def test_second_run_is_served_by_the_cache(mini_battery, openai_server, tmp_path):
+    openai_server.route(oracle(RIGHT))
+    first = run_qa(config(mini_battery, openai_server, tmp_path), env=ENV)
+    n = openai_server.count
+    second = run_qa(config(mini_battery, openai_server, tmp_path, out=tmp_path / "run2"), env=ENV)
+    assert openai_server.count == n  # not one request
+    assert second["summary"] == first["summary"]
+    units = read_units(tmp_path / "run2")
+    assert all(u["figures"]["cache_hits"] == u["figures"]["llm_calls"] == 1 for u in units)
+
+
+def test_repetitions_are_independent_sessions(mini_battery, openai_server, tmp_path):
+    openai_server.route(oracle(RIGHT))
+    result = run_qa(config(mini_battery, openai_server, tmp_path, arms=["none"], repeat=2, judge=None), env=ENV)
+    assert openai_server.count == 20  # the repetition index is in the cache key: no hits across repetitions
+    assert result["summary"]["none"]["questions"] == 20 and result["summary"]["none"]["not_judged"] == 6
+    assert result["summary"]["none"]["accuracy"] is None  # not judged: no score is presented
+    std = next(c for c in result["trust"]["checks"] if c["name"] == "multi_run_std")
+    assert std["status"] == "not-measured"  # repetitions without a full score never enter the gate
+
+
+def test_outage_is_infra_then_resume_fills_the_gap(mini_battery, openai_server, tmp_path):
+    calls = {"n": 0}
+    answer = oracle(RIGHT)
+
+    def flaky(body):
+        calls["n"] += 1
+        if "compute_4 " in fake_user(body) and calls["n"] < 40:
+            return Reply(status=503, text="overloaded")
+        return answer(body)
+
+    openai_server.route(flaky)
+    cfg = config(mini_battery, openai_server, tmp_path, arms=["none"])
+    first = run_qa(cfg, env=ENV)
+    s = first["summary"]["none"]
+    assert s["infra"] == 1 and s["accuracy"] is None and s["valid_runs"] == 0
+    assert first["runs"][0]["validity"] == {"ok": False, "reason": "did-not-finish", "detail": "unanswered: q04"}
+    units = {u["qid"]: u for u in read_units(tmp_path / "run")}
+    assert units["q04"]["status"] == "failed" and units["q04"]["answer_status"] == "infra"
+    assert "503" in units["q04"]["reason"] or "InternalServerError" in units["q04"]["reason"]
+    assert not (tmp_path / "run/arms/none/rep01/answers/q04.md").exists()  # an outage is never an answer
+
+    # The run is published with its gap and marked error; a resumed run asks only what failed.
+    assert first["status"] == "error" and "--resume" in read_run(tmp_path / "run")["error"]
+    calls["n"] = 100
+    n = openai_server.count
+    resumed = run_qa(QAConfig(**{**cfg.__dict__, "resume": True}), env=ENV)
+    assert openai_server.count == n + 1  # q04 only (it passes at tier 1: no judge call)
+    assert resumed["summary"]["none"]["accuracy"] == pytest.approx(0.7) and resumed["summary"]["none"]["infra"] == 0
+    assert resumed["status"] == "success"
+
+
+def fake_user(body: dict) -> str:
+    return fake_llm.last_user_text(body) + " "
+
+
+def test_judge_outage_is_infra_not_a_fail(mini_battery, openai_server, tmp_path):
+    def judge_down(body):
+        return Reply(status=500, text="judge down")
+
+    openai_server.route(oracle(RIGHT, judge_says=judge_down))
+    result = run_qa(config(mini_battery, openai_server, tmp_path, arms=["none"]), env=ENV)
+    s = result["summary"]["none"]
+    assert s["passed"] == 7 and s["failed"] == 0 and s["infra"] == 3 and s["accuracy"] is None
+
+
+def test_no_model_runs_retrieval_and_says_what_it_skipped(mini_battery, tmp_path):
+    result = run_qa(QAConfig(source=str(mini_battery.path), arms=["none", "context:bm25@5", "tool:bm25"],
+                             out=tmp_path / "run"), env={})
+    s = result["summary"]
+    assert s["none"]["status"] == "skipped" and "no model configured" in s["none"]["reason"]
+    assert s["tool:bm25"]["status"] == "skipped"
+    assert s["context:bm25@5"]["status"] == "retrieval-only" and s["context:bm25@5"]["retrieval_hit_rate"] == 1.0
+    assert {x["arm"] for x in result["skipped"]} == {"none", "tool:bm25", "context:bm25@5"}
+    hit = next(c for c in result["trust"]["checks"] if c["name"] == "retrieval_hit_rate")
+    assert hit["status"] == "pass"
+    assert result["trust"]["status"] == "pass" and result["trust"]["not_measured"] >= 5
+
+
+def test_missing_key_skips_with_the_reason(mini_battery, tmp_path):
+    result = run_qa(QAConfig(source=str(mini_battery.path), arms=["none"], model="gpt-4o-mini",
+                             out=tmp_path / "run"), env={})
+    assert "OPENAI_API_KEY is not set" in result["summary"]["none"]["reason"]
+
+
+def test_facts_fixture_is_consistent():
+    assert len(FACTS) == 10 and len(RIGHT) == 7
