@@ -33,6 +33,23 @@ def _score(unit: dict) -> float | None:
     return None
 
 
+def _scale(unit: dict) -> str | None:
+    """Rubric scale of a scored unit: grounded and ungrounded aggregates are never averaged together."""
+    v = unit.get("verdict") or {}
+    if unit.get("scoring") != "rubric" or v.get("result") != "scored":
+        return None
+    return "grounded" if v.get("grounded") else "ungrounded"
+
+
+def _by_scale(units: list[dict]) -> dict[str, float]:
+    """Mean rubric aggregate per scale, for the scales present."""
+    out: dict[str, list[float]] = defaultdict(list)
+    for u in units:
+        if (sc := _scale(u)) is not None:
+            out[sc].append(float((u.get("verdict") or {})["aggregate"]))
+    return {k: statistics.fmean(v) for k, v in sorted(out.items())}
+
+
 def run_record(arm: dict, rep: int, units: list[dict], questions: list[Question], identity: dict) -> dict:
     """The record of one arm x repetition: identity, validity, economics, scoring."""
     by_q = {u["qid"]: u for u in units}
@@ -70,18 +87,23 @@ def run_record(arm: dict, rep: int, units: list[dict], questions: list[Question]
             d = by_diff[str(q.difficulty) if q.difficulty else "unrated"]
             d["questions"] += 1
             d["passed"] += int((by_q[q.qid].get("verdict") or {}).get("result") == "pass")
-    complete = validity["ok"] and not results.get("infra") and not results.get("not-judged")
+    scales = _by_scale(units)
+    mixed = len(scales) > 1  # grounded and ungrounded: two scales, no single mean
+    complete = validity["ok"] and not results.get("infra") and not results.get("not-judged") \
+        and not results.get("unscored")
     scoring = {
         "total": results.get("pass", 0) if complete and arm.get("scoring") != "rubric" else None,
         "denominator": len(questions),
-        "mean_score": statistics.fmean(scores) if complete and scores else None,
+        "mean_score": statistics.fmean(scores) if complete and scores and not mixed else None,
+        "mean_score_by_scale": scales or None,
         "by_difficulty": dict(sorted(by_diff.items())),
         "tier_census": {"tier1": sum(v.get("tier") == 1 for v in verdicts),
                         "tier2": sum(v.get("tier") == 2 for v in verdicts)},
         "results": dict(sorted((k, n) for k, n in results.items() if k)),
         "adjudicate": sorted(u["qid"] for u in units if (u.get("verdict") or {}).get("result") == "adjudicate"),
         "infra": sorted(u["qid"] for u in units if (u.get("verdict") or {}).get("result") == "infra"),
-        "note": None if complete else "no score: the run did not finish or some verdicts are missing",
+        "note": ("grounded and ungrounded rubric scores are different scales: see mean_score_by_scale" if mixed
+                 else None if complete else "no score: the run did not finish or some verdicts are missing"),
     }
     economics = {**usage.to_dict(), "cost_usd": cost, "cost_basis": arm.get("cost_basis"),
                  "seconds": round(seconds, 3), "llm_calls": llm_calls, "cache_hits": cache_hits,
@@ -114,7 +136,9 @@ def summarize(arms: list[dict], repeat: int, units: list[dict], questions: list[
                  for r in recs if r["validity"]["ok"]]
         valid_units = [u for _, us in valid for u in us]
         results = Counter((u.get("verdict") or {}).get("result") for u in valid_units)
-        decided_all = valid and not results.get("not-judged") and not results.get("infra") and not results.get("unscored")
+        mixed = len(_by_scale(valid_units)) > 1
+        decided_all = bool(valid) and not results.get("not-judged") and not results.get("infra") \
+            and not results.get("unscored") and not mixed
         econ = [r["economics"] for r in recs]
         costs = [e["cost_usd"] for e in econ]
         hits = [bool(set((u.get("figures") or {}).get("retrieved") or ()) & set(evidence.get(u["qid"], ())))
@@ -134,6 +158,7 @@ def summarize(arms: list[dict], repeat: int, units: list[dict], questions: list[
             "infra": results.get("infra", 0) + sum(u.get("answer_status") == "infra" for u in arm_units),
             "accuracy": (results.get("pass", 0) / len(valid_units)) if decided_all and not rubric and valid_units else None,
             "mean_score": statistics.fmean(rep_means) if rep_means and decided_all else None,
+            "mean_score_by_scale": _by_scale(valid_units) or None,
             "runs": len(recs), "valid_runs": len(valid),
             "tokens": sum((Usage.from_dict(e) for e in econ), Usage()).to_dict(),
             "judge_tokens": sum((Usage.from_dict(e["judge"]) for e in econ), Usage()).to_dict(),
