@@ -1,0 +1,1 @@
+"""Labelled cases: hand-written requests with expected files, pass lines, importers, external rankings."""

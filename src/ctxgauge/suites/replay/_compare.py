@@ -1,0 +1,55 @@
+"""`--vs`: the paired comparison of two engines on the same commits, and `--baseline`: the regression gate.
+
+Both read units only. A commit counts in a comparison when both sides scored it (a failed unit has no
+figures for either engine, so the two engines are always compared on exactly the same commits).
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from ctxgauge.errors import UserError
+from ctxgauge.suites.cases._score import compare, higher_is_better
+
+
+def comparison(units: Sequence[dict], metrics: Sequence[str], seed: int, engine: str) -> dict | None:
+    """`{engine, vs, seed, metrics: {name: PairedComparison fields}}` over the ok units holding both
+    engines' figures; None when no unit does."""
+    paired = [u for u in units if u.get("status") == "ok" and "vs" in u]
+    if not paired:
+        return None
+    result = compare([u["figures"] for u in paired], [u["vs"]["figures"] for u in paired], metrics, seed)
+    return {"engine": engine, "vs": paired[0]["vs"]["engine"], "seed": seed, "commits": len(paired),
+            "metrics": result}
+
+
+def gate(units: Sequence[dict], baseline_units: Sequence[dict], metrics: Sequence[str], max_drop: float,
+         baseline_id: str | None = None) -> dict:
+    """Compare each metric's mean with a stored run's on the commits both scored.
+
+    A line fails when the mean falls by more than `max_drop` (for a lower-is-better metric, rises by more);
+    `worse` names the commits whose value got worse, the largest change first. Returns
+    `{baseline, max_drop, commits, passed, lines: [{metric, baseline, current, drop, holds, worse}]}`.
+    """
+    ours = {u["id"]: u["figures"] for u in units if u.get("status") == "ok"}
+    theirs = {u["id"]: u.get("figures") or {} for u in baseline_units if u.get("status") == "ok"}
+    common = [sha for sha in ours if sha in theirs]
+    if not common:
+        raise UserError("the baseline run scored none of these commits: replay the same repository, --rev and "
+                        "--commits as the baseline")
+    lines = []
+    for name in metrics:
+        pairs = [(sha, theirs[sha].get(name), ours[sha].get(name)) for sha in common]
+        pairs = [(sha, b, c) for sha, b, c in pairs if b is not None and c is not None]
+        if not pairs:
+            continue
+        base = sum(b for _, b, _ in pairs) / len(pairs)
+        cur = sum(c for _, _, c in pairs) / len(pairs)
+        sign = 1.0 if higher_is_better(name) else -1.0
+        drop = sign * (base - cur)
+        worse = sorted(((sha, sign * (b - c)) for sha, b, c in pairs if sign * (b - c) > 0), key=lambda x: -x[1])
+        # A tiny slack: equal runs must pass a zero tolerance whatever the order the means were summed in.
+        lines.append({"metric": name, "baseline": base, "current": cur, "drop": drop,
+                      "holds": drop <= max_drop + 1e-12, "worse": [sha for sha, _ in worse]})
+    return {"baseline": baseline_id, "max_drop": max_drop, "commits": len(common),
+            "passed": all(line["holds"] for line in lines), "lines": lines}

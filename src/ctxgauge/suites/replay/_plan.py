@@ -1,0 +1,169 @@
+"""Phase 1 of a replay, plan: check every input, open the repository and the engines, choose the commits.
+
+Everything a user can get wrong (a missing repository, a bad revision, an unknown or unavailable engine, a
+bad -k, an unreadable baseline) fails here, before a run directory exists, so bad input leaves nothing
+half-written.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ctxgauge.engines import engine_available, get_engine
+from ctxgauge.errors import UserError
+from ctxgauge.git import Repo
+from ctxgauge.suites.cases._score import metric_names
+from ctxgauge.suites.replay._select import Selection, select_commits
+
+SUITE = "replay"
+SUITE_VERSION = 1
+"""Bumped whenever a rule that changes replay's cases or figures changes; recorded in every run's spec."""
+
+
+@dataclass(frozen=True)
+class ReplayConfig:
+    """Every option of a replay; the CLI's flags mirror these fields."""
+
+    repo: Path
+    """The git repository (a work tree or a bare git directory)."""
+    engine: str
+    """Engine spec of the engine measured, e.g. `bm25` or `bm25(k1=1.2)`."""
+    vs: str | None = None
+    """Engine spec to compare against on exactly the same commits."""
+    rev: str = "HEAD"
+    """Walk the ancestors of this revision."""
+    ks: tuple[int, ...] = (5, 10)
+    """Cutoffs every metric is scored at."""
+    depth: int = 100
+    """How many files each commit's query asks for (MRR reads the whole depth)."""
+    commits: int | None = 100
+    """Replay the N newest eligible commits (None: all)."""
+    max_files: int = 8
+    """Commits with more expected files than this are skipped as sweeps."""
+    since: str | None = None
+    """Only walk commits newer than this date (any `git log --since` date)."""
+    seed: int = 0
+    """Seed of the bootstrap and the randomization test of `--vs`."""
+    out: Path | None = None
+    """Run directory (default: `default_run_dir("replay")`)."""
+    resume: bool = False
+    """Continue an unfinished run in `out`, skipping commits already done."""
+    trec: Path | None = None
+    """Also write `run.trec` (and `run-vs.trec`) and `qrels.txt` into this directory."""
+    baseline: Path | None = None
+    """A stored replay run to gate against (see `_compare.gate`)."""
+    max_drop: float = 0.02
+    """Largest fall of a metric's mean, against the baseline on the same commits, that still passes."""
+
+
+@dataclass
+class Plan:
+    """A checked config with its open repository, engines and chosen commits."""
+
+    config: ReplayConfig
+    repo: Repo
+    head: str
+    """The full commit id `config.rev` names."""
+    engines: list[Any]
+    """The engine objects, the measured one first (one object each for the whole replay)."""
+    selection: Selection
+    metrics: list[str]
+    """Metric names every commit is scored with, in report order."""
+    baseline: list[dict] | None = None
+    """Units of the baseline run, read before anything is written."""
+    baseline_id: str | None = None
+    spec: dict = field(default_factory=dict)
+    """What the run record keeps as its spec (a resumed run must have the same one)."""
+
+    def close(self) -> None:
+        """End the engines' processes and the repository's blob reader."""
+        for eng in self.engines:
+            close = getattr(eng, "close", None)
+            if callable(close):
+                close()
+        self.repo.close()
+
+
+def _load_engine(spec: str) -> Any:
+    eng = get_engine(spec)
+    ok, why = engine_available(eng)
+    if not ok:
+        raise UserError(f"engine {eng.name} is not available here: {why}")
+    return eng
+
+
+def _check(config: ReplayConfig) -> None:
+    if not config.ks or any(k < 1 for k in config.ks):
+        raise UserError("-k must be at least 1 (e.g. -k 5 -k 10)")
+    if config.depth < max(config.ks):
+        raise UserError(f"--depth {config.depth} is below the largest -k {max(config.ks)}: raise --depth")
+    if config.commits is not None and config.commits < 1:
+        raise UserError("--commits must be at least 1")
+    if config.max_files < 1:
+        raise UserError("--max-files must be at least 1")
+    if config.max_drop < 0:
+        raise UserError("--max-drop must be at least 0")
+    if config.seed < 0:
+        raise UserError("--seed must be at least 0")
+    if config.resume and config.out is None:
+        raise UserError("--resume needs --out RUN_DIR (the run to continue)")
+
+
+def plan(config: ReplayConfig) -> Plan:
+    """Check `config`, open what it names and select the commits; UserError on any bad input."""
+    from ctxgauge.records import read_run, read_units
+
+    _check(config)
+    baseline = baseline_id = None
+    if config.baseline is not None:
+        record = read_run(config.baseline)
+        if record.get("suite") != SUITE:
+            raise UserError(f"{config.baseline}: not a replay run (suite {record.get('suite')!r})")
+        baseline, baseline_id = read_units(config.baseline), record.get("run_id")
+    repo = Repo(config.repo)
+    try:
+        head = repo.resolve(config.rev)
+        engines = [_load_engine(config.engine)]
+        if config.vs is not None:
+            engines.append(_load_engine(config.vs))
+        selection = select_commits(repo, head, commits=config.commits, max_files=config.max_files,
+                                   since=config.since)
+    except BaseException:
+        repo.close()
+        raise
+    if baseline is not None:
+        scored = {u["id"] for u in baseline if u.get("status") == "ok"}
+        if not any(c.sha in scored for c in selection.eligible):
+            repo.close()
+            raise UserError(f"{config.baseline}: the baseline run scored none of these commits; replay the same "
+                            "repository, --rev and --commits as the baseline")
+    metrics = metric_names(config.ks, pack=True)
+    spec = {
+        "suite_version": SUITE_VERSION,
+        "repo": _repo_name(repo),
+        "rev": config.rev,
+        "head": head,
+        "engine": engines[0].name,
+        "engine_identity": engines[0].identity(),
+        "vs": engines[1].name if len(engines) > 1 else None,
+        "vs_identity": engines[1].identity() if len(engines) > 1 else None,
+        "ks": list(config.ks),
+        "depth": config.depth,
+        "commits": config.commits,
+        "max_files": config.max_files,
+        "since": config.since,
+        "seed": config.seed,
+        "metrics": metrics,
+    }
+    return Plan(config, repo, head, engines, selection, metrics, baseline, baseline_id, spec)
+
+
+def _repo_name(repo: Repo) -> str:
+    # The name only, never the absolute path: records hold no home directories.
+    p = repo.path.resolve()
+    name = p.name[:-4] if p.name.endswith(".git") else p.name
+    if name in ("repo", ".git", "") and p.parent.name:  # /work/.mirror/owner+name/repo, x/.git
+        name = p.parent.name
+    return name
