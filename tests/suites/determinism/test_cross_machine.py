@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -81,11 +82,26 @@ def _fast_engines() -> list[str]:
     return engines
 
 
+REFERENCE_REPO = Path("/work/.mirror/aabhisrv+contextbenchmark/repo")
+
+
+def _reference_cli(dest: Path) -> Path | None:
+    """ContextBenchmark's runner and library, extracted from its repository; None without node or the repo."""
+    if shutil.which("node") is None or not REFERENCE_REPO.is_dir():
+        return None
+    dest.mkdir()
+    archive = subprocess.run(["git", f"--git-dir={REFERENCE_REPO}", "archive", "HEAD", "contextbenchmark.mjs", "lib",
+                              "package.json"], capture_output=True, check=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
+    return dest
+
+
 FAST = ["--families", "rebuild,query,cross-machine", "--rebuilds", "2", "--trials", "2", "-k", "5"]
 
 
 def test_grep_bm25_graph_pass_across_machines_and_reach_ctl4(cross_source: Path, tmp_path: Path) -> None:
     engines = _fast_engines()
+    reference = _reference_cli(tmp_path / "contextbenchmark")
     out = two_machines(cross_source, tmp_path, engines, FAST)
     for engine in engines:
         a, b = out["a"]["engines"][engine], out["b"]["engines"][engine]
@@ -103,6 +119,10 @@ def test_grep_bm25_graph_pass_across_machines_and_reach_ctl4(cross_source: Path,
         assert verdict["verdict"] == "PASS" and verdict["exitCode"] == 0
         # Same OS and arch on both sides: the comparison says so rather than claiming two machines.
         assert any("same environment" in w for w in verdict["warnings"])
+        if reference is not None:  # ContextBenchmark's own `compare` reads our files and agrees
+            theirs = subprocess.run(["node", str(reference / "contextbenchmark.mjs"), "compare", a["fingerprint"],
+                                     b["fingerprint"]], capture_output=True, text=True)
+            assert theirs.returncode == 0 and "cross-machine verdict: PASS" in theirs.stdout, theirs.stdout
 
 
 def test_the_same_environment_twice_is_refused_as_no_evidence(library_repo: Path, tmp_path: Path) -> None:
