@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import typer
 
-from ctxgauge.cli import battery, check, demo, determinism, engines, fingerprint, qa, query
+from ctxgauge.cli import battery, cases, check, demo, determinism, engines, fingerprint, qa, query, replay
 
 app = typer.Typer(
     name="ctxgauge",
@@ -19,7 +19,7 @@ app = typer.Typer(
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 
-for module in (query, engines, check, demo, determinism, fingerprint, qa, battery):
+for module in (query, engines, check, demo, determinism, fingerprint, qa, battery, replay, cases):
     module.register(app)
 
 

@@ -1,0 +1,153 @@
+"""`ctxgauge cases FILE --engine E`: hand-labelled requests scored against pass lines (exit 0 only when
+every line holds); `ctxgauge cases --qrels QRELS --run RUN` scores a ranking made elsewhere."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from ctxgauge.cli._common import console, err_console, print_json
+
+
+def register(app: typer.Typer) -> None:
+    app.command("cases")(cases)
+
+
+def cases(
+    file: Optional[Path] = typer.Argument(None, help="A case file (YAML or JSON), or SWE-bench-style instances (JSON/JSONL)."),
+    engine: Optional[str] = typer.Option(None, "--engine", "-e", help="Engine spec, e.g. bm25."),
+    vs: Optional[str] = typer.Option(None, "--vs", help="A second engine, run on the same cases and compared."),
+    k: List[int] = typer.Option([5, 10], "-k", help="Cutoff to score at; repeat for several (default 5 and 10)."),
+    depth: int = typer.Option(100, "--depth", help="Files each query asks for."),
+    pass_: List[str] = typer.Option([], "--pass", help="A pass line METRIC=VALUE (e.g. recall@5=0.6); repeatable."),
+    repos: Optional[Path] = typer.Option(None, "--repos", help="Where SWE-bench repositories are cloned (default: beside FILE)."),
+    qrels: Optional[Path] = typer.Option(None, "--qrels", help="TREC qrels: with --queries and --corpus, cases; with --run, a ranking to score."),
+    queries: Optional[Path] = typer.Option(None, "--queries", help="Query texts for --qrels: QID<TAB>TEXT lines or JSON lines."),
+    corpus: Optional[str] = typer.Option(None, "--corpus", help="The corpus of --qrels cases: a directory or REPO@REV."),
+    run: Optional[Path] = typer.Option(None, "--run", help="A ranking made elsewhere (TREC run or JSON lines) to score against --qrels."),
+    write_cases: Optional[Path] = typer.Option(None, "--write-cases", help="Write the imported cases as a YAML case file and stop."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap interval and randomization test (--vs)."),
+    trec: Optional[Path] = typer.Option(None, "--trec", help="Also write run.trec and qrels.txt into this directory."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Run directory (default ctxgauge-runs/cases-<time>-<id>)."),
+    resume: bool = typer.Option(False, "--resume", help="Continue the unfinished run in --out."),
+    json_out: bool = typer.Option(False, "--json", help="Print JSON: {summary, cases, pass, passed, comparison?, run_dir}."),
+) -> None:
+    """Score labelled cases; exit 0 when every pass line holds, 1 when one fails, 2 on bad input."""
+    from ctxgauge.errors import UserError
+    from ctxgauge.suites import cases as api
+
+    config = api.CasesConfig(engine=engine, vs=vs, ks=tuple(dict.fromkeys(k)), depth=depth, seed=seed,
+                             pass_lines=_pass_lines(pass_), out=out, resume=resume, trec=trec)
+    dropped: dict[str, int] = {}
+    if qrels is not None and run is not None:
+        if file is not None or engine is not None:
+            raise UserError("--qrels with --run scores an external ranking: give no FILE and no --engine")
+        result = api.score_external(qrels, run, config)
+        return _report(result, json_out, dropped)
+    if qrels is not None:
+        if queries is None or corpus is None:
+            raise UserError("--qrels needs --queries (the query texts) and --corpus, or --run (a ranking to score)")
+        case_file, dropped = api.load_qrels_cases(qrels, queries, corpus)
+    elif file is None:
+        raise UserError("give a case FILE, or --qrels QRELS with --run RUN (or with --queries and --corpus)")
+    elif api.is_swebench(file):
+        case_file, dropped = api.load_swebench(file, repos)
+    else:
+        case_file = api.load_cases(file)
+    if write_cases is not None:
+        _write(write_cases, case_file)
+        return
+    with _progress() as on_case:
+        result = api.run_cases(case_file, config, progress=on_case)
+    _report(result, json_out, dropped)
+
+
+def _pass_lines(raw: List[str]):
+    from ctxgauge.errors import UserError
+    from ctxgauge.suites.cases import parse_pass_lines
+
+    parsed = {}
+    for item in raw:
+        metric, sep, value = item.partition("=")
+        try:
+            parsed[metric.strip()] = float(value)
+        except ValueError:
+            raise UserError(f"--pass {item!r}: write METRIC=VALUE, e.g. --pass recall@5=0.6") from None
+        if not sep:
+            raise UserError(f"--pass {item!r}: write METRIC=VALUE, e.g. --pass recall@5=0.6")
+    return parse_pass_lines(parsed, "--pass")
+
+
+def _write(path: Path, case_file) -> None:
+    import yaml
+
+    from ctxgauge._io import write_text_atomic
+    from ctxgauge.suites.cases import case_to_dict
+
+    text = yaml.safe_dump({"cases": [case_to_dict(c) for c in case_file.cases]}, sort_keys=False, allow_unicode=True)
+    write_text_atomic(path, text)
+    console.print(f"wrote {len(case_file.cases)} cases to {path}")
+
+
+class _progress:
+    """A Rich progress bar over cases on stderr, shown only on a terminal."""
+
+    def __enter__(self):
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+        self._bar = Progress(TextColumn("cases"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.description}"),
+                             console=err_console, transient=True, disable=not err_console.is_terminal)
+        self._bar.__enter__()
+        self._task = self._bar.add_task("", total=None)
+        return lambda done, total, name: self._bar.update(self._task, completed=done, total=total, description=name)
+
+    def __exit__(self, *exc) -> None:
+        self._bar.__exit__(*exc)
+
+
+def _fmt(v) -> str:
+    return "–" if v is None else f"{v:.3f}"
+
+
+def _report(result, json_out: bool, dropped: dict[str, int]) -> None:
+    if json_out:
+        print_json({**result.to_dict(), "dropped": dropped})
+    else:
+        _render(result, dropped)
+    raise typer.Exit(0 if result.passed else 1)
+
+
+def _render(r, dropped: dict[str, int]) -> None:
+    from rich.table import Table
+
+    counted = [c for c in r.cases if not c.get("known_gap")]
+    gaps = [c for c in r.cases if c.get("known_gap")]
+    table = Table("metric", f"counted ({len(counted)})", f"known gaps ({len(gaps)})", title="cases summary")
+    for name, value in r.summary.items():
+        table.add_row(name, _fmt(value), _fmt(r.known_gap_summary.get(name)))
+    console.print(table)
+    if r.pass_lines:
+        pt = Table("pass line", "threshold", "mean", "", title="pass lines (counted cases only)")
+        for line in r.pass_lines:
+            op = ">=" if line["higher_is_better"] else "<="
+            pt.add_row(line["metric"], f"{op} {line['threshold']:g}", _fmt(line["value"]),
+                       "[green]holds[/]" if line["holds"] else "[red]FAILS[/]")
+        console.print(pt)
+    if r.comparison:
+        c = r.comparison
+        ct = Table("metric", c["engine"], c["vs"], "diff", "95% CI", "p", "W/T/L",
+                   title=f"paired over {c['cases']} cases, seed {c['seed']}")
+        for name, m in c["metrics"].items():
+            ct.add_row(name, _fmt(m["mean_a"]), _fmt(m["mean_b"]), f"{m['mean_diff']:+.3f}",
+                       f"[{m['ci_low']:+.3f}, {m['ci_high']:+.3f}]", f"{m['p_value']:.3g}",
+                       f"{m['wins']}/{m['ties']}/{m['losses']}")
+        console.print(ct)
+    for c in r.cases:
+        if c["status"] == "failed":
+            console.print(f"[red]failed[/] {c['name']}: {c['reason']}", soft_wrap=True)
+    for reason, n in dropped.items():
+        if n:
+            console.print(f"left out on import: {n} ({reason})")
+    console.print(("[green]PASS[/]" if r.passed else "[red]FAIL[/]") + f"  run recorded in {r.run_dir}")

@@ -1,0 +1,255 @@
+"""Cases from elsewhere: SWE-bench-style instances, TREC qrels with their queries, and external rankings.
+
+- SWE-bench-style instances (JSON list or JSON lines of `{instance_id, repo, base_commit,
+  problem_statement, patch}`): one case per instance; query = the problem statement, corpus = a local
+  clone of `repo` at `base_commit`, expected = the files the patch modifies, deletes or renames (by
+  their old path; files it adds did not exist, as in replay).
+- TREC qrels plus a queries file (`QID<TAB>TEXT` lines, or JSON lines `{qid, text}`) over one corpus:
+  one case per query with at least one relevant file (relevance > 0).
+- External rankings for `--run`: a TREC run, or JSON lines `{qid, ranking: [path | {path, score}]}`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any, Iterator
+
+from ctxgauge.errors import UserError
+from ctxgauge.suites.cases._model import Case, CaseFile
+
+_HUNK = re.compile(r"^@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@")
+_ESCAPES = {"a": "\a", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v", "\\": "\\", '"': '"'}
+
+
+def _unquote(path: str) -> str:
+    """A path as git prints it: C-quoted (`"a/caf\\303\\251.py"`) when it holds unusual bytes."""
+    if not (len(path) >= 2 and path[0] == path[-1] == '"'):
+        return path
+    raw, out, i = path[1:-1], bytearray(), 0
+    while i < len(raw):
+        ch = raw[i]
+        if ch == "\\" and i + 1 < len(raw):
+            nxt = raw[i + 1]
+            if re.fullmatch(r"[0-7]{3}", raw[i + 1:i + 4]):
+                out.append(int(raw[i + 1:i + 4], 8))
+                i += 4
+                continue
+            out.extend(_ESCAPES.get(nxt, nxt).encode())
+            i += 2
+            continue
+        out.extend(ch.encode())
+        i += 1
+    return out.decode("utf-8", "surrogateescape")
+
+
+def _strip_prefix(path: str) -> str | None:
+    path = _unquote(path.split("\t", 1)[0].rstrip())
+    if path == "/dev/null":
+        return None
+    return path[2:] if path[:2] in ("a/", "b/") else path
+
+
+def patch_files(patch: str) -> list[str]:
+    """Files a unified (git) diff modifies, deletes or renames, by their path before the patch, in patch
+    order, each once. Added files are left out. Hunk bodies are skipped by their line counts, so a removed
+    line that happens to start with `--` is never read as a file header."""
+    lines = patch.splitlines()
+    out: dict[str, None] = {}
+    old: str | None = None
+    new_file = False
+    seen_header = block_has_pair = False
+    i = 0
+
+    def flush() -> None:
+        if seen_header and old is not None and not new_file:
+            out.setdefault(old, None)
+
+    while i < len(lines):
+        line = lines[i]
+        if line.startswith("diff --git "):
+            flush()
+            old, new_file, seen_header, block_has_pair = None, False, True, False
+            m = re.match(r'^diff --git ("(?:[^"\\]|\\.)*"|\S+) ', line)
+            if m:
+                old = _strip_prefix(m.group(1))
+        elif line.startswith("new file mode"):
+            new_file = True
+        elif line.startswith("rename from "):
+            old = _unquote(line[len("rename from "):])
+        elif line.startswith("--- ") and i + 1 < len(lines) and lines[i + 1].startswith("+++ "):
+            if not seen_header or block_has_pair:  # a plain unified diff: each ---/+++ pair is a new file
+                flush()
+                old, new_file, seen_header = None, False, True
+            block_has_pair = True
+            path = _strip_prefix(line[4:])
+            if path is None:
+                new_file = True
+            else:
+                old = path
+            i += 2
+            continue
+        else:
+            m = _HUNK.match(line)
+            if m:
+                # Skip the hunk body: its old and new line counts say exactly how long it is.
+                left = int(m.group(1) or 1)
+                right = int(m.group(2) or 1)
+                i += 1
+                while i < len(lines) and (left > 0 or right > 0):
+                    tag = lines[i][:1]
+                    if tag == "-":
+                        left -= 1
+                    elif tag == "+":
+                        right -= 1
+                    elif tag != "\\":
+                        left -= 1
+                        right -= 1
+                    i += 1
+                continue
+        i += 1
+    flush()
+    return list(out)
+
+
+def _records(path: Path) -> list[dict]:
+    text = path.read_text(encoding="utf-8")
+    stripped = text.lstrip()
+    try:
+        if stripped.startswith("["):
+            data = json.loads(text)
+        else:
+            data = [json.loads(line) for line in text.splitlines() if line.strip()]
+    except json.JSONDecodeError as exc:
+        raise UserError(f"{path.name}: not JSON or JSON lines ({exc.msg} at line {exc.lineno})") from None
+    if not all(isinstance(d, dict) for d in data):
+        raise UserError(f"{path.name}: every record must be a JSON object")
+    return data
+
+
+def _clone_dir(repos_dir: Path, repo: str) -> Path:
+    owner, _, name = repo.partition("/")
+    candidates = [repos_dir / f"{owner}__{name}", repos_dir / name, repos_dir / owner / name,
+                  repos_dir / f"{owner}+{name}" / "repo", repos_dir / f"{owner}+{name}"]
+    for c in candidates:
+        if c.is_dir():
+            return c
+    raise UserError(f"no clone of {repo} under {repos_dir}: clone it to {repos_dir / (owner + '__' + name)} "
+                    "(or pass --repos DIR where it is)")
+
+
+def is_swebench(path: Path) -> bool:
+    """Whether a JSON/JSONL file looks like SWE-bench instances (its first record has patch and base_commit)."""
+    if path.suffix.lower() not in (".json", ".jsonl"):
+        return False
+    try:
+        first = _records(path)[:1]
+    except UserError:
+        return False
+    return bool(first) and {"patch", "base_commit", "repo"} <= set(first[0])
+
+
+def load_swebench(path: str | Path, repos_dir: str | Path | None = None) -> tuple[CaseFile, dict[str, int]]:
+    """Cases from SWE-bench-style instances; returns the cases and, by reason, the instances left out."""
+    p = Path(path)
+    if not p.is_file():
+        raise UserError(f"{path}: no such file")
+    base = Path(repos_dir) if repos_dir is not None else p.parent
+    cases, dropped = [], {"no-modified-file": 0}
+    for n, rec in enumerate(_records(p), start=1):
+        missing = [k for k in ("repo", "base_commit", "problem_statement", "patch") if not isinstance(rec.get(k), str)]
+        if missing:
+            raise UserError(f"{p.name}: instance {n}: needs {', '.join(missing)} (SWE-bench fields)")
+        name = str(rec.get("instance_id") or f"{rec['repo']}#{n}")
+        expected = patch_files(rec["patch"])
+        if not expected:
+            dropped["no-modified-file"] += 1
+            continue
+        clone = _clone_dir(base, rec["repo"])
+        cases.append(Case(name, rec["problem_statement"].strip(), f"{clone.resolve()}@{rec['base_commit']}",
+                          tuple(expected)))
+    if not cases:
+        raise UserError(f"{p.name}: no instance modifies an existing file; nothing to score")
+    return CaseFile(p.name, tuple(cases)), dropped
+
+
+def read_queries(path: str | Path) -> dict[str, str]:
+    """Query id -> text from `QID<TAB>TEXT` lines or JSON lines `{qid|query_id|id: ..., text|query: ...}`."""
+    p = Path(path)
+    if not p.is_file():
+        raise UserError(f"{path}: no such queries file")
+    text = p.read_text(encoding="utf-8")
+    out = {}
+    if text.lstrip().startswith("{"):
+        for rec in _records(p):
+            qid = _first(rec, ("qid", "query_id", "_id", "id"))
+            q = _first(rec, ("text", "query"))
+            if qid is None or q is None:
+                raise UserError(f"{p.name}: each JSON line needs a qid and a text")
+            out[str(qid)] = str(q)
+        return out
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        qid, sep, q = line.partition("\t")
+        if not sep or not q.strip():
+            raise UserError(f"{p.name}:{lineno}: a queries line reads QID<TAB>TEXT")
+        out[qid.strip()] = q.strip()
+    return out
+
+
+def _first(rec: dict, keys: tuple[str, ...]) -> Any:
+    return next((rec[k] for k in keys if rec.get(k) is not None), None)
+
+
+def load_qrels_cases(qrels: str | Path, queries: str | Path, corpus: str) -> tuple[CaseFile, dict[str, int]]:
+    """One case per query of `qrels` with a relevant file, asked with its text from `queries`."""
+    from ctxgauge.trec import read_qrels
+
+    judged = read_qrels(qrels)
+    texts = read_queries(queries)
+    cases, dropped = [], {"no-relevant-file": 0}
+    for qid, docs in judged.items():
+        relevant = tuple(d for d, rel in docs.items() if rel > 0)
+        if not relevant:
+            dropped["no-relevant-file"] += 1
+            continue
+        if qid not in texts:
+            raise UserError(f"{Path(queries).name}: no text for query {qid!r} of {Path(qrels).name}")
+        cases.append(Case(qid, texts[qid], corpus, relevant))
+    if not cases:
+        raise UserError(f"{Path(qrels).name}: no query has a relevant file (relevance > 0)")
+    return CaseFile(Path(qrels).name, tuple(cases)), dropped
+
+
+def read_rankings(path: str | Path) -> dict[str, list[str]]:
+    """Query id -> ranked paths from a TREC run (ordered as trec_eval orders it) or JSON lines
+    `{qid|query_id|id|name: ..., ranking|hits|results: [path | {path, score}]}` (in the order given)."""
+    from ctxgauge.trec import read_run
+
+    p = Path(path)
+    if not p.is_file():
+        raise UserError(f"{path}: no such run file")
+    if not p.read_text(encoding="utf-8").lstrip().startswith("{"):
+        return {qid: [d for d, _ in docs] for qid, docs in read_run(p).items()}
+    out: dict[str, list[str]] = {}
+    for n, rec in enumerate(_records(p), start=1):
+        qid = _first(rec, ("qid", "query_id", "id", "name"))
+        hits = _first(rec, ("ranking", "hits", "results"))
+        if qid is None or not isinstance(hits, list):
+            raise UserError(f"{p.name}: line {n}: needs a qid and a ranking list, e.g. "
+                            '{"qid": "q1", "ranking": ["src/a.py", "src/b.py"]}')
+        paths = list(_paths_of(hits, p.name, n))
+        if len(set(paths)) != len(paths):
+            raise UserError(f"{p.name}: line {n}: the ranking of {qid!r} lists a path twice")
+        out[str(qid)] = paths
+    return out
+
+
+def _paths_of(hits: list, source: str, n: int) -> Iterator[str]:
+    for h in hits:
+        path = h.get("path") if isinstance(h, dict) else h
+        if not isinstance(path, str):
+            raise UserError(f"{source}: line {n}: a ranking holds paths or {{path, score}} objects")
+        yield path

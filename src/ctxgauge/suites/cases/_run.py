@@ -1,0 +1,292 @@
+"""Running labelled cases: plan (check, open corpora and engines) -> build -> query -> score -> record.
+
+Each distinct corpus is built once per engine; every case on it is one query at `depth`. A unit per
+case, `id` = case name, status `ok` or `failed` (an engine call failed: left out of every mean). Fields
+besides the records' own (id, status, reason, figures):
+
+    query          the request
+    corpus         {name, rev, hash} of the corpus (never its absolute path)
+    expected       expected files; `expected_any_of` the groups, if any
+    coverage_gap   expected files (or whole groups) the corpus does not index
+    known_gap      whether the case is in the known-gaps lane (reported, never counted in pass lines)
+    ranking        the engine's top `depth` files: [{path, score}]
+    vs             with --vs: {engine, figures, ranking}
+
+`score_external` scores rankings made elsewhere (a TREC run or JSON lines) against TREC qrels: no engine.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from ctxgauge.api import call_engine, checked_hits
+from ctxgauge.corpora import Corpus, open_corpus
+from ctxgauge.engines import engine_available, get_engine
+from ctxgauge.errors import EngineError, UserError
+from ctxgauge.records import RunDir, default_run_dir
+from ctxgauge.suites.cases._model import Case, CaseFile, split_corpus
+from ctxgauge.suites.cases._score import Labels, PassLine, compare, metric_names, score, summarise
+
+SUITE = "cases"
+SUITE_VERSION = 1
+"""Bumped whenever a rule that changes the cases suite's figures changes; recorded in the run spec."""
+
+Progress = Callable[[int, int, str], None]
+"""Called after each case with (cases done, cases in all, case name)."""
+
+
+@dataclass(frozen=True)
+class CasesConfig:
+    """Options of a cases run; the CLI's flags mirror these fields."""
+
+    engine: str | None = None
+    """Engine spec (None only when scoring an external run)."""
+    vs: str | None = None
+    """Engine compared on exactly the same cases."""
+    ks: tuple[int, ...] = (5, 10)
+    """Cutoffs every metric is scored at."""
+    depth: int = 100
+    """Files each query asks for."""
+    seed: int = 0
+    """Seed of the paired bootstrap and randomization test."""
+    pass_lines: tuple[PassLine, ...] = ()
+    """Pass lines added to the case file's own (a command-line line replaces a file line on one metric)."""
+    out: Path | None = None
+    """Run directory (default: `default_run_dir("cases")`)."""
+    resume: bool = False
+    """Continue an unfinished run in `out`."""
+    trec: Path | None = None
+    """Also write `run.trec` (and `run-vs.trec`) and `qrels.txt` here."""
+
+
+@dataclass
+class CasesResult:
+    """What a cases run measured; `to_dict()` is the `--json` shape."""
+
+    run_dir: Path
+    summary: dict[str, float | None]
+    """Metric -> mean over the counted cases (ok, not in the known-gaps lane)."""
+    known_gap_summary: dict[str, float | None]
+    """The same over the known-gaps lane."""
+    cases: list[dict]
+    """One entry per case: name, status, query, expected, coverage_gap, known_gap, figures, ranking."""
+    pass_lines: list[dict]
+    """[{metric, threshold, value, holds}] for every pass line."""
+    failed: int
+    """Counted cases whose engine call failed."""
+    comparison: dict | None = None
+    """With --vs: the paired comparison per metric over the counted cases."""
+
+    @property
+    def passed(self) -> bool:
+        """Exit 0 only when every pass line holds and no counted case failed."""
+        return self.failed == 0 and all(line["holds"] for line in self.pass_lines)
+
+    def results(self) -> dict:
+        """What the run record keeps under `results`."""
+        out = {"summary": self.summary, "known_gap_summary": self.known_gap_summary, "pass": self.pass_lines,
+               "passed": self.passed, "failed": self.failed}
+        if self.comparison is not None:
+            out["comparison"] = self.comparison
+        return out
+
+    def to_dict(self) -> dict:
+        """The `--json` shape: summary and cases, as replay prints summary and commits."""
+        return {**self.results(), "cases": self.cases, "run_dir": str(self.run_dir)}
+
+
+def _merge_lines(file_lines: Sequence[PassLine], extra: Sequence[PassLine]) -> list[PassLine]:
+    lines = {line.metric: line for line in file_lines}
+    lines.update({line.metric: line for line in extra})
+    return list(lines.values())
+
+
+def _engines(config: CasesConfig) -> list[Any]:
+    specs = [config.engine] + ([config.vs] if config.vs else [])
+    out = []
+    for spec in specs:
+        eng = get_engine(spec)
+        ok, why = engine_available(eng)
+        if not ok:
+            raise UserError(f"engine {eng.name} is not available here: {why}")
+        out.append(eng)
+    return out
+
+
+def _check(config: CasesConfig, lines: Sequence[PassLine]) -> int:
+    if not config.ks or any(k < 1 for k in config.ks):
+        raise UserError("-k must be at least 1")
+    need = max([*config.ks, *(int(line.metric.split("@")[1]) for line in lines if "@" in line.metric)])
+    if config.depth < need:
+        raise UserError(f"--depth {config.depth} is below a cutoff in use ({need}): raise --depth")
+    if config.resume and config.out is None:
+        raise UserError("--resume needs --out RUN_DIR (the run to continue)")
+    return need
+
+
+def _corpus_record(c: Corpus) -> dict:
+    return {"name": c.name, "rev": c.rev, "hash": c.content_hash()}
+
+
+def _pass_report(lines: Sequence[PassLine], summary: dict) -> list[dict]:
+    return [{"metric": line.metric, "threshold": line.value, "value": summary.get(line.metric),
+             "higher_is_better": line.higher_is_better, "holds": line.holds(summary.get(line.metric))}
+            for line in lines]
+
+
+def _finish(run: RunDir, units: list[dict], metrics: list[str], lines: Sequence[PassLine], seed: int,
+            trec: Path | None, engine_names: list[str]) -> CasesResult:
+    counted = [u for u in units if not u.get("known_gap")]
+    ok = [u for u in counted if u["status"] == "ok"]
+    gaps = [u for u in units if u.get("known_gap") and u["status"] == "ok"]
+    summary = summarise([u["figures"] for u in ok], metrics)
+    comparison = None
+    if len(engine_names) > 1 and ok:
+        comparison = {"engine": engine_names[0], "vs": engine_names[1], "seed": seed, "cases": len(ok),
+                      "metrics": compare([u["figures"] for u in ok], [u["vs"]["figures"] for u in ok], metrics, seed)}
+    result = CasesResult(
+        run_dir=run.path, summary=summary, known_gap_summary=summarise([u["figures"] for u in gaps], metrics),
+        cases=[{"name": u["id"], **{k: v for k, v in u.items() if k not in ("id", "timing")}} for u in units],
+        pass_lines=_pass_report(lines, summary), failed=sum(1 for u in counted if u["status"] == "failed"),
+        comparison=comparison,
+    )
+    if trec is not None:
+        _write_trec(Path(trec), units, engine_names)
+    run.finish("success", results=result.results())
+    return result
+
+
+def _write_trec(directory: Path, units: list[dict], engine_names: list[str]) -> None:
+    from ctxgauge.trec import encode_docno, write_qrels, write_run
+
+    ok = [u for u in units if u["status"] == "ok"]
+    directory.mkdir(parents=True, exist_ok=True)
+    qid = {u["id"]: encode_docno(u["id"]) for u in ok}
+    write_run(directory / "run.trec", {qid[u["id"]]: [h["path"] for h in u["ranking"]] for u in ok}, engine_names[0])
+    gaps = {u["id"]: set(u.get("coverage_gap") or ()) for u in ok}
+    # Any-of groups have no TREC form (qrels judge files, not groups): their members are written relevant.
+    write_qrels(directory / "qrels.txt", {
+        qid[u["id"]]: list(dict.fromkeys([p for p in u["expected"] if p not in gaps[u["id"]]]
+                                         + [p for g in u.get("expected_any_of", []) for p in g]))
+        for u in ok})
+    if len(engine_names) > 1:
+        write_run(directory / "run-vs.trec", {qid[u["id"]]: [h["path"] for h in u["vs"]["ranking"]] for u in ok},
+                  engine_names[1])
+
+
+def run_cases(case_file: CaseFile, config: CasesConfig, progress: Progress | None = None) -> CasesResult:
+    """Run every case of `case_file` with the configured engine(s); record the run; return the result."""
+    if config.engine is None:
+        raise UserError("--engine is needed to run cases (or give --qrels with --run to score a ranking)")
+    lines = _merge_lines(case_file.pass_lines, config.pass_lines)
+    depth = max(config.depth, _check(config, lines))
+    metrics = metric_names(config.ks, extra=[line.metric for line in lines])
+    engines = _engines(config)
+    corpora: dict[str, Corpus] = {}
+    for c in case_file.cases:  # open every corpus first: a bad path or revision fails before any write
+        if c.corpus not in corpora:
+            corpora[c.corpus] = open_corpus(*split_corpus(c.corpus))
+    spec = {"suite_version": SUITE_VERSION, "source": case_file.source, "cases": [c.name for c in case_file.cases],
+            "engine": engines[0].name, "engine_identity": engines[0].identity(),
+            "vs": engines[1].name if len(engines) > 1 else None, "ks": list(config.ks), "depth": depth,
+            "seed": config.seed, "pass": {line.metric: line.value for line in lines}, "metrics": metrics,
+            "corpora": sorted({corpora[c.corpus].content_hash() for c in case_file.cases})}
+    out = Path(config.out) if config.out is not None else default_run_dir(SUITE)
+    units: dict[str, dict] = {}
+    try:
+        with RunDir.start(out, suite=SUITE, spec=spec, resume=config.resume) as run, \
+                tempfile.TemporaryDirectory(prefix="ctxgauge-cases-") as tmp:
+            done = 0
+            for n, (key, corpus) in enumerate(corpora.items()):
+                todo = [c for c in case_file.cases if c.corpus == key and not run.is_done(c.name)]
+                units.update({c.name: run.done[c.name] for c in case_file.cases
+                              if c.corpus == key and run.is_done(c.name)})
+                if not todo:
+                    continue
+                built: list[tuple[Any, Path] | EngineError] = []
+                for i, eng in enumerate(engines):
+                    out_dir = Path(tmp) / f"{n}-{i}"
+                    out_dir.mkdir()
+                    try:
+                        call_engine("build", eng, eng.build, corpus, out_dir)
+                        built.append((eng, out_dir))
+                    except EngineError as exc:
+                        built.append(exc)
+                for case in todo:
+                    units[case.name] = _record(run, _one(case, corpus, built, metrics, depth))
+                    done += 1
+                    if progress is not None:
+                        progress(done, len(case_file.cases), case.name)
+            ordered = [units[c.name] for c in case_file.cases]
+            return _finish(run, ordered, metrics, lines, config.seed, config.trec, [e.name for e in engines])
+    finally:
+        for eng in engines:
+            getattr(eng, "close", lambda: None)()
+
+
+def _one(case: Case, corpus: Corpus, built: list, metrics: list[str], depth: int) -> dict:
+    labels, gap = case.labels(set(corpus.paths))
+    unit: dict = {"id": case.name, "query": case.query, "corpus": _corpus_record(corpus),
+                  "expected": list(case.expected), "coverage_gap": list(gap), "known_gap": case.known_gap}
+    if case.any_of:
+        unit["expected_any_of"] = [list(g) for g in case.any_of]
+    results = []
+    for slot in built:
+        if isinstance(slot, EngineError):
+            return {**unit, "status": "failed", "reason": str(slot), "figures": {}, "ranking": []}
+        eng, out_dir = slot
+        try:
+            hits = checked_hits(call_engine("query", eng, eng.query, out_dir, case.query, depth), corpus, depth,
+                                eng.name)
+        except EngineError as exc:
+            return {**unit, "status": "failed", "reason": str(exc), "figures": {}, "ranking": []}
+        ranking = [h.to_dict() for h in hits]
+        results.append((eng.name, score([h.path for h in hits], labels, metrics), ranking))
+    unit.update(status="ok", reason=None, figures=results[0][1], ranking=results[0][2])
+    if len(results) > 1:
+        unit["vs"] = {"engine": results[1][0], "figures": results[1][1], "ranking": results[1][2]}
+    return unit
+
+
+def _record(run: RunDir, unit: dict) -> dict:
+    fields = dict(unit)
+    uid, status = fields.pop("id"), fields.pop("status")
+    return run.add_unit(uid, status, figures=fields.pop("figures", None), reason=fields.pop("reason", None),
+                        **fields)
+
+
+def score_external(qrels: str | Path, run_file: str | Path, config: CasesConfig) -> CasesResult:
+    """Score a ranking produced elsewhere against TREC qrels, without any engine. A query of the qrels the
+    run does not rank is scored as an empty ranking (the system returned nothing), as `trec_eval -c` does;
+    a query without a relevant file is left out (every metric is undefined there)."""
+    from ctxgauge.suites.cases._importers import read_rankings
+    from ctxgauge.trec import read_qrels
+
+    judged = read_qrels(qrels)
+    rankings = read_rankings(run_file)
+    lines = list(config.pass_lines)
+    # External rankings are scored as given, whatever their length: only the cutoffs need checking.
+    _check(CasesConfig(ks=config.ks, depth=10**9, resume=config.resume, out=config.out), lines)
+    metrics = metric_names(config.ks, extra=[line.metric for line in lines])
+    spec = {"suite_version": SUITE_VERSION, "source": Path(qrels).name, "run": Path(run_file).name,
+            "engine": None, "ks": list(config.ks), "seed": config.seed, "metrics": metrics,
+            "pass": {line.metric: line.value for line in lines}}
+    out = Path(config.out) if config.out is not None else default_run_dir(SUITE)
+    with RunDir.start(out, suite=SUITE, spec=spec, resume=config.resume) as run:
+        units = []
+        for qid, docs in judged.items():
+            relevant = frozenset(d for d, rel in docs.items() if rel > 0)
+            if not relevant:
+                continue
+            ranking = rankings.get(qid, [])
+            unit = {"id": qid, "status": "ok", "reason": None, "query": None, "expected": sorted(relevant),
+                    "coverage_gap": [], "known_gap": False, "ranked": qid in rankings,
+                    "figures": score(ranking, Labels(relevant), metrics),
+                    "ranking": [{"path": p, "score": None} for p in ranking]}
+            units.append(run.done.get(qid) or _record(run, unit))
+        if not units:
+            raise UserError(f"{Path(qrels).name}: no query has a relevant file (relevance > 0)")
+        return _finish(run, units, metrics, lines, config.seed, config.trec, ["external"])
