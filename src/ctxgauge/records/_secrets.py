@@ -1,0 +1,157 @@
+"""The secret scan every export runs before it writes a byte: API-key shapes, tokens taken from the
+environment, and absolute home paths.
+
+A published tree is copied around and read by strangers; a key pasted into an answer, echoed by a provider
+error or kept in a spec would leak with it. So a hit stops the export, naming the file and the line, and
+the value itself is never printed whole (the error message may end up in a CI log).
+
+    scanner = SecretScanner.from_environment()
+    scanner.check_bytes("runs/r1/run.json", data)          # raises SecretFound on the first hit
+    findings = scanner.scan_bytes("runs/r1/run.json", data) # or collect them all
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Mapping
+
+from ctxgauge.errors import UserError
+
+MIN_ENV_SECRET_LENGTH = 8
+"""Shortest environment value treated as a secret: shorter ones (`1`, `true`, `dev`) would match everywhere."""
+
+SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL", re.IGNORECASE)
+"""Environment variable names whose values are treated as secrets."""
+
+# Shapes of keys issued by the services a ctxgauge user is likely to hold keys for. Each is anchored on
+# the issuer's fixed prefix, so ordinary identifiers and hashes do not match.
+KEY_SHAPES: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("OpenAI/Anthropic-style API key", re.compile(r"\bsk-(?:ant-|proj-|svcacct-)?[A-Za-z0-9_\-]{20,}")),
+    ("AWS access key id", re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")),
+    ("GitHub token", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{40,})")),
+    ("GitLab token", re.compile(r"\bglpat-[A-Za-z0-9_\-]{20,}")),
+    ("Slack token", re.compile(r"\bxox[abposr]-[A-Za-z0-9\-]{10,}")),
+    ("Google API key", re.compile(r"\bAIza[0-9A-Za-z_\-]{35}")),
+    ("Hugging Face token", re.compile(r"\bhf_[A-Za-z0-9]{30,}")),
+    ("private key", re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----")),
+)
+
+# Home directories on the three systems; `[^/\s"']+` is the user name. Only a path *into* a home counts
+# (`/home/alice/...`), so the bare word `/home` in prose does not stop an export.
+HOME_SHAPES: tuple[re.Pattern[str], ...] = (
+    re.compile(r"(?<![\w.])/home/[^/\s\"'<>]+/"),
+    re.compile(r"(?<![\w.])/Users/[^/\s\"'<>]+/"),
+    re.compile(r"\b[A-Za-z]:(?:\\\\|\\|/)Users(?:\\\\|\\|/)[^\\/\s\"'<>]+"),
+)
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One secret-shaped string in one file."""
+
+    path: str
+    """The file, as the export names it (relative to the export or the runs directory)."""
+    line: int
+    """1-based line number."""
+    kind: str
+    """What matched: a key shape's name, `environment value of NAME`, or `absolute home path`."""
+    excerpt: str
+    """The match with all but its first few characters masked, safe to print."""
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}: {self.kind} ({self.excerpt})"
+
+
+class SecretFound(UserError):
+    """An export stopped because a file holds a secret or a home path; `finding` says where."""
+
+    def __init__(self, finding: Finding):
+        super().__init__(f"secret scan: {finding}; nothing was written. Remove it from the run "
+                         "(or re-run without it) and export again")
+        self.finding = finding
+
+
+def _mask(value: str) -> str:
+    # Enough to recognise which key it was, never enough to use it.
+    keep = 4 if len(value) > 12 else 2
+    return value[:keep] + "…" + f"[{len(value)} chars]"
+
+
+@dataclass(frozen=True)
+class SecretScanner:
+    """Scans text for key shapes, the given environment secrets and home paths."""
+
+    env_secrets: tuple[tuple[str, str], ...] = ()
+    """(variable name, value) pairs whose values must not appear, longest value first."""
+    homes: tuple[str, ...] = ()
+    """This machine's home directories (e.g. `/root`), matched as path prefixes."""
+
+    @classmethod
+    def from_environment(cls, environ: Mapping[str, str] | None = None,
+                         min_length: int = MIN_ENV_SECRET_LENGTH) -> "SecretScanner":
+        """A scanner for `environ` (default: this process's): every value of a variable whose name looks like
+        KEY, TOKEN, SECRET or PASSWORD and is at least `min_length` characters, plus `$HOME`."""
+        env = dict(os.environ if environ is None else environ)
+        pairs = {(name, value) for name, value in env.items()
+                 if SECRET_NAME.search(name) and len(value.strip()) >= min_length}
+        homes = []
+        home = env.get("HOME") or env.get("USERPROFILE")
+        # "/" as a home (some service users) would match every absolute path: not a useful signal.
+        if home and len(home.rstrip("/\\")) > 1:
+            homes.append(home.rstrip("/\\"))
+        ordered = tuple(sorted(pairs, key=lambda p: (-len(p[1]), p[0])))
+        return cls(env_secrets=ordered, homes=tuple(homes))
+
+    def scan_line(self, text: str) -> list[tuple[str, str]]:
+        """(kind, masked match) for every secret-shaped string in one line of text."""
+        hits: list[tuple[str, str]] = []
+        for name, value in self.env_secrets:
+            if value in text:
+                hits.append((f"environment value of {name}", _mask(value)))
+        for kind, pattern in KEY_SHAPES:
+            for m in pattern.finditer(text):
+                hits.append((kind, _mask(m.group(0))))
+        for home in self.homes:
+            # A prefix match must end the path component: HOME=/root must not flag /rooted.
+            for m in re.finditer(re.escape(home) + r"(?=[/\\\"'\s<>]|$)", text):
+                hits.append(("absolute home path", m.group(0)))
+        for pattern in HOME_SHAPES:
+            for m in pattern.finditer(text):
+                hits.append(("absolute home path", m.group(0)))
+        return hits
+
+    def scan_bytes(self, path: str, data: bytes) -> list[Finding]:
+        """Every finding in a file's bytes (decoded as UTF-8, undecodable bytes replaced)."""
+        out = []
+        # Lines split on b"\n" only, as check_file reads them, so both name the same line number.
+        for number, raw in enumerate(data.split(b"\n"), start=1):
+            for kind, excerpt in self.scan_line(raw.decode("utf-8", errors="replace")):
+                out.append(Finding(path, number, kind, excerpt))
+        return out
+
+    def check_bytes(self, path: str, data: bytes) -> None:
+        """Raise SecretFound for the first finding in `data`."""
+        findings = self.scan_bytes(path, data)
+        if findings:
+            raise SecretFound(findings[0])
+
+    def check_file(self, name: str, path: Path) -> None:
+        """Raise SecretFound for the first finding in the file at `path`, reported as `name`.
+
+        The file is read line by line, so a large units file is never held in memory whole."""
+        with open(path, "rb") as fh:
+            for number, raw in enumerate(fh, start=1):
+                hits = self.scan_line(raw.decode("utf-8", errors="replace"))
+                if hits:
+                    raise SecretFound(Finding(name, number, hits[0][0], hits[0][1]))
+
+    def check_all(self, items: Iterable[tuple[str, Path | bytes]]) -> None:
+        """Check every (name, file path or bytes) in order; raise SecretFound at the first hit."""
+        for name, item in items:
+            if isinstance(item, (bytes, bytearray)):
+                self.check_bytes(name, bytes(item))
+            else:
+                self.check_file(name, item)

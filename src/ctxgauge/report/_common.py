@@ -1,0 +1,97 @@
+"""Helpers every suite's report part shares: number formats, intervals, did-not-finish notes."""
+
+from __future__ import annotations
+
+from typing import Iterable, Sequence
+
+from ctxgauge.report._model import Cell
+from ctxgauge.report._runs import RunRef
+
+N_RESAMPLES = 10000
+"""Bootstrap resamples of every interval a report draws (the suites' own default)."""
+
+
+def fmt(value: float | int | None, digits: int = 3) -> str:
+    """A figure as text: `-` for unmeasured, integers as they are, floats to `digits` decimals."""
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int):
+        return f"{value:,}"
+    if digits == 0:
+        return f"{value:,.0f}"
+    return f"{value:.{digits}f}"
+
+
+def pct(value: float | None) -> str:
+    """A share as a percentage with one decimal (`-` when unmeasured)."""
+    return "-" if value is None else f"{100 * value:.1f}%"
+
+
+def usd(value: float | None) -> str:
+    """A cost in US dollars (`-` when unknown: an unpriced model is never shown as free)."""
+    if value is None:
+        return "-"
+    if value < 0.01:  # a cheap model's per-answer cost would read $0.0002 for every arm
+        return f"${value:.6f}"
+    return f"${value:.4f}" if value < 1 else f"${value:,.2f}"
+
+
+def num(value: float | int | None, digits: int = 3) -> Cell:
+    """A right-aligned numeric cell."""
+    return Cell(fmt(value, digits), num=True)
+
+
+def interval(values: Sequence[float], seed: int) -> tuple[float | None, float | None, float | None]:
+    """(mean, low, high): the seeded 95% percentile bootstrap of the mean; no interval below two values."""
+    if not values:
+        return None, None, None
+    mean = sum(values) / len(values)
+    if len(values) < 2:
+        return mean, None, None
+    from ctxgauge.metrics import bootstrap_ci
+
+    m, low, high = bootstrap_ci(list(values), seed=seed, n_resamples=N_RESAMPLES)
+    return m, low, high
+
+
+def defined(values: Iterable[float | None]) -> list[float]:
+    """The values that are measured (None dropped), as floats."""
+    return [float(v) for v in values if v is not None]
+
+
+def status_cell(run: RunRef) -> Cell:
+    """A run's status as a badge: finished runs green, everything else marked did-not-finish."""
+    if run.finished:
+        return Cell("finished", style="good", run=run.rel)
+    return Cell(f"did not finish ({run.status})", style="bad", run=run.rel)
+
+
+def dnf_note(runs: Sequence[RunRef]) -> list[str]:
+    """One sentence per run that did not finish: published, never in a figure or a mean."""
+    out = []
+    for r in runs:
+        if not r.finished:
+            why = r.record.get("error") or "no results recorded"
+            out.append(f"{r.rel}: did not finish ({r.status}: {why}); shown in the runs table, left out of "
+                       "every figure and mean.")
+    return out
+
+
+def nice_top(values: Iterable[float | None], floor: float = 0.05) -> float:
+    """The smallest round axis end (1, 2, 2.5 or 5 times a power of ten) at or above every value."""
+    import math
+
+    top = max([floor] + [v for v in values if v is not None])
+    exp = math.floor(math.log10(top))
+    for step in (1.0, 2.0, 2.5, 5.0, 10.0):
+        if step * 10 ** exp >= top - 1e-12:
+            return step * 10 ** exp
+    return 10.0 ** (exp + 1)
+
+
+def label_systems(pairs: Sequence[tuple[str, RunRef]]) -> list[str]:
+    """Bar labels for (system, run) pairs: the system name, with the run id added where a name repeats."""
+    names = [name for name, _ in pairs]
+    return [name if names.count(name) == 1 else f"{name} · {run.run_id}" for name, run in pairs]

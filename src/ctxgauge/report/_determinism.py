@@ -1,0 +1,173 @@
+"""The determinism suite's part of a report: a CTL badge per engine, the family figures, drift, flags, and
+a link to each fingerprint.
+
+Reads `results.engines[spec] = {status, reason, level, label, grade, drift, families, flags, fingerprint}`
+(see `ctxgauge.suites.determinism._results`). A skipped engine shows as skipped with its reason and a level
+that is not measured shows as such: neither is ever drawn as a pass.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from ctxgauge.report._common import dnf_note, fmt, label_systems, nice_top
+from ctxgauge.report._model import Bar, BarsFigure, Cell, Panel, Section, Table
+from ctxgauge.report._runs import RunRef
+
+FAMILY_OK = "ok"
+
+
+def dataset(run: RunRef) -> str:
+    """The corpus name (and short revision) the run measured."""
+    corpus = run.results.get("corpus") or run.spec.get("corpus") or {}
+    name = str(corpus.get("name") or "-")
+    rev = corpus.get("rev")
+    return f"{name}@{str(rev)[:10]}" if rev else name
+
+
+def engines(run: RunRef) -> dict[str, dict[str, Any]]:
+    """Engine spec -> its result in a finished run."""
+    return run.results.get("engines") or {}
+
+
+def level_cell(result: dict[str, Any], run: RunRef) -> Cell:
+    """The CTL badge: coloured by level; grey for skipped and not measured."""
+    if result.get("status") == "skipped":
+        return Cell("skipped", style="muted", run=run.rel)
+    level = result.get("level")
+    if result.get("status") == "failed" or level is None:
+        return Cell(str(result.get("label") or "not measured"), style="muted", run=run.rel)
+    return Cell(str(result.get("label") or f"CTL {level}"), style=f"ctl{int(level)}", run=run.rel)
+
+
+def _family(result: dict, name: str) -> tuple[dict, str | None]:
+    fam = (result.get("families") or {}).get(name) or {}
+    if fam.get("status") == FAMILY_OK:
+        return fam.get("figures") or {}, None
+    return {}, fam.get("status") or "not measured"
+
+
+def _rebuild(result: dict) -> Cell:
+    f, why = _family(result, "rebuild")
+    if why:
+        return Cell(why, style="muted")
+    n, builds = f.get("distinct_hashes"), f.get("rebuilds")
+    return Cell(f"{n} hash{'es' if n != 1 else ''} / {builds} builds", style="good" if n == 1 else "bad")
+
+
+def _query(result: dict, key: str) -> Cell:
+    f, why = _family(result, "query")
+    return Cell(why, style="muted") if why else Cell(fmt(f.get(key), 3), num=True)
+
+
+def _update(result: dict) -> Cell:
+    f, why = _family(result, "update")
+    if why:
+        return Cell(why, style="muted")
+    same = f.get("identical")
+    return Cell("identical" if same else "differs", style="good" if same else "bad")
+
+
+def _cross(result: dict) -> Cell:
+    f, why = _family(result, "cross-machine")
+    if why:
+        return Cell(why, style="muted")
+    verdict = str(f.get("verdict") or "-")
+    return Cell(verdict, style="good" if verdict.upper() == "PASS" else "bad")
+
+
+def _drift(result: dict) -> Cell:
+    drift = result.get("drift") or {}
+    if not drift:
+        return Cell(_family(result, "drift")[1] or "-", style="muted")
+    return Cell(", ".join(f"{kind} {value:.3f}" for kind, value in sorted(drift.items())), num=True)
+
+
+def _flags(result: dict) -> Cell:
+    flags = result.get("flags") or []
+    if result.get("status") in ("skipped", "failed"):
+        return Cell(str(result.get("reason") or result.get("status")), style="muted")
+    if not flags:
+        return Cell("none")
+    return Cell("; ".join(f"{f.get('flag')}: {f.get('reason')}" for f in flags), style="warn")
+
+
+def _table(runs: Sequence[RunRef]) -> Table:
+    rows = []
+    pairs = [(spec, run) for run in runs for spec in engines(run)]
+    for label, (spec, run) in zip(label_systems(pairs), pairs):
+        r = engines(run)[spec]
+        fp = r.get("fingerprint")
+        rows.append([Cell(label, run=run.rel), level_cell(r, run), _rebuild(r), _query(r, "exact_match_rate"),
+                     _query(r, "mean_jaccard"), _query(r, "mean_kendall_tau"), _drift(r), _update(r), _cross(r),
+                     _flags(r), Cell("fingerprint", run=run.rel, file=fp) if fp else Cell("-", style="muted")])
+    k = runs[0].results.get("k") if runs else None
+    return Table("Context Trust Level per engine",
+                 ["engine", "level", "rebuild", "EMR", f"Jaccard@{k}", "Kendall τ", "drift", "update",
+                  "cross-machine", "flags", "fingerprint"], rows, sources=[r.rel for r in runs],
+                 caption="CTL 4 cross-machine deterministic · 3 machine-deterministic (identical artifacts, EMR 1) "
+                 "· 2 stable retrieval (EMR 1) · 1 repeatable (Jaccard and τ ≥ 0.9) · 0 below. Drift = 1 − "
+                 "Jaccard@k against the base build after one unrelated file is added.")
+
+
+def _reasons(runs: Sequence[RunRef]) -> list[str]:
+    out = []
+    for run in runs:
+        for spec, r in engines(run).items():
+            for reason in (r.get("grade") or {}).get("reasons") or []:
+                out.append(f"{spec}: {reason}")
+    return out
+
+
+def _drift_figure(runs: Sequence[RunRef]) -> BarsFigure | None:
+    pairs = [(spec, run) for run in runs for spec in engines(run)]
+    kinds = sorted({k for spec, run in pairs for k in (engines(run)[spec].get("drift") or {})})
+    if not kinds:
+        return None
+    labels = label_systems(pairs)
+    panels = []
+    for kind in kinds:
+        bars = [Bar(label, (engines(run)[spec].get("drift") or {}).get(kind), run=run.rel)
+                for label, (spec, run) in zip(labels, pairs)]
+        panels.append(Panel(f"drift ({kind} noise)", bars, top=nice_top(b.value for b in bars)))
+    return BarsFigure("Drift under noise (lower is steadier)", panels, list(dict.fromkeys(r.rel for r in runs)),
+                      caption="1 − mean Jaccard@k of each query's results against the base build, after one "
+                      "unrelated file of that kind joins the corpus. No interval: one noise file per kind.")
+
+
+def section(runs: Sequence[RunRef]) -> Section:
+    """The determinism section: per corpus, the CTL table and the drift bars."""
+    sec = Section("determinism", "Determinism: is the context the same every time?", notes=dnf_note(runs))
+    done = [r for r in runs if r.finished]
+    for name in dict.fromkeys(dataset(r) for r in done):
+        group = [r for r in done if dataset(r) == name]
+        table = _table(group)
+        table.title = f"{name}: {table.title}"
+        sec.blocks.append(table)
+        drift = _drift_figure(group)
+        if drift is not None:
+            sec.blocks.append(drift)
+        sec.notes += _reasons(group)
+    return sec
+
+
+def systems(run: RunRef) -> list[str]:
+    """The engines a run measured or meant to (from its spec when it did not finish)."""
+    return list(engines(run)) or [str(e) for e in run.spec.get("engines") or []]
+
+
+def leaderboard_values(run: RunRef) -> list[tuple[str, str, float | None, str]]:
+    """(engine, metric, value, engine status) for every engine of a finished run."""
+    out = []
+    for spec, r in engines(run).items():
+        status = str(r.get("status") or "measured")
+        q, _ = _family(r, "query")
+        rb, _ = _family(r, "rebuild")
+        out.append((spec, "ctl", r.get("level"), status))
+        out.append((spec, "exact_match_rate", q.get("exact_match_rate"), status))
+        out.append((spec, "mean_jaccard", q.get("mean_jaccard"), status))
+        out.append((spec, "mean_kendall_tau", q.get("mean_kendall_tau"), status))
+        out.append((spec, "distinct_artifact_hashes", rb.get("distinct_hashes"), status))
+        for kind, value in sorted((r.get("drift") or {}).items()):
+            out.append((spec, f"drift:{kind}", value, status))
+    return out

@@ -1,0 +1,116 @@
+"""The report as Markdown: the same model as the HTML page, figures as tables and text grids.
+
+Bars become `value [low, high]` cells (bar glyphs misalign in proportional fonts); grids become one line
+of symbols per system in a code block. Links to runs are relative to where the file is written.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ctxgauge.report._html import Links
+from ctxgauge.report._model import BarsFigure, Block, Cell, GridFigure, PairedFigure, Report, Table
+
+GRID_SYMBOLS = {"hit": "█", "near": "▓", "miss": "·", "unscorable": "○", "failed": "x", "absent": " ",
+                "pass": "█", "fail": "·", "adjudicate": "?", "infra": "!", "not-judged": "-", "skipped": " "}
+
+
+def _esc(text: str) -> str:
+    # A pipe would end the cell; a newline would end the row.
+    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+
+
+def _cell(c: Cell, links: Links) -> str:
+    text = _esc(c.text)
+    if c.style in ("bad", "warn"):
+        text = f"**{text}**"
+    href = links(c.run, c.file) if c.run else None
+    return f"[{text}]({href})" if href else text
+
+
+def _md_table(columns: list[str], rows: list[list[str]], numeric: list[bool]) -> list[str]:
+    align = ["---:" if n else "---" for n in numeric]
+    out = ["| " + " | ".join(_esc(c) for c in columns) + " |", "| " + " | ".join(align) + " |"]
+    out += ["| " + " | ".join(r) + " |" for r in rows]
+    return out
+
+
+def _table(t: Table, links: Links) -> list[str]:
+    numeric = [bool(t.rows) and all(r[i].num for r in t.rows) for i in range(len(t.columns))]
+    return _md_table(t.columns, [[_cell(c, links) for c in r] for r in t.rows], numeric)
+
+
+def _bars(fig: BarsFigure, links: Links) -> list[str]:
+    labels = list(dict.fromkeys(b.label for p in fig.panels for b in p.bars))
+    runs = {b.label: b.run for p in fig.panels for b in p.bars}
+    rows = []
+    for label in labels:
+        row = [_cell(Cell(label, run=runs.get(label)), links)]
+        for p in fig.panels:
+            bar = next((b for b in p.bars if b.label == label), None)
+            if bar is None or bar.value is None:
+                row.append("-")
+                continue
+            text = bar.text or f"{bar.value:.3f}"
+            if bar.low is not None and bar.high is not None:
+                text += f" [{bar.low:.3f}, {bar.high:.3f}]"
+            row.append(text)
+        rows.append(row)
+    return _md_table(["system"] + [p.metric for p in fig.panels], rows, [False] + [True] * len(fig.panels))
+
+
+def _paired(fig: PairedFigure) -> list[str]:
+    rows = [[r.metric, f"{r.mean_a:.3f}", f"{r.mean_b:.3f}", f"{r.diff:+.3f} [{r.low:+.3f}, {r.high:+.3f}]",
+             f"{r.p_value:.3f}", f"{r.wins} / {r.ties} / {r.losses}"] for r in fig.rows]
+    return _md_table(["metric", fig.a, fig.b, "difference [95%]", "p", f"win / tie / loss ({fig.n})"], rows,
+                     [False, True, True, True, True, True])
+
+
+def _grid(fig: GridFigure) -> list[str]:
+    width = max([len(r.label) for r in fig.rows] + [4])
+    lines = ["```"]
+    for r in fig.rows:
+        lines.append(f"{r.label:<{width}}  " + "".join(GRID_SYMBOLS.get(c, "?") for c in r.cells))
+    lines.append("```")
+    lines.append(" · ".join(f"`{GRID_SYMBOLS.get(s, '?')}` {d}" for s, d in fig.legend.items()))
+    return lines
+
+
+def _block(block: Block, links: Links) -> list[str]:
+    out = [f"### {block.title}", ""]
+    if isinstance(block, Table):
+        out += _table(block, links)
+    elif isinstance(block, BarsFigure):
+        out += _bars(block, links)
+    elif isinstance(block, PairedFigure):
+        out += _paired(block)
+    else:
+        out += _grid(block)
+    if block.caption:
+        out += ["", f"_{_esc(block.caption)}_"]
+    if block.sources:
+        srcs = ", ".join(f"[{s}]({h})" if (h := links(s)) else s for s in block.sources)
+        out += ["", f"From run{'s' if len(block.sources) > 1 else ''}: {srcs}"]
+    return out + [""]
+
+
+def render_markdown(report: Report, base: Path | None = None) -> str:
+    """The report as Markdown text; links relative to `base` (the directory the file will be written to)."""
+    links = Links(report, base)
+    out = [f"# {report.title}", "", f"{len(report.runs)} runs. Every figure names the run it comes from.", ""]
+    out += _block(report.overview, links)
+    for sec in report.sections:
+        out += [f"## {sec.title}", ""]
+        out += [f"- {_esc(n)}" for n in sec.notes] + ([""] if sec.notes else [])
+        for block in sec.blocks:
+            out += _block(block, links)
+    return "\n".join(out).rstrip("\n") + "\n"
+
+
+def write_markdown(report: Report, path: str | Path) -> Path:
+    """Write the Markdown atomically to `path`, links relative to its directory; returns the path."""
+    from ctxgauge._io import write_text_atomic
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return write_text_atomic(path, render_markdown(report, path.parent))

@@ -1,0 +1,228 @@
+"""The qa suite's part of a report: accuracy per arm with its interval, tokens per correct answer, cost,
+the per-question verdicts and the trust gate.
+
+Reads `results.summary[arm]` (accuracy, passed, questions, tokens, cost_usd, retrieval_hit_rate, status,
+reason, runs, valid_runs), `results.questions` (per question, per arm, the verdict of each repetition),
+`results.runs` (one per arm x repetition with its validity) and `results.trust` (see
+`ctxgauge.suites.qa._summary`). An arm without a score (skipped, not judged, did not finish) shows `-`,
+never 0.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from ctxgauge.report._common import dnf_note, fmt, interval, label_systems, nice_top, num, pct, usd
+from ctxgauge.report._model import Bar, BarsFigure, Cell, GridFigure, GridRow, Panel, Section, Table
+from ctxgauge.report._runs import RunRef
+
+ACCURACY_SEED = 0
+"""Seed of the accuracy intervals (qa runs record no seed of their own)."""
+
+VERDICT_LEGEND = {
+    "pass": "passed", "fail": "failed", "adjudicate": "needs a human (judge unsure)",
+    "infra": "provider outage: a gap, not a zero", "not-judged": "not judged (no judge model)",
+    "skipped": "not answered (arm skipped)", "absent": "not asked in this run",
+}
+
+
+def dataset(run: RunRef) -> str:
+    """The battery or question set the run asked."""
+    ident = (run.record.get("context") or {}).get("source_identity") or {}
+    return str(ident.get("name") or run.spec.get("source") or "-")
+
+
+def model(run: RunRef) -> str:
+    """The answer model ('' for arms that need none)."""
+    return str(run.spec.get("model") or "")
+
+
+def arms(run: RunRef) -> dict[str, dict[str, Any]]:
+    """Arm spec -> its summary in a finished run."""
+    return run.results.get("summary") or {}
+
+
+def tokens(summary: dict) -> int | None:
+    """Every token the answering model read or wrote for this arm (the judge's excluded)."""
+    t = summary.get("tokens") or {}
+    if not t or (summary.get("status") or "measured") != "measured":
+        return None
+    return sum(int(t.get(k) or 0) for k in ("tokens_input", "tokens_output", "tokens_cache_read", "tokens_cache_write"))
+
+
+def per_correct(total: float | None, summary: dict) -> float | None:
+    """`total` divided by the correct answers; None with no scored correct answer (never infinity)."""
+    passed = summary.get("passed") or 0
+    if total is None or summary.get("accuracy") is None or not passed:
+        return None
+    return total / passed
+
+
+def _outcomes(run: RunRef, arm: str) -> list[float]:
+    # 1 per passed question, 0 per failed or adjudicated one, over the valid repetitions only.
+    valid = {r["repetition"] for r in run.results.get("runs") or [] if r.get("arm") == arm and (r.get("validity") or {}).get("ok")}
+    out = []
+    for u in run.units():
+        if u.get("arm") == arm and u.get("rep") in valid:
+            result = (u.get("verdict") or {}).get("result")
+            if result in ("pass", "fail", "adjudicate"):
+                out.append(1.0 if result == "pass" else 0.0)
+    return out
+
+
+def accuracy(run: RunRef, arm: str) -> tuple[float | None, float | None, float | None]:
+    """(accuracy, low, high): the recorded accuracy with a seeded bootstrap interval over its questions."""
+    value = arms(run)[arm].get("accuracy")
+    if value is None:
+        return None, None, None
+    _, low, high = interval(_outcomes(run, arm), ACCURACY_SEED)
+    return value, low, high
+
+
+def _figures(runs: Sequence[RunRef]) -> list[BarsFigure]:
+    pairs = [(arm, run) for run in runs for arm in arms(run)]
+    labels = label_systems(pairs)
+    acc, hit, tpc, cpc = [], [], [], []
+    for label, (arm, run) in zip(labels, pairs):
+        s = arms(run)[arm]
+        value, low, high = accuracy(run, arm)
+        acc.append(Bar(label, value, low, high, run=run.rel, text=pct(value) if value is not None else None))
+        hit.append(Bar(label, s.get("retrieval_hit_rate"), run=run.rel))
+        t = per_correct(tokens(s), s)
+        tpc.append(Bar(label, t, run=run.rel, text=None if t is None else f"{t:,.0f}"))
+        c = per_correct(s.get("cost_usd"), s)
+        cpc.append(Bar(label, c, run=run.rel, text=None if c is None else usd(c)))
+    sources = list(dict.fromkeys(r.rel for r in runs))
+    panels = [Panel("accuracy", acc)]
+    if any(b.value is not None for b in hit):
+        panels.append(Panel("retrieval hit rate", hit))
+    out = [BarsFigure("Accuracy per arm", panels, sources,
+                      caption="Share of questions passed over the valid repetitions; whiskers: seeded 95% bootstrap "
+                      "interval over questions. Retrieval hit rate: questions whose evidence file was retrieved.")]
+    if any(b.value is not None for b in tpc + cpc):
+        out.append(BarsFigure("What a correct answer costs", [
+            Panel("tokens per correct answer", tpc, top=nice_top((b.value for b in tpc), floor=1.0)),
+            Panel("cost per correct answer (USD)", cpc, top=nice_top((b.value for b in cpc), floor=1e-6)),
+        ], sources, caption="Answering model's tokens (input, output and cache) and cost, divided by the answers "
+                            "judged correct; the judge's tokens are not included."))
+    return out
+
+
+def _table(runs: Sequence[RunRef]) -> Table:
+    pairs = [(arm, run) for run in runs for arm in arms(run)]
+    rows = []
+    for label, (arm, run) in zip(label_systems(pairs), pairs):
+        s = arms(run)[arm]
+        status = str(s.get("status") or "measured")
+        st = Cell(status, style="good" if status == "measured" else "muted")
+        t = tokens(s)
+        rows.append([Cell(label, run=run.rel), st, Cell(pct(s.get("accuracy")), num=True),
+                     Cell(f"{s.get('passed', 0)}/{s.get('questions', 0)}", num=True), num(t, 0),
+                     num(per_correct(t, s), 0), Cell(usd(s.get("cost_usd")), num=True),
+                     Cell(usd(per_correct(s.get("cost_usd"), s)), num=True), Cell(pct(s.get("retrieval_hit_rate")), num=True),
+                     Cell(f"{s.get('valid_runs', 0)}/{s.get('runs', 0)}", num=True)])
+    return Table("Arms: accuracy, tokens and cost",
+                 ["arm", "status", "accuracy", "passed", "tokens", "tokens/correct", "cost", "cost/correct",
+                  "hit rate", "valid runs"], rows, sources=list(dict.fromkeys(r.rel for r in runs)),
+                 caption="Cost is estimated from the recorded rate table where the provider reports none; `-` means "
+                 "not measured (no model, no judge, or an unpriced model), never zero.")
+
+
+def _grid(run: RunRef) -> GridFigure:
+    questions = run.results.get("questions") or []
+    names = list(arms(run))
+    columns = [(q["qid"], f"{q['qid']} (difficulty {q.get('difficulty') or '-'}; "
+                f"{', '.join(q.get('categories') or [])})") for q in questions]
+    rows = []
+    for arm in names:
+        cells = []
+        for q in questions:
+            got = (q.get("arms") or {}).get(arm) or []
+            first = next((g for g in got if g), None)  # first repetition with an outcome
+            cells.append(first if first in VERDICT_LEGEND else ("absent" if first is None else "not-judged"))
+        rows.append(GridRow(arm, cells, run=run.rel))
+    used = {c for r in rows for c in r.cells}
+    legend = {k: v for k, v in VERDICT_LEGEND.items() if k in used or k in ("pass", "fail")}
+    return GridFigure(f"Per-question verdicts ({len(questions)} questions, first repetition)", columns, rows, legend,
+                      [run.rel], caption="One cell per question; hover for its id, difficulty and categories.")
+
+
+def _trust(run: RunRef) -> Table | None:
+    trust = run.results.get("trust") or {}
+    checks = trust.get("checks") or []
+    if not checks:
+        return None
+    style = {"pass": "good", "warn": "warn", "fail": "bad"}
+    rows = [[Cell(str(c.get("name"))), Cell(str(c.get("arm") or "all")),
+             Cell(str(c.get("status")), style=style.get(str(c.get("status")), "muted")),
+             Cell(fmt(c.get("value"), 4), num=True), Cell(str(c.get("threshold") or "")),
+             Cell(str(c.get("detail") or ""))] for c in checks]
+    return Table(f"Trust gate: {trust.get('status')} ({trust.get('not_measured', 0)} not measured)",
+                 ["check", "arm", "status", "value", "needs", "detail"], rows, sources=[run.rel])
+
+
+def section(runs: Sequence[RunRef]) -> Section:
+    """The qa section: per battery and model, accuracy and cost figures, the arms table, verdicts, trust."""
+    sec = Section("qa", "QA: does the context help a model answer?", notes=dnf_note(runs))
+    done = [r for r in runs if r.finished]
+    for key in dict.fromkeys((dataset(r), model(r)) for r in done):
+        group = [r for r in done if (dataset(r), model(r)) == key]
+        for fig in _figures(group):
+            fig.title = f"{key[0]} · {key[1] or 'no model'}: {fig.title}"
+            sec.blocks.append(fig)
+        sec.blocks.append(_table(group))
+        sec.notes += [f"{r.rel}: {arm}: {s.get('status')}: {s['reason']}" for r in group
+                      for arm, s in arms(r).items() if s.get("reason")]
+        for run in group:
+            sec.blocks.append(_grid(run))
+            trust = _trust(run)
+            if trust is not None:
+                sec.blocks.append(trust)
+    return sec
+
+
+def systems(run: RunRef) -> list[str]:
+    """The arms a run measured or meant to (from its spec when it did not finish)."""
+    return list(arms(run)) or [str(a) for a in run.spec.get("arms") or []]
+
+
+def rep_values(run: RunRef, arm: str) -> list[tuple[bool, str, dict[str, float | None]]]:
+    """Per repetition of an arm: (valid, validity reason, metric -> value) for accuracy, tokens, cost and their per-correct
+    ratios, read from the repetition's own `record.json` (economics) and the run's `results.runs`."""
+    import json
+
+    out = []
+    for r in run.results.get("runs") or []:
+        if r.get("arm") != arm:
+            continue
+        ok = bool((r.get("validity") or {}).get("ok"))
+        sc = r.get("scoring") or {}
+        total, den = sc.get("total"), sc.get("denominator")
+        econ: dict = {}
+        rec = run.path / str(r.get("path") or "") / "record.json"
+        if r.get("path") and rec.is_file():
+            econ = json.loads(rec.read_text(encoding="utf-8")).get("economics") or {}
+        used = sum(int(econ.get(k) or 0) for k in ("tokens_input", "tokens_output", "tokens_cache_read",
+                                                   "tokens_cache_write")) if econ else None
+        cost = econ.get("cost_usd")
+        acc = total / den if ok and total is not None and den else None
+        good = total if ok and total else None  # correct answers, when there are any
+        out.append((ok, str((r.get("validity") or {}).get("reason") or ""), {"accuracy": acc, "tokens": used if ok else None, "cost_usd": cost if ok else None,
+                         "tokens_per_correct": used / good if good and used is not None else None,
+                         "cost_per_correct": cost / good if good and cost is not None else None}))
+    return out
+
+
+def arm_values(run: RunRef, arm: str) -> dict[str, float | None]:
+    """Arm-level figures only the summary holds (measured over the first repetition)."""
+    return {"retrieval_hit_rate": arms(run).get(arm, {}).get("retrieval_hit_rate")}
+
+
+def item_rows(run: RunRef) -> list[dict]:
+    """Per question and arm: the verdict of every repetition."""
+    rows = []
+    for q in run.results.get("questions") or []:
+        for arm, got in sorted((q.get("arms") or {}).items()):
+            rows.append({"qid": q["qid"], "arm": arm, "difficulty": q.get("difficulty"),
+                         "categories": ";".join(q.get("categories") or []), "verdicts": list(got)})
+    return rows

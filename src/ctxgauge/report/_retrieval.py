@@ -1,0 +1,256 @@
+"""The retrieval suites' part of a report: replay (commits as cases) and cases (hand-labelled requests).
+
+Both record a unit per request with `figures` (metric -> value, None where nothing was scorable) for the
+measured engine and, with `--vs`, `vs: {engine, figures}` for the other; `results.comparison` holds the
+paired comparison. Means and intervals are recomputed here from the ok units, so a figure on the page is
+exactly what the units say (the interval seeded with the run's own `spec.seed`).
+
+A cases run is read the same way (the cases suite shares replay's scoring); its units may carry
+`lane: "known-gaps"`, reported but kept out of every mean, as that suite's pass line does.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+from ctxgauge.report._common import defined, dnf_note, fmt, interval, label_systems, num, pct
+from ctxgauge.report._model import Bar, BarsFigure, Cell, GridFigure, GridRow, PairedFigure, PairedRow, Panel, \
+    Section, Table
+from ctxgauge.report._runs import RunRef
+
+KNOWN_GAPS = "known-gaps"
+HIT_LEGEND = {
+    "hit": "expected file in the top {k0}",
+    "near": "in the top {k1}, not the top {k0}",
+    "miss": "not in the top {k1}",
+    "unscorable": "nothing scorable (only a coverage gap)",
+    "failed": "engine failed on this commit",
+    "absent": "not replayed in this run",
+}
+
+
+@dataclass
+class EngineFigures:
+    """One engine's figures in one run: per ok unit id, metric -> value."""
+
+    engine: str
+    run: RunRef
+    units: dict[str, dict[str, float | None]]
+    failed: set[str]
+    role: str = "engine"
+    """`engine` (the measured one) or `vs` (the one compared against)."""
+
+    def values(self, metric: str) -> list[float]:
+        """The metric's defined values over the ok units."""
+        return defined(f.get(metric) for f in self.units.values())
+
+
+def dataset(run: RunRef) -> str:
+    """What the run measured on: the repository (replay) or the case set (cases)."""
+    spec = run.spec
+    return str(spec.get("repo") or spec.get("dataset") or spec.get("cases") or spec.get("source") or "-")
+
+
+def metrics_of(run: RunRef) -> list[str]:
+    """The run's metrics in report order (its spec, else whatever its summary holds)."""
+    names = run.spec.get("metrics") or list((run.results.get("summary") or {}).keys())
+    return [m for m in names if m != "coverage_gap"]
+
+
+def ks_of(run: RunRef) -> list[int]:
+    """The run's cutoffs, smallest first."""
+    ks = run.spec.get("ks") or sorted({int(m.split("@")[1]) for m in metrics_of(run) if m.startswith("hit@")})
+    return sorted(int(k) for k in ks) or [5]
+
+
+def engine_figures(run: RunRef, *, gaps: bool = False) -> list[EngineFigures]:
+    """The measured engine (and the --vs engine) of a finished run, from its units (known-gaps lane units
+    only with `gaps`: they are reported, never averaged)."""
+    main = EngineFigures(str(run.spec.get("engine") or run.results.get("engine") or "engine"), run, {}, set())
+    vs_name = run.spec.get("vs") or run.results.get("vs")
+    other = EngineFigures(str(vs_name), run, {}, set(), role="vs") if vs_name else None
+    for u in run.units():
+        if u.get("lane") == KNOWN_GAPS and not gaps:
+            continue
+        if u.get("status") == "failed":
+            main.failed.add(u["id"])
+            if other:
+                other.failed.add(u["id"])
+        elif u.get("status") == "ok":
+            main.units[u["id"]] = u.get("figures") or {}
+            if other and "vs" in u:
+                other.units[u["id"]] = (u["vs"] or {}).get("figures") or {}
+    return [main] + ([other] if other else [])
+
+
+def headline(run: RunRef) -> list[str]:
+    """The metrics drawn as bars: hit, recall and nDCG at the smallest k, and MRR (those the run has)."""
+    k0 = ks_of(run)[0]
+    wanted = [f"hit@{k0}", f"recall@{k0}", f"ndcg@{k0}", "mrr"]
+    have = set(metrics_of(run))
+    return [m for m in wanted if m in have]
+
+
+def _bars(engines: Sequence[EngineFigures], metrics: Sequence[str], title: str) -> BarsFigure:
+    labels = label_systems([(e.engine, e.run) for e in engines])
+    panels = []
+    for metric in metrics:
+        bars = []
+        for label, e in zip(labels, engines):
+            mean, low, high = interval(e.values(metric), int(e.run.spec.get("seed") or 0))
+            bars.append(Bar(label, mean, low, high, run=e.run.rel))
+        panels.append(Panel(metric, bars))
+    sources = list(dict.fromkeys(e.run.rel for e in engines))
+    return BarsFigure(title, panels, sources, caption="Mean over the scored units; whiskers: seeded 95% bootstrap "
+                      "interval of the mean (seed = the run's --seed).")
+
+
+def _table(engines: Sequence[EngineFigures], unit: str) -> Table:
+    # A row per metric and a column per engine: eleven metrics fit down a page, not across it.
+    metrics = list(dict.fromkeys(m for e in engines for m in metrics_of(e.run)))
+    labels = label_systems([(e.engine, e.run) for e in engines])
+    rows = [[Cell(f"{unit}s scored")] + [num(len(e.units), 0) for e in engines]]
+    for m in metrics:
+        rows.append([Cell(m)] + [num(sum(e.values(m)) / len(e.values(m)) if e.values(m) else None) for e in engines])
+    gaps = [(e.run.results.get("summary" if e.role == "engine" else "vs_summary") or {}).get("coverage_gap")
+            for e in engines]
+    rows.append([Cell("coverage gap")] + [Cell(pct(g), num=True) for g in gaps])
+    return Table(f"Every metric, mean over scored {unit}s", ["metric"] + labels, rows,
+                 sources=list(dict.fromkeys(e.run.rel for e in engines)),
+                 caption="Coverage gap: expected files the corpus does not index, left out of every denominator.")
+
+
+def _paired(run: RunRef) -> PairedFigure | None:
+    comp = run.results.get("comparison")
+    if not comp or not comp.get("metrics"):
+        return None
+    metrics = comp["metrics"]
+    rows = [PairedRow(m, c["mean_a"], c["mean_b"], c["mean_diff"], c["ci_low"], c["ci_high"], c["p_value"],
+                      c["wins"], c["ties"], c["losses"]) for m in metrics_of(run) if (c := metrics.get(m))]
+    a, b = str(comp.get("engine")), str(comp.get("vs"))
+    n = int(comp.get("commits") or (rows[0].wins + rows[0].ties + rows[0].losses if rows else 0))
+    return PairedFigure(f"{a} vs {b}, paired on the same {n} units", a, b, n, rows, [run.rel],
+                        caption=f"Difference {a} − {b} per metric with its seeded 95% bootstrap interval "
+                        f"(seed {comp.get('seed')}); p: paired randomization test; win/tie/loss: units where "
+                        f"{a} scored higher / the same / lower.")
+
+
+def _cell_state(figures: dict | None, failed: bool, k0: int, k1: int) -> str:
+    if failed:
+        return "failed"
+    if figures is None:
+        return "absent"
+    if all(v is None for v in figures.values()):
+        return "unscorable"
+    if figures.get(f"hit@{k0}"):
+        return "hit"
+    if figures.get(f"hit@{k1}"):
+        return "near"
+    return "miss"
+
+
+def _grid(engines: Sequence[EngineFigures], unit: str) -> GridFigure:
+    ks = ks_of(engines[0].run)
+    k0, k1 = ks[0], ks[-1]
+    order: dict[str, str] = {}
+    for e in engines:
+        for u in e.run.units():
+            if u.get("status") in ("ok", "failed") and u.get("lane") != KNOWN_GAPS:
+                order.setdefault(u["id"], f"{u['id'][:10]} {u.get('request') or ''}".strip())
+    labels = label_systems([(e.engine, e.run) for e in engines])
+    rows = [GridRow(label, [_cell_state(e.units.get(uid), uid in e.failed, k0, k1) for uid in order], run=e.run.rel)
+            for label, e in zip(labels, engines)]
+    legend = {s: d.format(k0=k0, k1=k1) for s, d in HIT_LEGEND.items()}
+    used = {c for r in rows for c in r.cells}
+    legend = {s: d for s, d in legend.items() if s in used or s in ("hit", "near", "miss")}
+    return GridFigure(f"Per-{unit} hits ({len(order)} {unit}s, in the order replayed)", list(order.items()), rows,
+                      legend, list(dict.fromkeys(e.run.rel for e in engines)),
+                      caption=f"One cell per {unit}; hover a cell for its id and request.")
+
+
+def _skips(run: RunRef) -> str | None:
+    counts, skipped = run.results.get("counts") or {}, run.results.get("skipped") or {}
+    if not counts:
+        return None
+    reasons = ", ".join(f"{r} {n}" for r, n in sorted(skipped.items(), key=lambda x: (-x[1], x[0])) if n)
+    return (f"{run.rel}: walked {counts.get('walked', '-')} commits; replayed {counts.get('replayed', '-')}, "
+            f"scored {counts.get('scored', '-')}, failed {counts.get('failed', 0)}, skipped "
+            f"{counts.get('skipped', 0)}" + (f" ({reasons})." if reasons else "."))
+
+
+def _by_kind(runs: Sequence[RunRef]) -> Table | None:
+    rows = []
+    for run in runs:
+        kinds = run.results.get("by_kind") or {}
+        k0 = ks_of(run)[0]
+        for kind in ("code", "other"):
+            part = kinds.get(kind)
+            if part:
+                s = part.get("summary") or {}
+                rows.append([Cell(str(run.spec.get("engine")), run=run.rel), Cell(kind), num(part.get("commits"), 0),
+                             num(s.get(f"hit@{k0}")), num(s.get(f"recall@{k0}")), num(s.get("mrr"))])
+    if not rows:
+        return None
+    k0 = ks_of(runs[0])[0]
+    return Table("Commits touching code vs the rest (measured engine)",
+                 ["engine", "commits touching", "commits", f"hit@{k0}", f"recall@{k0}", "mrr"], rows,
+                 sources=[r.rel for r in runs])
+
+
+def section(suite: str, runs: Sequence[RunRef]) -> Section:
+    """The replay or cases section: per dataset, bars with intervals, every metric, the paired
+    comparisons, the per-unit hit map; runs that did not finish are named and left out."""
+    unit = "commit" if suite == "replay" else "case"
+    sec = Section(suite, "Replay: the repository's own commits as requests" if suite == "replay"
+                  else "Cases: hand-labelled requests", notes=dnf_note(runs))
+    done = [r for r in runs if r.finished]
+    for name in dict.fromkeys(dataset(r) for r in done):
+        group = [r for r in done if dataset(r) == name]
+        engines = [e for r in group for e in engine_figures(r)]
+        sec.blocks.append(_bars(engines, headline(group[0]), f"{name}: per-engine metrics"))
+        sec.blocks.append(_table(engines, unit))
+        for r in group:
+            paired = _paired(r)
+            if paired is not None:
+                sec.blocks.append(paired)
+        if suite == "replay":
+            kinds = _by_kind(group)
+            if kinds is not None:
+                sec.blocks.append(kinds)
+        sec.blocks.append(_grid(engines, unit))
+        sec.notes += [s for r in group if (s := _skips(r))]
+    return sec
+
+
+def leaderboard_values(run: RunRef) -> list[tuple[str, str, list[float], int]]:
+    """(system, metric, unit values, seed) for every engine and metric of a finished run."""
+    out = []
+    seed = int(run.spec.get("seed") or 0)
+    for e in engine_figures(run):
+        for m in metrics_of(run):
+            out.append((e.engine, m, e.values(m), seed))
+    return out
+
+
+def systems(run: RunRef) -> list[str]:
+    """The engines a run measured (or meant to: read from its spec, so a run that crashed still counts)."""
+    return [s for s in (run.spec.get("engine"), run.spec.get("vs")) if s]
+
+
+def item_rows(run: RunRef) -> list[dict]:
+    """Per unit and engine: scored or not, and whether it passed (hit at the smallest k)."""
+    k0 = ks_of(run)[0]
+    rows = []
+    by_id = {u["id"]: u for u in run.units()}
+    for e in engine_figures(run, gaps=True):
+        for uid in list(e.units) + sorted(e.failed):
+            figures = e.units.get(uid)
+            scored = figures is not None and any(v is not None for v in figures.values())
+            rows.append({"case": uid, "request": (by_id.get(uid) or {}).get("request") or "", "system": e.engine,
+                         "scored": scored, "passed": bool(scored and figures.get(f"hit@{k0}")),
+                         "pass_metric": f"hit@{k0}", "lane": (by_id.get(uid) or {}).get("lane") or ""})
+    return rows
+
+
+__all__ = ["dataset", "fmt", "item_rows", "leaderboard_values", "section", "systems"]

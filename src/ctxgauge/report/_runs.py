@@ -1,0 +1,122 @@
+"""Finding run directories and reading them once: the only way reports and exports touch records.
+
+A run is a directory holding `run.json`. A runs directory may nest runs at any depth (suites write
+`ctxgauge-runs/<suite>-<time>-<id>/`, users group them by hand); discovery never descends into a run, never
+into hidden directories, and never into a previous export (it holds copies, which would count twice).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+from ctxgauge.errors import UserError
+from ctxgauge.records import RUN_FILE, read_run, read_units
+
+FINISHED = "success"
+"""The one status whose figures enter a mean; every other status is published as did-not-finish."""
+
+EXPORT_MANIFEST = "manifest.json"
+EXPORT_KIND = "ctxgauge.export"
+
+
+def is_export_dir(path: Path) -> bool:
+    """Whether `path` is the root of a tree `ctxgauge export` wrote."""
+    manifest = path / EXPORT_MANIFEST
+    if not manifest.is_file():
+        return False
+    try:
+        return json.loads(manifest.read_text(encoding="utf-8")).get("kind") == EXPORT_KIND
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+@dataclass
+class RunRef:
+    """One run directory and its record, read once."""
+
+    path: Path
+    """The run directory."""
+    rel: str
+    """Its POSIX path relative to the runs directory it was found in (its name in exports and reports)."""
+    record: dict[str, Any]
+    """`run.json`, migrated to the current schema."""
+    _units: list[dict] | None = field(default=None, repr=False)
+
+    @property
+    def suite(self) -> str:
+        """The suite that wrote the run (`replay`, `cases`, `determinism`, `qa`, ...)."""
+        return str(self.record.get("suite") or "unknown")
+
+    @property
+    def status(self) -> str:
+        """started, success, cancelled or error."""
+        return str(self.record.get("status") or "unknown")
+
+    @property
+    def finished(self) -> bool:
+        """True only for a run that finished successfully: the only kind whose figures enter a mean."""
+        return self.status == FINISHED
+
+    @property
+    def run_id(self) -> str:
+        """The run's id (its directory name when written)."""
+        return str(self.record.get("run_id") or self.path.name)
+
+    @property
+    def spec(self) -> dict[str, Any]:
+        """The options the run was started with."""
+        return self.record.get("spec") or {}
+
+    @property
+    def results(self) -> dict[str, Any]:
+        """The suite's results ({} for a run that did not finish)."""
+        return self.record.get("results") or {}
+
+    def units(self) -> list[dict]:
+        """The run's units (read on first use)."""
+        if self._units is None:
+            self._units = read_units(self.path)
+        return self._units
+
+
+def _walk(root: Path) -> Iterable[Path]:
+    if (root / RUN_FILE).is_file():
+        yield root
+        return
+    if is_export_dir(root):
+        # A previous export's runs are copies; descend only into its runs/ folder when the user named the
+        # export itself, so `ctxgauge report EXPORT_DIR` works and a store holding an export counts once.
+        return
+    for child in sorted(root.iterdir(), key=lambda p: p.name.encode()):
+        if child.is_dir() and not child.name.startswith(".") and not child.is_symlink():
+            yield from _walk(child)
+
+
+def discover_runs(root: str | Path) -> list[RunRef]:
+    """Every run under `root` (or `root` itself when it is a run, or the runs of an export tree), sorted by
+    relative path; UserError when `root` is missing or a record cannot be read."""
+    root = Path(root)
+    if not root.is_dir():
+        raise UserError(f"{root}: no such directory of runs")
+    start = root / "runs" if is_export_dir(root) and (root / "runs").is_dir() else root
+    found = []
+    for run_dir in _walk(start):
+        rel = run_dir.name if run_dir == start else run_dir.relative_to(start).as_posix()
+        found.append(RunRef(run_dir, rel, read_run(run_dir)))
+    return sorted(found, key=lambda r: r.rel.encode())
+
+
+def load_runs(paths: Iterable[str | Path]) -> list[RunRef]:
+    """The runs under every path given, each once (by resolved directory), in the order found."""
+    out: list[RunRef] = []
+    seen: set[Path] = set()
+    for p in paths:
+        for ref in discover_runs(p):
+            key = ref.path.resolve()
+            if key not in seen:
+                seen.add(key)
+                out.append(ref)
+    return out

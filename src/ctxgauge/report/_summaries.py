@@ -1,0 +1,212 @@
+"""The derived summaries an export publishes: leaderboard.csv, per-question.csv, per-case.csv, runs.json.
+
+Pure functions of the run records, written with fixed number formats and a fixed order, so the same runs
+always give the same bytes (`export --check` relies on it).
+
+Leaderboard: one row per suite x dataset x system (engine or arm) x model x metric, in long form.
+  runs      attempts: a replay/cases run, a determinism run's engine, a qa arm's repetition
+  valid     attempts that finished (qa: the repetition was valid)
+  scored    valid attempts with a value for this metric
+  dnf       attempts that did not finish: published, never in `mean`
+  skipped   engines or arms skipped as unavailable (never a pass, never a zero)
+  mean/min/max   over the scored attempts' values
+  ci_low/ci_high/ci_basis   seeded 95% bootstrap interval of the mean: over the units of the one scored
+            run (`units`, seeded by its --seed), or over the run values when several were scored (`runs`,
+            seed 0); empty when there is nothing to resample.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Sequence
+
+from ctxgauge.records import RUN_FILE, file_sha256
+from ctxgauge.report import _determinism, _qa, _retrieval
+from ctxgauge.report._build import dataset, model, systems
+from ctxgauge.report._common import interval
+from ctxgauge.report._runs import RunRef
+
+SUMMARY_FILES = ("leaderboard.csv", "per-case.csv", "per-question.csv", "runs.json")
+"""The summaries every export writes, in the order written."""
+
+LEADERBOARD_COLUMNS = ["suite", "dataset", "system", "model", "metric", "runs", "valid", "scored", "dnf", "skipped",
+                       "mean", "min", "max", "ci_low", "ci_high", "ci_basis"]
+
+
+def _num(x: float | int | None) -> str:
+    if x is None:
+        return ""
+    if isinstance(x, bool):
+        return "true" if x else "false"
+    if isinstance(x, int):
+        return str(x)
+    return f"{x:.6f}"
+
+
+def _csv(columns: list[str], rows: list[list]) -> bytes:
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(columns)
+    for row in rows:
+        writer.writerow([_num(v) if v is None or isinstance(v, (int, float)) else v for v in row])
+    return buf.getvalue().encode("utf-8")
+
+
+@dataclass
+class _Group:
+    runs: int = 0
+    valid: int = 0
+    dnf: int = 0
+    skipped: int = 0
+    values: dict[str, list[tuple[float | None, list[float], int]]] = field(default_factory=dict)
+
+    def add(self, metric: str, value: float | None, units: list[float] | None = None, seed: int = 0) -> None:
+        # Floats throughout, so an integer figure (tokens) prints like every other mean.
+        self.values.setdefault(metric, []).append((None if value is None else float(value), units or [], seed))
+
+
+def _collect(runs: Sequence[RunRef]) -> dict[tuple[str, str, str, str], _Group]:
+    groups: dict[tuple[str, str, str, str], _Group] = defaultdict(_Group)
+    for run in runs:
+        key = (run.suite, dataset(run), model(run))
+
+        def g(system: str) -> _Group:
+            return groups[(key[0], key[1], system, key[2])]
+
+        if not run.finished:
+            for system in systems(run):
+                reps = int(run.spec.get("repeat") or 1) if run.suite == "qa" else 1
+                g(system).runs += reps
+                g(system).dnf += reps
+            continue
+        if run.suite in ("replay", "cases"):
+            for system in systems(run):
+                g(system).runs += 1
+                g(system).valid += 1
+            for system, metric, units, seed in _retrieval.leaderboard_values(run):
+                g(system).add(metric, sum(units) / len(units) if units else None, units, seed)
+        elif run.suite == "determinism":
+            counted: set[str] = set()
+            for system, metric, value, status in _determinism.leaderboard_values(run):
+                if system not in counted:
+                    counted.add(system)
+                    g(system).runs += 1
+                    if status == "skipped":
+                        g(system).skipped += 1
+                    else:
+                        g(system).valid += 1
+                if status != "skipped":
+                    g(system).add(metric, None if value is None else float(value))
+        elif run.suite == "qa":
+            for arm, summary in _qa.arms(run).items():
+                if (summary.get("status") or "measured") == "skipped":
+                    g(arm).runs += 1
+                    g(arm).skipped += 1
+                    continue
+                for ok, reason, values in _qa.rep_values(run, arm):
+                    g(arm).runs += 1
+                    g(arm).valid += int(ok)
+                    # A repetition whose every answer was skipped (no model) is skipped, not unfinished.
+                    g(arm).skipped += int(not ok and reason == "skipped")
+                    g(arm).dnf += int(not ok and reason != "skipped")
+                    if ok:
+                        for metric, value in values.items():
+                            g(arm).add(metric, value)
+                for metric, value in _qa.arm_values(run, arm).items():
+                    g(arm).add(metric, value)
+    return groups
+
+
+def leaderboard(runs: Sequence[RunRef]) -> bytes:
+    """leaderboard.csv (see the module docstring for its columns)."""
+    rows = []
+    groups = _collect(runs)
+    for key in sorted(groups):
+        grp = groups[key]
+        if not grp.values:
+            rows.append([*key[:4], "", grp.runs, grp.valid, 0, grp.dnf, grp.skipped, None, None, None, None, None, ""])
+            continue
+        for metric, entries in grp.values.items():
+            scored = [(v, units, seed) for v, units, seed in entries if v is not None]
+            vals = [v for v, _, _ in scored]
+            low = high = None
+            basis = ""
+            if len(scored) == 1 and len(scored[0][1]) >= 2:
+                _, low, high = interval(scored[0][1], scored[0][2])
+                basis = "units"
+            elif len(scored) >= 2:
+                _, low, high = interval(vals, 0)
+                basis = "runs"
+            rows.append([*key[:4], metric, grp.runs, grp.valid, len(vals), grp.dnf, grp.skipped,
+                         sum(vals) / len(vals) if vals else None, min(vals) if vals else None,
+                         max(vals) if vals else None, low, high, basis])
+    return _csv(LEADERBOARD_COLUMNS, rows)
+
+
+def per_case(runs: Sequence[RunRef]) -> bytes:
+    """per-case.csv: per retrieval request (a replayed commit or a labelled case) and engine, over the
+    finished runs: how often it was scored and passed (hit at the run's smallest k)."""
+    agg: dict[tuple, dict] = {}
+    for run in runs:
+        if not run.finished or run.suite not in ("replay", "cases"):
+            continue
+        for r in _retrieval.item_rows(run):
+            key = (run.suite, dataset(run), r["case"], r["system"])
+            a = agg.setdefault(key, {"request": r["request"], "lane": r["lane"], "metric": r["pass_metric"],
+                                     "runs": 0, "scored": 0, "passed": 0})
+            a["runs"] += 1
+            a["scored"] += int(r["scored"])
+            a["passed"] += int(r["passed"])
+    rows = [[*key, a["request"], a["lane"], a["runs"], a["scored"], a["passed"], a["metric"]]
+            for key, a in sorted(agg.items())]
+    return _csv(["suite", "dataset", "case", "system", "request", "lane", "runs", "scored", "passed", "pass_metric"],
+                rows)
+
+
+VERDICTS = ("pass", "fail", "adjudicate", "infra", "not-judged", "skipped")
+
+
+def per_question(runs: Sequence[RunRef]) -> bytes:
+    """per-question.csv: per question and arm, over the finished qa runs, the count of each verdict."""
+    agg: dict[tuple, dict] = {}
+    for run in runs:
+        if not run.finished or run.suite != "qa":
+            continue
+        for r in _qa.item_rows(run):
+            key = (dataset(run), model(run), r["qid"], r["arm"])
+            a = agg.setdefault(key, {"difficulty": r["difficulty"], "categories": r["categories"], "answers": 0,
+                                     **{v: 0 for v in VERDICTS}, "other": 0})
+            for v in r["verdicts"]:
+                a["answers"] += 1
+                a[v if v in VERDICTS else "other"] += 1
+    rows = [[*key, a["difficulty"], a["categories"], a["answers"], *(a[v] for v in VERDICTS), a["other"]]
+            for key, a in sorted(agg.items())]
+    return _csv(["dataset", "model", "qid", "arm", "difficulty", "categories", "answers", *VERDICTS, "other"], rows)
+
+
+def runs_table(runs: Sequence[RunRef]) -> bytes:
+    """runs.json: one flat row per run (finished or not), sorted by path."""
+    rows = []
+    for run in sorted(runs, key=lambda r: r.rel.encode()):
+        rec, counts = run.record, run.record.get("counts") or {}
+        prov, timing = rec.get("provenance") or {}, rec.get("timing") or {}
+        source = prov.get("source") or {}
+        rows.append({
+            "path": run.rel, "run_id": run.run_id, "suite": run.suite, "status": run.status,
+            "finished": run.finished, "dataset": dataset(run), "systems": systems(run), "model": model(run),
+            "started_at": timing.get("started_at"), "finished_at": timing.get("finished_at"),
+            "ctxgauge": prov.get("ctxgauge"), "source_commit": source.get("commit"), "source_dirty": source.get("dirty"),
+            "units_ok": counts.get("ok"), "units_failed": counts.get("failed"), "units_skipped": counts.get("skipped"),
+            "error": rec.get("error"), "run_json_sha256": file_sha256(run.path / RUN_FILE),
+        })
+    return (json.dumps(rows, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def summaries(runs: Sequence[RunRef]) -> dict[str, bytes]:
+    """Every summary file's bytes, by name (SUMMARY_FILES)."""
+    return {"leaderboard.csv": leaderboard(runs), "per-case.csv": per_case(runs),
+            "per-question.csv": per_question(runs), "runs.json": runs_table(runs)}
