@@ -158,3 +158,24 @@ def test_missing_key_skips_with_the_reason(mini_battery, tmp_path):
 
 def test_facts_fixture_is_consistent():
     assert len(FACTS) == 10 and len(RIGHT) == 7
+
+
+def test_unknown_engine_fails_the_arm_not_the_run(mini_battery, openai_server, tmp_path):
+    openai_server.route(oracle(RIGHT))
+    result = run_qa(config(mini_battery, openai_server, tmp_path, arms=["none", "context:nosuch@5"]), env=ENV)
+    assert result["summary"]["none"]["accuracy"] == pytest.approx(0.7)
+    bad = result["summary"]["context:nosuch@5"]
+    assert bad["status"] == "failed" and "unknown engine 'nosuch'" in bad["reason"] and bad["infra"] == 10
+    assert result["status"] == "error"  # a gap, resumable; never a zero
+    assert bad["accuracy"] is None
+
+
+def test_anthropic_answers_and_judges(mini_battery, anthropic_server, tmp_path):
+    anthropic_server.route(oracle(RIGHT))
+    cfg = config(mini_battery, anthropic_server, tmp_path, arms=["none"], model="claude-3-5-haiku",
+                 judge="claude-3-5-haiku", provider="anthropic")
+    result = run_qa(cfg, env=ENV)
+    s = result["summary"]["none"]
+    assert s["passed"] == 7 and s["failed"] == 3 and s["accuracy"] == pytest.approx(0.7)
+    assert s["cost_usd"] == pytest.approx(10 * (100 * 0.80 + 20 * 4.00) / 1e6)
+    assert anthropic_server.requests[0]["system"].startswith("You answer questions about the source code")

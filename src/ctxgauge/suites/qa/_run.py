@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Callable, Mapping
 
 from ctxgauge._io import write_json_atomic, write_text_atomic
+from ctxgauge.corpora import open_corpus
 from ctxgauge.errors import EngineError, UserError
 from ctxgauge.providers import Client, ProviderConfig, make_client, provider_status
 from ctxgauge.records import RunDir, default_run_dir
@@ -101,115 +102,148 @@ def _answer_md(arm: str, rep: int, q, answer: Answer, model: str | None) -> str:
     return f"{head}\n\n{answer.text.strip()}\n"
 
 
-def run_qa(cfg: QAConfig, *, env: Mapping[str, str] | None = None, sleep=None,
-           progress: Callable[[str], None] = lambda s: None) -> dict:
-    """Run the qa suite and return `{run_dir, spec, summary, questions, runs, trust, skipped, notes}`."""
-    # -- plan -------------------------------------------------------------------------------------------
+@dataclass
+class Plan:
+    """What `plan` decided: the source, the arms, the clients (None with the reason when unavailable)."""
+
+    source: Battery | QuestionSet
+    battery: Battery | None
+    scoring: str
+    arms: list[ArmSpec]
+    client: Client | None
+    client_why: str | None
+    judge_client: Client | None
+    identity: dict
+    notes: list[str]
+
+    def close(self) -> None:
+        for c in (self.client, self.judge_client):
+            if c is not None:
+                c.close()
+
+
+def plan(cfg: QAConfig, env: Mapping[str, str] | None = None, sleep=None) -> Plan:
+    """Phase 1: load the source, parse the arms, check the options, make the clients. Nothing is asked."""
     source = load_source(cfg.source)
     battery = source if isinstance(source, Battery) else None
-    scoring = "pass-fail" if battery else "rubric"
     if cfg.protocol not in PROTOCOLS:
         raise UserError(f"unknown protocol {cfg.protocol!r} (known: {', '.join(PROTOCOLS)})")
     if cfg.repeat < 1:
         raise UserError("--repeat must be at least 1")
-    specs: list[ArmSpec] = list(dict.fromkeys(parse_arm(a) for a in cfg.arms))
-    if not specs:
+    arms: list[ArmSpec] = list(dict.fromkeys(parse_arm(a) for a in cfg.arms))
+    if not arms:
         raise UserError("give at least one --arm (none, context:ENGINE@k, tool:ENGINE, command:CMD)")
-    if cfg.protocol == "multi-turn" and any(a.kind == "command" for a in specs):
+    if cfg.protocol == "multi-turn" and any(a.kind == "command" for a in arms):
         raise UserError("a command arm runs its own sessions: use --protocol zero-shot or whole-battery with it")
-    if battery is None and cfg.repo is None and any(a.needs_corpus for a in specs):
+    if battery is None and cfg.repo is None and any(a.needs_corpus for a in arms):
         raise UserError("a question set names no repository: give --repo PATH for context, tool and command arms")
     client, client_why = _client(cfg.model, cfg.provider, cfg.base_url, cfg, env, sleep)
     judge_client, judge_why = (None, "no judge configured (give --judge)") if not cfg.judge else _client(
         cfg.judge, cfg.judge_provider or cfg.provider, cfg.judge_base_url or cfg.base_url, cfg, env, sleep)
-    questions = source.questions
-    identity = {"battery": source.identity(), "model": client.identity() if client else {"model": cfg.model},
-                "protocol": cfg.protocol, "suite_version": SUITE_VERSION}
-    out = Path(cfg.out) if cfg.out else default_run_dir(SUITE)
-    run = RunDir.start(out, suite=SUITE, spec=cfg.spec(), resume=cfg.resume,
-                       context={"source": str(source.path), "source_identity": source.identity(),
-                                "base_url_given": bool(cfg.base_url)})
     notes = list(getattr(source, "notes", []))
-    if judge_client is None and (client is not None or any(a.kind == "command" for a in specs)):
+    if judge_client is None and (client is not None or any(a.kind == "command" for a in arms)):
         notes.append(f"answers tier 1 cannot pass are not judged: {judge_why}")
-    arm_rows: list[dict] = []
-    with run, tempfile.TemporaryDirectory(prefix="ctxgauge-qa-") as tmp:
-        work = Path(tmp)
-        corpus = None
-        if any(a.needs_corpus for a in specs):
-            corpus = open_battery_corpus(battery, work, cfg.repo) if battery else None
-            if corpus is None:
-                from ctxgauge.corpora import open_corpus
+    identity = {"battery": source.identity(), "model": client.identity() if client else {"model": cfg.model},
+                "judge": judge_client.identity() if judge_client else None, "protocol": cfg.protocol,
+                "suite_version": SUITE_VERSION}
+    return Plan(source, battery, "pass-fail" if battery else "rubric", arms, client, client_why, judge_client,
+                identity, notes)
 
-                corpus = open_corpus(cfg.repo)
-        judge = Judge(judge_client, battery) if judge_client and battery else None
-        rubric = RubricJudge(judge_client) if judge_client and not battery else None
-        for arm in specs:
-            row = {"arm": str(arm), "slug": arm.slug, "kind": arm.kind, "engine": arm.engine, "scoring": scoring,
-                   "status": "measured", "reason": None,
-                   "cost_basis": client.rates.cost_basis if client and arm.needs_model else
-                   ("reported" if arm.kind == "command" else None)}
-            arm_rows.append(row)
-            model_missing = arm.needs_model and client is None
-            if model_missing and arm.kind != "context":
-                row.update(status="skipped", reason=f"needs a model: {client_why}")
-                progress(f"skipped {arm}: {client_why}")
-                for rep in range(1, cfg.repeat + 1):
-                    for q in questions:
-                        if not run.is_done(unit_id(arm.slug, rep, q.qid)):
-                            run.add_unit(unit_id(arm.slug, rep, q.qid), "skipped", reason=row["reason"], arm=str(arm),
-                                         rep=rep, qid=q.qid, answer_status="skipped", scoring=scoring)
-                continue
-            if model_missing:
-                row.update(status="retrieval-only", reason=f"answers skipped, retrieval measured: {client_why}")
-            # -- build ----------------------------------------------------------------------------------
-            engine = None
-            try:
-                if arm.engine:
-                    progress(f"building {arm.engine}")
-                    engine = EngineHandle(arm.engine, corpus, work / "index" / arm.slug)
-                    row["engine_identity"] = engine.identity()
-            except (EngineError, UserError) as exc:
-                row.update(status="failed", reason=str(exc))
-                for rep in range(1, cfg.repeat + 1):  # a gap per question: --resume retries the arm
-                    for q in questions:
-                        run.add_unit(unit_id(arm.slug, rep, q.qid), "failed", reason=str(exc), arm=str(arm),
-                                     rep=rep, qid=q.qid, answer_status="infra", scoring=scoring)
-                continue
-            checkout = None
-            if arm.kind == "command":  # the harness reads the pinned tree, not whatever is checked out
-                checkout = work / "checkout"
-                if not checkout.exists():
-                    corpus.materialize(checkout)
-            ctx = ArmContext(arm, client if arm.needs_model else None, engine, corpus.name if corpus else source.name,
-                             battery.commit if battery else getattr(corpus, "rev", None), cfg.token_budget,
-                             cfg.max_turns, cfg.max_tokens, cfg.command_timeout, checkout)
-            try:
-                for rep in range(1, cfg.repeat + 1):
-                    _run_arm_rep(run, ctx, arm, rep, questions, cfg, battery, source, scoring, judge, rubric,
-                                 model_missing, progress)
-            finally:
-                if engine is not None:
-                    engine.close()
-        evidence = {q.qid: battery.gold[q.qid].evidence_files for q in questions} if battery else {}
-        results = summarize(arm_rows, cfg.repeat, run.units(), questions, evidence, identity)
-        all_units = run.units()
-        rows = {a["arm"]: a for a in arm_rows}
-        for r in results["runs"]:
-            units = [u for u in all_units if u.get("arm") == r["arm"] and u.get("rep") == r["repetition"]]
-            write_run_record(run.path / r["path"], rows[r["arm"]], r["repetition"], units, questions, identity)
-        results["arms"] = arm_rows
-        results["notes"] = notes
-        for c in (client, judge_client):
-            if c is not None:
-                c.close()
-        gaps = sum(1 for u in all_units if u.get("status") == "failed")
-        # A gap (an outage, a failed engine) leaves the run unfinished: published with its results, but
-        # marked error so `--resume` can fill it, and never read as a finished score.
-        record = run.finish("error" if gaps else "success", results=results,
-                            error=f"{gaps} unit(s) failed (provider outage or engine failure); "
-                                  "run again with --resume to fill the gaps" if gaps else None)
-    return {"run_dir": str(run.path), "spec": record["spec"], "status": record["status"], **results}
+
+def run_qa(cfg: QAConfig, *, env: Mapping[str, str] | None = None, sleep=None,
+           progress: Callable[[str], None] = lambda s: None) -> dict:
+    """Run the qa suite and return `{run_dir, spec, status, summary, questions, runs, trust, skipped, arms,
+    notes}`. Phases: plan, then per arm build and answer (scored and recorded as each answer lands), then
+    record the derived figures."""
+    p = plan(cfg, env, sleep)
+    out = Path(cfg.out) if cfg.out else default_run_dir(SUITE)
+    try:
+        run = RunDir.start(out, suite=SUITE, spec=cfg.spec(), resume=cfg.resume,
+                           context={"source": str(p.source.path), "source_identity": p.source.identity(),
+                                    "base_url_given": bool(cfg.base_url)})
+        with run, tempfile.TemporaryDirectory(prefix="ctxgauge-qa-") as tmp:
+            work = Path(tmp)
+            corpus = None
+            if any(a.needs_corpus for a in p.arms):
+                corpus = open_battery_corpus(p.battery, work, cfg.repo) if p.battery else open_corpus(cfg.repo)
+            judge = Judge(p.judge_client, p.battery) if p.judge_client and p.battery else None
+            rubric = RubricJudge(p.judge_client) if p.judge_client and not p.battery else None
+            rows = [_run_arm(run, p, cfg, arm, corpus, work, judge, rubric, progress) for arm in p.arms]
+            record = _record(run, p, cfg, rows)
+    finally:
+        p.close()
+    return {"run_dir": str(run.path), "spec": record["spec"], "status": record["status"], **record["results"]}
+
+
+def _add_units(run: RunDir, p: Plan, cfg: QAConfig, arm: ArmSpec, status: str, reason: str, answer_status: str) -> None:
+    for rep in range(1, cfg.repeat + 1):
+        for q in p.source.questions:
+            if not run.is_done(unit_id(arm.slug, rep, q.qid)):
+                run.add_unit(unit_id(arm.slug, rep, q.qid), status, reason=reason, arm=str(arm), rep=rep,
+                             qid=q.qid, answer_status=answer_status, scoring=p.scoring)
+
+
+def _run_arm(run: RunDir, p: Plan, cfg: QAConfig, arm: ArmSpec, corpus, work: Path, judge, rubric, progress) -> dict:
+    """Phases 2 and 3 for one arm: build its engine, then answer, score and record every repetition.
+    Returns the arm's row (status, reason, engine identity, cost basis) for the summary."""
+    client = p.client if arm.needs_model else None
+    row = {"arm": str(arm), "slug": arm.slug, "kind": arm.kind, "engine": arm.engine, "scoring": p.scoring,
+           "status": "measured", "reason": None,
+           "cost_basis": client.rates.cost_basis if client else ("reported" if arm.kind == "command" else None)}
+    model_missing = arm.needs_model and p.client is None
+    if model_missing and arm.kind != "context":
+        row.update(status="skipped", reason=f"needs a model: {p.client_why}")
+        progress(f"skipped {arm}: {p.client_why}")
+        _add_units(run, p, cfg, arm, "skipped", row["reason"], "skipped")
+        return row
+    if model_missing:
+        row.update(status="retrieval-only", reason=f"answers skipped, retrieval measured: {p.client_why}")
+    engine = None
+    try:
+        if arm.engine:
+            progress(f"building {arm.engine}")
+            engine = EngineHandle(arm.engine, corpus, work / "index" / arm.slug)
+            row["engine_identity"] = engine.identity()
+    except (EngineError, UserError) as exc:
+        row.update(status="failed", reason=str(exc))
+        _add_units(run, p, cfg, arm, "failed", str(exc), "infra")  # a gap per question: --resume retries
+        return row
+    checkout = None
+    if arm.kind == "command":  # the harness reads the pinned tree, not whatever is checked out
+        checkout = work / "checkout"
+        if not checkout.exists():
+            corpus.materialize(checkout)
+    commit = p.battery.commit if p.battery else getattr(corpus, "rev", None)
+    ctx = ArmContext(arm, client, engine, corpus.name if corpus else p.source.name, commit, cfg.token_budget,
+                     cfg.max_turns, cfg.max_tokens, cfg.command_timeout, checkout)
+    try:
+        for rep in range(1, cfg.repeat + 1):
+            _run_arm_rep(run, ctx, arm, rep, p.source.questions, cfg, p.battery, p.source, p.scoring, judge, rubric,
+                         model_missing, progress)
+    finally:
+        if engine is not None:
+            engine.close()
+    return row
+
+
+def _record(run: RunDir, p: Plan, cfg: QAConfig, rows: list[dict]) -> dict:
+    """Phase 4: the per-run records, the summary and the trust gate, derived from the units; then finish."""
+    questions = p.source.questions
+    evidence = {q.qid: p.battery.gold[q.qid].evidence_files for q in questions} if p.battery else {}
+    units = run.units()
+    results = summarize(rows, cfg.repeat, units, questions, evidence, p.identity)
+    by_arm = {a["arm"]: a for a in rows}
+    for r in results["runs"]:
+        mine = [u for u in units if u.get("arm") == r["arm"] and u.get("rep") == r["repetition"]]
+        write_run_record(run.path / r["path"], by_arm[r["arm"]], r["repetition"], mine, questions, p.identity)
+    results["arms"] = rows
+    results["notes"] = p.notes
+    gaps = sum(1 for u in units if u.get("status") == "failed")
+    # A gap (an outage, a failed engine) leaves the run unfinished: published with its results, but marked
+    # error so `--resume` can fill it, and never read as a finished score.
+    return run.finish("error" if gaps else "success", results=results,
+                      error=f"{gaps} unit(s) failed (provider outage or engine failure); "
+                            "run again with --resume to fill the gaps" if gaps else None)
 
 
 def write_run_record(path: Path, row: dict, rep: int, units: list[dict], questions, identity: dict) -> dict:
@@ -271,4 +305,4 @@ def score_text(q, text: str, battery: Battery | None, source, judge, rubric) -> 
     return rubric.score(q, text, source.ground_truth.get(q.qid)).to_dict()
 
 
-__all__ = ["QAConfig", "Verdict", "load_source", "run_qa", "score_text", "write_run_record"]
+__all__ = ["Plan", "QAConfig", "Verdict", "load_source", "plan", "run_qa", "score_text", "write_run_record"]
