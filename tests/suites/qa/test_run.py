@@ -179,3 +179,35 @@ def test_anthropic_answers_and_judges(mini_battery, anthropic_server, tmp_path):
     assert s["passed"] == 7 and s["failed"] == 3 and s["accuracy"] == pytest.approx(0.7)
     assert s["cost_usd"] == pytest.approx(10 * (100 * 0.80 + 20 * 4.00) / 1e6)
     assert anthropic_server.requests[0]["system"].startswith("You answer questions about the source code")
+
+
+def test_shipped_battery_with_a_perfect_reader(openai_server, tmp_path):
+    """The shelfd battery on the bundled sample: a scripted model that answers right exactly when an
+    evidence file reached its prompt, so the context arm's accuracy must equal its in-context evidence rate."""
+    pytest.importorskip("ctxgauge.sample", reason="the bundled sample is not in this build yet")
+    import re
+
+    from ctxgauge.suites.qa import load_battery
+
+    b = load_battery("shelfd")
+    by_prompt = {q.prompt: q.qid for q in b.questions}
+
+    def reader(body):
+        user = fake_llm.last_user_text(body)
+        if fake_llm.system_text(body).startswith("You grade"):
+            return json.dumps({"verdict": "fail", "reason": "Misses the required facts.", "facets": {}})
+        g = b.gold[next(q for p, q in by_prompt.items() if p in user)]
+        seen = set(re.findall(r'<file path="([^"]+)">', user))
+        return g.answer_gold_variants[0] if seen & set(g.evidence_files) else "Not sure."
+
+    openai_server.route(reader)
+    result = run_qa(QAConfig(source="shelfd", arms=["none", "context:bm25@5"], model="gpt-4o-mini",
+                             judge="gpt-4o-mini", base_url=openai_server.base_url, cache_dir=tmp_path / "c",
+                             out=tmp_path / "run"), env=ENV)
+    none, ctx = result["summary"]["none"], result["summary"]["context:bm25@5"]
+    assert none["questions"] == ctx["questions"] == 18 and none["passed"] == 0 and none["accuracy"] == 0.0
+    units = [u for u in read_units(tmp_path / "run") if u["arm"] == "context:bm25@5"]
+    in_context = sum(bool(set(u["figures"]["in_context"]) & set(b.gold[u["qid"]].evidence_files)) for u in units)
+    assert ctx["passed"] == in_context and ctx["accuracy"] == pytest.approx(in_context / 18)
+    assert ctx["retrieval_hit_rate"] >= ctx["accuracy"]  # retrieved but cut by the budget cannot help
+    assert result["trust"]["status"] in ("pass", "warn")

@@ -30,5 +30,5 @@ __all__ = [
     "PROTOCOLS", "QAConfig", "Question", "QuestionSet", "RubricJudge", "RubricScore", "Verdict", "WEIGHTS",
     "aggregate", "bundled_batteries", "check_evidence", "compare_baseline", "load_battery", "load_question_set",
     "load_source", "mean_aggregate", "open_battery_corpus", "parse_arm", "question_set_hash", "reads_as_pass",
-    "rescore_run", "run_qa", "save_baseline", "score_answer", "tier1_match", "trust_gate",
+    "rescore_run", "resolve_battery_dir", "run_qa", "save_baseline", "score_answer", "tier1_match", "trust_gate",
 ]

@@ -8,6 +8,28 @@ score (tier 1, judge or rubric), record (units as they finish, then per-run reco
       arms/<arm>/rep<NN>/record.json    identity, validity, economics, scoring of that run
       arms/<arm>/rep<NN>/verdicts.json  every verdict with its tier, reason and facets
 
+Fields of a unit (units.jsonl):
+    id            <arm slug>/rep<NN>/<qid>
+    status        ok | failed (a gap: provider outage, harness or engine failure; --resume retries it) | skipped
+    reason        why it failed or was skipped
+    arm, rep, qid the arm spec string, the repetition (1-based), the question
+    answer_status ok | infra | skipped (the answer side alone)
+    answer_file   the banked answer, relative to the run directory (only for answered units)
+    answer_text_len  characters in the answer (an empty answer is a zero in the trust gate)
+    verdict       pass/fail: {qid, result, tier, reason, facets, judge, gold_rev, attempts, scorer,
+                  judge_tokens_*}; rubric: {qid, result, grounded, scores, aggregate, reason, judge, judge_tokens_*}
+    scoring       pass-fail | rubric
+    figures       tokens_input, tokens_output, tokens_cache_read, tokens_cache_write (the answer's four
+                  columns; a cached answer reports the tokens it cost when made, so figures repeat),
+                  llm_calls, cache_hits, tool_calls {tool: n}, retrieved (paths the engine returned),
+                  in_context (paths that fitted the budget), seconds, cost_usd (estimate, or the harness's report)
+
+record.json holds identity (battery, model, judge, protocol, arm, engine and its identity, repetition),
+validity ({ok, reason: run_ok | did-not-finish | skipped, detail}), economics (the four columns summed,
+cost with its basis, seconds, calls, cache hits, tool calls by tool, index adoption, the judge's tokens)
+and scoring (total over denominator, mean score, by difficulty, tier census, results, adjudicate and
+infra lists; total is null unless the run finished and every answer was decided).
+
 Arms that need a model are skipped, with the reason, when none is configured; the context arm still
 measures retrieval. `--resume` redoes failed units; session protocols replay the whole session, which
 the response cache makes free for the turns already answered.
