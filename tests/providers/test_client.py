@@ -150,3 +150,10 @@ def test_tool_call_with_broken_json_arguments(openai_server, tmp_path):
     from ctxgauge.providers._base import parse_arguments
 
     assert parse_arguments("{not json") == {"_raw": "{not json"}
+
+
+def test_a_key_echoed_in_an_error_is_redacted(openai_server, tmp_path):
+    openai_server.push(Reply(status=401, text=f"Incorrect API key provided: {ENV['OPENAI_API_KEY']}"))
+    with pytest.raises(ProviderRefused) as err:
+        client(openai_server, tmp_path, "openai").complete(ask())
+    assert ENV["OPENAI_API_KEY"] not in str(err.value) and "[redacted]" in str(err.value)

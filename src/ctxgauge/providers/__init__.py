@@ -107,8 +107,9 @@ def make_client(config: ProviderConfig, *, env: Mapping[str, str] | None = None,
             backend = AnthropicBackend(config.model, api_key=api_key, base_url=base_url, timeout=config.timeout)
     cache = ResponseCache(cache_root) if config.use_cache else None
     kwargs = {"sleep": sleep} if sleep is not None else {}
+    secrets = tuple(env[k] for k in KEY_ENV.values() if env.get(k))
     return Client(backend, cache=cache, retry=RetryPolicy(retries=config.retries, base=config.backoff),
-                  rates=load_rates(config.rates), **kwargs)
+                  rates=load_rates(config.rates), secrets=secrets, **kwargs)
 
 
 __all__ = [

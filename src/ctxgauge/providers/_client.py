@@ -51,8 +51,10 @@ class Client:
 
     def __init__(self, backend: Backend, *, cache: ResponseCache | None = None,
                  retry: RetryPolicy = RetryPolicy(), rates: RateTable = DEFAULT_RATES,
-                 sleep: Callable[[float], None] = time.sleep):
+                 sleep: Callable[[float], None] = time.sleep, secrets: tuple[str, ...] = ()):
         self.backend = backend
+        # Values never to repeat in a message (the API key): an SDK error may echo the request's headers.
+        self._secrets = tuple(x for x in secrets if x and len(x) >= 8)
         self.cache = cache
         self.retry = retry
         self.rates = rates
@@ -96,7 +98,7 @@ class Client:
             except Exception as exc:  # the SDKs raise many types; the backend says which are transient
                 if not self.backend.transient(exc):
                     raise ProviderRefused(f"{self.kind} refused the request for model {self.model!r}: "
-                                          f"{_describe(exc)}") from None
+                                          f"{self._describe(exc)}") from None
                 last = exc
                 continue
             if self.cache is not None:
@@ -105,14 +107,15 @@ class Client:
             return result
         self.ledger.outages += 1
         raise ProviderOutage(f"{self.kind} ({self.model}) failed after {self.retry.retries + 1} attempts: "
-                             f"{_describe(last)}")
+                             f"{self._describe(last)}")
+
+    def _describe(self, exc: BaseException | None) -> str:
+        if exc is None:
+            return "no attempt made"
+        text = " ".join(str(exc).split())
+        for secret in self._secrets:
+            text = text.replace(secret, "[redacted]")
+        return f"{type(exc).__name__}: {text[:200]}"
 
     def close(self) -> None:
         self.backend.close()
-
-
-def _describe(exc: BaseException | None) -> str:
-    if exc is None:
-        return "no attempt made"
-    text = " ".join(str(exc).split())
-    return f"{type(exc).__name__}: {text[:200]}"
