@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import typer
 
-from ctxgauge.cli import battery, cases, check, demo, determinism, engines, fingerprint, qa, query, replay
+from ctxgauge.cli import (
+    battery, cases, check, demo, determinism, engines, export, fingerprint, qa, query, replay, report, runs,
+)
 
 app = typer.Typer(
     name="ctxgauge",
@@ -19,7 +21,7 @@ app = typer.Typer(
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 
-for module in (query, engines, check, demo, determinism, fingerprint, qa, battery, replay, cases):
+for module in (query, engines, check, demo, determinism, fingerprint, qa, battery, replay, cases, report, export, runs):
     module.register(app)
 
 

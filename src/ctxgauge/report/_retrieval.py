@@ -5,8 +5,10 @@ measured engine and, with `--vs`, `vs: {engine, figures}` for the other; `result
 paired comparison. Means and intervals are recomputed here from the ok units, so a figure on the page is
 exactly what the units say (the interval seeded with the run's own `spec.seed`).
 
-A cases run is read the same way (the cases suite shares replay's scoring); its units may carry
-`lane: "known-gaps"`, reported but kept out of every mean, as that suite's pass line does.
+A cases run is read the same way (the cases suite shares replay's scoring; its units name the request
+`query` where replay's say `request`); a unit with `known_gap: true` is in the known-gaps lane: drawn in
+the per-case grid and listed in per-case.csv, kept out of every mean, as that suite's pass lines do.
+`results.pass` holds the pass lines ({metric, threshold, value, holds}).
 """
 
 from __future__ import annotations
@@ -20,6 +22,17 @@ from ctxgauge.report._model import Bar, BarsFigure, Cell, GridFigure, GridRow, P
 from ctxgauge.report._runs import RunRef
 
 KNOWN_GAPS = "known-gaps"
+
+
+def known_gap(unit: dict) -> bool:
+    """Whether a unit is in the known-gaps lane (reported, never averaged)."""
+    return bool(unit.get("known_gap")) or unit.get("lane") == KNOWN_GAPS
+
+
+def request(unit: dict) -> str:
+    """The request text of a unit (replay: `request`; cases: `query`)."""
+    return str(unit.get("request") or unit.get("query") or "")
+
 HIT_LEGEND = {
     "hit": "expected file in the top {k0}",
     "near": "in the top {k1}, not the top {k0}",
@@ -46,10 +59,18 @@ class EngineFigures:
         return defined(f.get(metric) for f in self.units.values())
 
 
+def engine_name(run: RunRef) -> str:
+    """The measured engine's spec; a cases run scoring an external ranking names its run file."""
+    name = run.spec.get("engine") or run.results.get("engine")
+    if name:
+        return str(name)
+    return f"external:{run.spec['run']}" if run.spec.get("run") else "engine"
+
+
 def dataset(run: RunRef) -> str:
     """What the run measured on: the repository (replay) or the case set (cases)."""
     spec = run.spec
-    return str(spec.get("repo") or spec.get("dataset") or spec.get("cases") or spec.get("source") or "-")
+    return str(spec.get("repo") or spec.get("dataset") or spec.get("source") or "-")
 
 
 def metrics_of(run: RunRef) -> list[str]:
@@ -67,11 +88,11 @@ def ks_of(run: RunRef) -> list[int]:
 def engine_figures(run: RunRef, *, gaps: bool = False) -> list[EngineFigures]:
     """The measured engine (and the --vs engine) of a finished run, from its units (known-gaps lane units
     only with `gaps`: they are reported, never averaged)."""
-    main = EngineFigures(str(run.spec.get("engine") or run.results.get("engine") or "engine"), run, {}, set())
+    main = EngineFigures(engine_name(run), run, {}, set())
     vs_name = run.spec.get("vs") or run.results.get("vs")
     other = EngineFigures(str(vs_name), run, {}, set(), role="vs") if vs_name else None
     for u in run.units():
-        if u.get("lane") == KNOWN_GAPS and not gaps:
+        if known_gap(u) and not gaps:
             continue
         if u.get("status") == "failed":
             main.failed.add(u["id"])
@@ -129,7 +150,8 @@ def _paired(run: RunRef) -> PairedFigure | None:
     rows = [PairedRow(m, c["mean_a"], c["mean_b"], c["mean_diff"], c["ci_low"], c["ci_high"], c["p_value"],
                       c["wins"], c["ties"], c["losses"]) for m in metrics_of(run) if (c := metrics.get(m))]
     a, b = str(comp.get("engine")), str(comp.get("vs"))
-    n = int(comp.get("commits") or (rows[0].wins + rows[0].ties + rows[0].losses if rows else 0))
+    # n: units where both engines had a value (a case with nothing scorable pairs nothing).
+    n = max((r.wins + r.ties + r.losses for r in rows), default=int(comp.get("commits") or comp.get("cases") or 0))
     return PairedFigure(f"{a} vs {b}, paired on the same {n} units", a, b, n, rows, [run.rel],
                         caption=f"Difference {a} − {b} per metric with its seeded 95% bootstrap interval "
                         f"(seed {comp.get('seed')}); p: paired randomization test; win/tie/loss: units where "
@@ -156,17 +178,34 @@ def _grid(engines: Sequence[EngineFigures], unit: str) -> GridFigure:
     order: dict[str, str] = {}
     for e in engines:
         for u in e.run.units():
-            if u.get("status") in ("ok", "failed") and u.get("lane") != KNOWN_GAPS:
-                order.setdefault(u["id"], f"{u['id'][:10]} {u.get('request') or ''}".strip())
+            if u.get("status") in ("ok", "failed"):
+                name = u["id"][:10] if unit == "commit" else u["id"]
+                gap = " [known gap: not counted]" if known_gap(u) else ""
+                order.setdefault(u["id"], f"{name} {request(u)}".strip() + gap)
     labels = label_systems([(e.engine, e.run) for e in engines])
     rows = [GridRow(label, [_cell_state(e.units.get(uid), uid in e.failed, k0, k1) for uid in order], run=e.run.rel)
             for label, e in zip(labels, engines)]
     legend = {s: d.format(k0=k0, k1=k1) for s, d in HIT_LEGEND.items()}
     used = {c for r in rows for c in r.cells}
     legend = {s: d for s, d in legend.items() if s in used or s in ("hit", "near", "miss")}
-    return GridFigure(f"Per-{unit} hits ({len(order)} {unit}s, in the order replayed)", list(order.items()), rows,
+    return GridFigure(f"Per-{unit} hits ({len(order)} {unit}s, in the order run)", list(order.items()), rows,
                       legend, list(dict.fromkeys(e.run.rel for e in engines)),
                       caption=f"One cell per {unit}; hover a cell for its id and request.")
+
+
+def _pass_lines(runs: Sequence[RunRef]) -> Table | None:
+    rows = []
+    for run in runs:
+        for line in run.results.get("pass") or []:
+            op = ">=" if line.get("higher_is_better", True) else "<="
+            holds = bool(line.get("holds"))
+            rows.append([Cell(engine_name(run), run=run.rel), Cell(str(line.get("metric"))),
+                         Cell(f"{op} {line.get('threshold')}"), num(line.get("value")),
+                         Cell("holds" if holds else "fails", style="good" if holds else "bad")])
+    if not rows:
+        return None
+    return Table("Pass lines (known-gaps lane not counted)", ["engine", "metric", "needs", "mean", "verdict"], rows,
+                 sources=[r.rel for r in runs])
 
 
 def _skips(run: RunRef) -> str | None:
@@ -218,7 +257,10 @@ def section(suite: str, runs: Sequence[RunRef]) -> Section:
             kinds = _by_kind(group)
             if kinds is not None:
                 sec.blocks.append(kinds)
-        sec.blocks.append(_grid(engines, unit))
+        sec.blocks.append(_grid([e for r in group for e in engine_figures(r, gaps=True)], unit))
+        lines = _pass_lines(group)
+        if lines is not None:
+            sec.blocks.insert(len(sec.blocks) - 1, lines)
         sec.notes += [s for r in group if (s := _skips(r))]
     return sec
 
@@ -235,7 +277,7 @@ def leaderboard_values(run: RunRef) -> list[tuple[str, str, list[float], int]]:
 
 def systems(run: RunRef) -> list[str]:
     """The engines a run measured (or meant to: read from its spec, so a run that crashed still counts)."""
-    return [s for s in (run.spec.get("engine"), run.spec.get("vs")) if s]
+    return [engine_name(run)] + ([str(run.spec["vs"])] if run.spec.get("vs") else [])
 
 
 def item_rows(run: RunRef) -> list[dict]:
@@ -247,9 +289,10 @@ def item_rows(run: RunRef) -> list[dict]:
         for uid in list(e.units) + sorted(e.failed):
             figures = e.units.get(uid)
             scored = figures is not None and any(v is not None for v in figures.values())
-            rows.append({"case": uid, "request": (by_id.get(uid) or {}).get("request") or "", "system": e.engine,
+            unit = by_id.get(uid) or {}
+            rows.append({"case": uid, "request": request(unit), "system": e.engine,
                          "scored": scored, "passed": bool(scored and figures.get(f"hit@{k0}")),
-                         "pass_metric": f"hit@{k0}", "lane": (by_id.get(uid) or {}).get("lane") or ""})
+                         "pass_metric": f"hit@{k0}", "lane": KNOWN_GAPS if known_gap(unit) else ""})
     return rows
 
 

@@ -95,18 +95,21 @@ def _walk(root: Path) -> Iterable[Path]:
             yield from _walk(child)
 
 
-def discover_runs(root: str | Path) -> list[RunRef]:
-    """Every run under `root` (or `root` itself when it is a run, or the runs of an export tree), sorted by
-    relative path; UserError when `root` is missing or a record cannot be read."""
+def find_run_dirs(root: str | Path) -> list[tuple[str, Path]]:
+    """(relative path, directory) of every run under `root`, sorted, without reading any record: `root`
+    itself when it is a run (named by its directory name), the runs of an export tree, or every run below."""
     root = Path(root)
     if not root.is_dir():
         raise UserError(f"{root}: no such directory of runs")
     start = root / "runs" if is_export_dir(root) and (root / "runs").is_dir() else root
-    found = []
-    for run_dir in _walk(start):
-        rel = run_dir.name if run_dir == start else run_dir.relative_to(start).as_posix()
-        found.append(RunRef(run_dir, rel, read_run(run_dir)))
-    return sorted(found, key=lambda r: r.rel.encode())
+    found = [(d.name if d == start else d.relative_to(start).as_posix(), d) for d in _walk(start)]
+    return sorted(found, key=lambda x: x[0].encode())
+
+
+def discover_runs(root: str | Path) -> list[RunRef]:
+    """Every run under `root` (see `find_run_dirs`), its record read, sorted by relative path; UserError
+    when `root` is missing or a record cannot be read."""
+    return [RunRef(d, rel, read_run(d)) for rel, d in find_run_dirs(root)]
 
 
 def load_runs(paths: Iterable[str | Path]) -> list[RunRef]:

@@ -1,0 +1,45 @@
+"""`ctxgauge report RUNS_DIR... [--html FILE] [--md FILE] [--json]`: one report of any set of runs.
+
+Printed to the terminal unless --html, --md or --json is given. The HTML page is one self-contained file
+(inline CSS and SVG, no script, no request) whose figures link to their runs by relative paths.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from ctxgauge.cli._common import console, err_console, print_json
+
+
+def register(app: typer.Typer) -> None:
+    app.command("report")(report)
+
+
+def report(
+    runs: List[Path] = typer.Argument(..., help="Run directories, directories of runs, or export trees."),
+    html: Optional[Path] = typer.Option(None, "--html", help="Write the self-contained HTML report here."),
+    md: Optional[Path] = typer.Option(None, "--md", help="Write the Markdown report here."),
+    title: str = typer.Option("ctxgauge report", "--title", help="The report's title."),
+    json_out: bool = typer.Option(False, "--json", help="Print the report model as JSON."),
+) -> None:
+    """Report on runs: per-suite tables and figures, every one naming the run it comes from."""
+    from ctxgauge.errors import UserError
+    from ctxgauge.report import build_report, load_runs, render_terminal, write_html, write_markdown
+
+    found = load_runs(runs)
+    if not found:
+        raise UserError(f"no run directories under {', '.join(str(r) for r in runs)}")
+    model = build_report(found, title=title)
+    if json_out:
+        print_json(model.to_dict())
+    # With --json, stdout holds only the JSON document; where files went goes to stderr.
+    say = err_console if json_out else console
+    if html is not None:
+        say.print(f"wrote {write_html(model, html)}", highlight=False)
+    if md is not None:
+        say.print(f"wrote {write_markdown(model, md)}", highlight=False)
+    if html is None and md is None and not json_out:
+        render_terminal(model, console)

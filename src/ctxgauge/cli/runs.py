@@ -1,0 +1,104 @@
+"""`ctxgauge runs list [RUNS_DIR]` and `ctxgauge runs show RUN`: the runs of a directory, through the results
+store (an SQLite index beside the runs, rebuilt from the run directories whenever it is missing)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from ctxgauge.cli._common import console, err_console, print_json
+
+DEFAULT_RUNS = Path("ctxgauge-runs")
+
+runs_app = typer.Typer(help="List and show recorded runs (through the results store).", no_args_is_help=True)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(runs_app, name="runs")
+
+
+@runs_app.command("list")
+def list_runs(
+    runs_dir: Path = typer.Argument(DEFAULT_RUNS, help="A directory of runs."),
+    suite: Optional[str] = typer.Option(None, "--suite", help="Only runs of this suite (replay, cases, determinism, qa)."),
+    status: Optional[str] = typer.Option(None, "--status", help="Only runs with this status (started, success, cancelled, error)."),
+    json_out: bool = typer.Option(False, "--json", help="Print JSON: {store, runs: [{path, run_id, suite, status, ...}]}."),
+) -> None:
+    """Every run, oldest first: suite, status, what it measured and its main figures."""
+    from ctxgauge.records import ResultsStore
+
+    with ResultsStore.open(runs_dir) as store:
+        rows = store.list(suite=suite, status=status)
+        for why in store.last_sync.unreadable:
+            err_console.print(f"[yellow]skipped[/] {why}", soft_wrap=True)
+        if json_out:
+            print_json({"store": str(store.path) if store.path else None, "runs": rows})
+            return
+    from rich.table import Table
+
+    table = Table("run", "suite", "status", "engines / arms", "dataset", "started (UTC)", "figures",
+                  title=f"{len(rows)} run{'s' if len(rows) != 1 else ''} in {runs_dir}", title_justify="left")
+    for r in rows:
+        status_text = "[green]finished[/]" if r["finished"] else f"[red]did not finish ({r['status']})[/]"
+        table.add_row(r["path"], r["suite"], status_text, ", ".join(r["systems"]), r["dataset"] or "-",
+                      (r["started_at"] or "-").replace("T", " ")[:16], r["headline"] or "-")
+    console.print(table)
+
+
+@runs_app.command("show")
+def show(
+    run: str = typer.Argument(..., help="A run directory, or a run's path or id inside --runs-dir."),
+    runs_dir: Path = typer.Option(DEFAULT_RUNS, "--runs-dir", help="Where to look a run id up."),
+    json_out: bool = typer.Option(False, "--json", help="Print JSON: {path, record, integrity}."),
+) -> None:
+    """One run: identity, provenance, spec, counts, main figures, and each file checked against its SHA-256."""
+    from ctxgauge.errors import UserError
+    from ctxgauge.records import RUN_FILE, ResultsStore, read_run, verify_files
+
+    path = Path(run)
+    if (path / RUN_FILE).is_file():
+        record = read_run(path)
+    else:
+        with ResultsStore.open(runs_dir) as store:
+            row = store.get(run)
+        if row is None:
+            raise UserError(f"{run}: no such run directory, and no run with that path or id in {runs_dir}")
+        path, record = runs_dir / row["path"], row["record"]
+    integrity = verify_files(path, record)
+    if json_out:
+        print_json({"path": str(path), "record": record, "integrity": integrity})
+        return
+    _print(path, record, integrity)
+
+
+def _print(path: Path, record: dict, integrity: dict[str, str]) -> None:
+    from rich.table import Table
+
+    from ctxgauge.records._store import headline
+
+    prov, timing, counts = record.get("provenance") or {}, record.get("timing") or {}, record.get("counts") or {}
+    source = prov.get("source") or {}
+    status = record.get("status")
+    colour = "green" if status == "success" else "red"
+    console.print(f"[bold]{record.get('run_id')}[/]  {record.get('suite')}  [{colour}]{status}[/]  {path}")
+    if record.get("error"):
+        console.print(f"[red]error:[/] {record['error']}", soft_wrap=True)
+    console.print(f"started {timing.get('started_at') or '-'}  finished {timing.get('finished_at') or '-'}")
+    console.print(f"ctxgauge {prov.get('ctxgauge')} (source {str(source.get('commit') or '-')[:12]}"
+                  f"{', dirty' if source.get('dirty') else ''}), python {prov.get('python')}, "
+                  f"{(prov.get('platform') or {}).get('system')} {(prov.get('platform') or {}).get('machine')}")
+    console.print("units: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())) if counts else "units: -")
+    if headline(record):
+        console.print(f"figures: {headline(record)}")
+    spec = Table("option", "value", title="spec", title_justify="left")
+    for key, value in sorted((record.get("spec") or {}).items()):
+        text = str(value)
+        spec.add_row(key, text if len(text) <= 100 else text[:99] + "…")
+    console.print(spec)
+    files = Table("file", "SHA-256 check", title="files", title_justify="left")
+    styles = {"ok": "green", "changed": "bold red", "missing": "bold red", "unhashed": "yellow"}
+    for name, state in integrity.items():
+        files.add_row(name, f"[{styles.get(state, '')}]{state}[/]")
+    console.print(files)

@@ -1,0 +1,231 @@
+"""The results store: one SQLite file beside the runs, an index for `ctxgauge runs list|show`.
+
+The run directories stay the truth. The store holds one row per run, read from its run.json; every open
+syncs it with the directories (a run.json whose size or modification time changed is read again, a run
+whose directory is gone is dropped), and a store that is missing, corrupt or of another schema is deleted
+and rebuilt from the directories. Nothing is ever written only to the store, so deleting it loses nothing.
+
+    with ResultsStore.open("ctxgauge-runs") as store:
+        rows = store.list(suite="replay")
+        row = store.get("replay-20261130T025625Z-1a2b3c")
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator
+
+from ctxgauge.errors import UserError
+from ctxgauge.records._run import RUN_FILE, file_sha256, read_run
+
+STORE_FILE = ".ctxgauge-store.sqlite"
+"""The store's name inside the runs directory (hidden: it is an index, not a run)."""
+STORE_SCHEMA = 1
+"""Bumped when the table changes; a store of another version is rebuilt."""
+
+COLUMNS = ("path", "run_id", "suite", "status", "finished", "dataset", "systems", "model", "headline",
+           "started_at", "finished_at", "units_ok", "units_failed", "units_skipped", "error", "run_json_sha256",
+           "mtime_ns", "size", "record")
+
+_SCHEMA = f"""
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE runs (
+  path TEXT PRIMARY KEY, run_id TEXT NOT NULL, suite TEXT NOT NULL, status TEXT NOT NULL,
+  finished INTEGER NOT NULL, dataset TEXT, systems TEXT, model TEXT, headline TEXT, started_at TEXT,
+  finished_at TEXT, units_ok INTEGER, units_failed INTEGER, units_skipped INTEGER, error TEXT,
+  run_json_sha256 TEXT NOT NULL, mtime_ns INTEGER NOT NULL, size INTEGER NOT NULL, record TEXT NOT NULL
+);
+CREATE INDEX runs_by_suite ON runs (suite, started_at);
+INSERT INTO meta VALUES ('schema_version', '{STORE_SCHEMA}');
+"""
+
+
+@dataclass
+class SyncStats:
+    """What a sync changed."""
+
+    added: int = 0
+    updated: int = 0
+    removed: int = 0
+    unchanged: int = 0
+    unreadable: list[str] = field(default_factory=list)
+    """`path: why` for run directories whose run.json could not be read (left out of the store)."""
+
+
+def headline(record: dict) -> str:
+    """One line of the run's main figures, for the runs list."""
+    results = record.get("results") or {}
+    suite = record.get("suite")
+    if suite in ("replay", "cases"):
+        summary = results.get("summary") or {}
+        metrics = (record.get("spec") or {}).get("metrics") or list(summary)
+        shown = [f"{m} {summary[m]:.3f}" for m in metrics if isinstance(summary.get(m), (int, float))][:2]
+        return ", ".join(shown)
+    if suite == "determinism":
+        return ", ".join(f"{name} {e.get('label')}" for name, e in (results.get("engines") or {}).items())
+    if suite == "qa":
+        parts = []
+        for arm, s in (results.get("summary") or {}).items():
+            acc = s.get("accuracy")
+            parts.append(f"{arm} {'-' if acc is None else f'{100 * acc:.1f}%'}")
+        return ", ".join(parts)
+    return ""
+
+
+def _row(rel: str, run_dir: Path, record: dict, stat) -> dict[str, Any]:
+    from ctxgauge.report import RunRef, dataset, model, systems
+
+    ref = RunRef(run_dir, rel, record)
+    counts, timing = record.get("counts") or {}, record.get("timing") or {}
+    return {
+        "path": rel, "run_id": ref.run_id, "suite": ref.suite, "status": ref.status, "finished": int(ref.finished),
+        "dataset": dataset(ref), "systems": json.dumps(systems(ref)), "model": model(ref),
+        "headline": headline(record), "started_at": timing.get("started_at"), "finished_at": timing.get("finished_at"),
+        "units_ok": counts.get("ok"), "units_failed": counts.get("failed"), "units_skipped": counts.get("skipped"),
+        "error": record.get("error"), "run_json_sha256": file_sha256(run_dir / RUN_FILE),
+        "mtime_ns": stat.st_mtime_ns, "size": stat.st_size, "record": json.dumps(record, sort_keys=True),
+    }
+
+
+class ResultsStore:
+    """An open store over one runs directory. Use `ResultsStore.open` (syncs) as a context manager."""
+
+    def __init__(self, runs_dir: Path, conn: sqlite3.Connection, path: Path | None):
+        self.runs_dir = runs_dir
+        self.conn = conn
+        self.path = path
+        """The SQLite file (None: held in memory, the runs directory being read-only)."""
+        self.last_sync = SyncStats()
+
+    @classmethod
+    def open(cls, runs_dir: str | Path, path: str | Path | None = None, *, sync: bool = True) -> "ResultsStore":
+        """Open (creating or rebuilding as needed) the store of `runs_dir` and sync it with the directories."""
+        runs_dir = Path(runs_dir)
+        if not runs_dir.is_dir():
+            raise UserError(f"{runs_dir}: no such directory of runs")
+        target = Path(path) if path is not None else runs_dir / STORE_FILE
+        conn, where = _connect(target)
+        store = cls(runs_dir, conn, where)
+        if sync:
+            try:
+                store.sync()
+            except sqlite3.OperationalError as exc:
+                if where is None or "locked" in str(exc):
+                    raise
+                # A store file we may read but not write (published, read-only): index in memory instead.
+                store.close()
+                store = cls(runs_dir, _memory(), None)
+                store.sync()
+        return store
+
+    def __enter__(self) -> "ResultsStore":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the database connection."""
+        self.conn.close()
+
+    def sync(self) -> SyncStats:
+        """Bring the store in line with the run directories; returns what changed."""
+        from ctxgauge.report._runs import find_run_dirs
+
+        stats = SyncStats()
+        known = {r[0]: (r[1], r[2]) for r in self.conn.execute("SELECT path, mtime_ns, size FROM runs")}
+        seen = set()
+        with self.conn:
+            for rel, run_dir in find_run_dirs(self.runs_dir):
+                try:
+                    st = (run_dir / RUN_FILE).stat()
+                    if known.get(rel) == (st.st_mtime_ns, st.st_size):
+                        seen.add(rel)
+                        stats.unchanged += 1
+                        continue
+                    row = _row(rel, run_dir, read_run(run_dir), st)
+                except (UserError, OSError) as exc:
+                    stats.unreadable.append(f"{rel}: {exc}")
+                    continue
+                seen.add(rel)
+                placeholders = ", ".join("?" for _ in COLUMNS)
+                self.conn.execute(f"INSERT OR REPLACE INTO runs ({', '.join(COLUMNS)}) VALUES ({placeholders})",
+                                  [row[c] for c in COLUMNS])
+                if rel in known:
+                    stats.updated += 1
+                else:
+                    stats.added += 1
+            for rel in set(known) - seen:
+                self.conn.execute("DELETE FROM runs WHERE path = ?", (rel,))
+                stats.removed += 1
+        self.last_sync = stats
+        return stats
+
+    def list(self, *, suite: str | None = None, status: str | None = None) -> list[dict[str, Any]]:
+        """Runs, oldest first (by start time, then path), optionally of one suite or status; rows without
+        the stored record (use `get` for it)."""
+        sql = "SELECT * FROM runs WHERE (? IS NULL OR suite = ?) AND (? IS NULL OR status = ?) " \
+              "ORDER BY started_at, path"
+        return [_public(r, record=False) for r in self._rows(sql, (suite, suite, status, status))]
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        """One run by its relative path or its run id (None when the store has neither)."""
+        rows = list(self._rows("SELECT * FROM runs WHERE path = ? OR run_id = ? ORDER BY path", (key, key)))
+        if len(rows) > 1:
+            raise UserError(f"{key}: names {len(rows)} runs ({', '.join(r['path'] for r in rows)}); give the path")
+        return _public(rows[0], record=True) if rows else None
+
+    def _rows(self, sql: str, args: tuple) -> Iterator[dict[str, Any]]:
+        cur = self.conn.execute(sql, args)
+        names = [d[0] for d in cur.description]
+        for values in cur:
+            yield dict(zip(names, values))
+
+
+def _public(row: dict[str, Any], *, record: bool) -> dict[str, Any]:
+    out = {k: v for k, v in row.items() if k not in ("mtime_ns", "size", "record")}
+    out["finished"] = bool(out["finished"])
+    out["systems"] = json.loads(out["systems"] or "[]")
+    if record:
+        out["record"] = json.loads(row["record"])
+    return out
+
+
+def _memory() -> sqlite3.Connection:
+    conn = sqlite3.connect(":memory:")
+    conn.executescript(_SCHEMA)
+    return conn
+
+
+def _connect(target: Path) -> tuple[sqlite3.Connection, Path | None]:
+    """A connection to a store of the current schema at `target`, rebuilt when it is not one; in memory
+    when the file cannot be made or opened (a read-only copy of published runs)."""
+    for attempt in range(2):
+        conn = None
+        try:
+            conn = sqlite3.connect(target, timeout=30)
+            tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            if not tables:
+                conn.executescript(_SCHEMA)
+                return conn, target
+            version = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() \
+                if "meta" in tables else None
+            if version and version[0] == str(STORE_SCHEMA) and "runs" in tables:
+                return conn, target
+        except sqlite3.OperationalError as exc:
+            if conn is not None:
+                conn.close()
+            if "locked" in str(exc):
+                raise UserError(f"{target}: the results store is busy (another ctxgauge is writing it); "
+                                "try again") from None
+            return _memory(), None  # cannot create or open the file here: index in memory
+        except sqlite3.DatabaseError:
+            pass  # not a database (corrupt, or another file): rebuilt below
+        conn.close()
+        if attempt == 0:
+            # The directories are the truth: a store of another schema, or a broken one, is only an index.
+            target.unlink(missing_ok=True)
+    return _memory(), None
