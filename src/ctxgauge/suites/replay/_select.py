@@ -47,6 +47,8 @@ RELEASE_PATTERNS = (
     re.compile(r"^bump(?:ed|ing|s)?\s+(?:the\s+)?(?:package\s+|project\s+)?version\b(?!\s+(?:of|for)\b)"),
     re.compile(rf"^bump(?:ed|ing|s)?\s+(?:to\s+)?{_VERSION}\b"),                    # Bump to 2.1.0
     re.compile(r"^version bump\b"),
+    re.compile(rf"^(?:start|begin|open)(?:ing)?\s+{_VERSION}\s+(?:development|dev|cycle)\b"),  # start 0.2.0 development
+    re.compile(r"^(?:back to (?:development|dev)|post-?release)\b"),
 )
 """Subjects (lowercased) of releases and own-version bumps. `Bump requests from 2.1 to 2.2` matches none:
 a dependency update is a real request, whose manifests and lockfiles an engine should find."""

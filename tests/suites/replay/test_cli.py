@@ -1,0 +1,67 @@
+"""`ctxgauge replay` as a user meets it: the --json shape, exit codes, one-line errors, nothing half-written."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+
+def ctxgauge(*args, cwd=None):
+    return subprocess.run([sys.executable, "-m", "ctxgauge", *args], capture_output=True, text=True, cwd=cwd)
+
+
+@pytest.fixture
+def small_repo(repo_builder):
+    b = repo_builder("small")
+    b.commit("init", {"src/loans.py": "def overdue_fee(): pass\n", "src/members.py": "class Member: pass\n"})
+    b.commit("Fix overdue fee", {"src/loans.py": "def overdue_fee(): return 1\n"})
+    b.commit("Add member email", {"src/members.py": "class Member:\n    email = ''\n"})
+    return b.path
+
+
+def test_json_shape(tmp_path, small_repo):
+    r = ctxgauge("replay", str(small_repo), "--engine", "bm25", "--vs", "grep", "-k", "5", "--json",
+                 "--out", str(tmp_path / "run"), "--seed", "3")
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert {"summary", "commits", "skipped", "comparison", "run_dir"} <= set(out)
+    assert {"hit@5", "recall@5", "precision@5", "ndcg@5", "mrr", "pack_recall@5", "coverage_gap"} <= set(out["summary"])
+    assert [c["request"] for c in out["commits"]] == ["Add member email", "Fix overdue fee"]
+    first = out["commits"][1]
+    assert {"sha", "request", "expected", "coverage_gap", "ranking"} <= set(first)
+    assert first["expected"] == ["src/loans.py"] and first["ranking"][0] == {"path": "src/loans.py",
+                                                                              "score": first["ranking"][0]["score"]}
+    assert out["skipped"]["root"] == 1
+    assert out["comparison"]["seed"] == 3 and "recall@5" in out["comparison"]["metrics"]
+    assert out["run_dir"] == str(tmp_path / "run")
+
+
+def test_terminal_report_and_baseline_gate_exit_codes(tmp_path, small_repo):
+    r = ctxgauge("replay", str(small_repo), "--engine", "grep", "--out", str(tmp_path / "base"))
+    assert r.returncode == 0, r.stderr
+    assert "summary: grep" in r.stdout and "skipped" in r.stdout and "run recorded in" in r.stdout
+    again = ctxgauge("replay", str(small_repo), "--engine", "grep", "--out", str(tmp_path / "again"),
+                     "--baseline", str(tmp_path / "base"), "--max-drop", "0")
+    assert again.returncode == 0, again.stderr
+    assert "gate against" in again.stdout
+
+
+@pytest.mark.parametrize("args, message", [
+    (["/no/such/repo", "--engine", "bm25"], "no such file or directory"),
+    (["{repo}", "--engine", "nope"], "unknown engine 'nope'"),
+    (["{repo}", "--engine", "bm25", "--vs", "bm25(k1="], "bad engine spec"),
+    (["{repo}", "--engine", "bm25", "--rev", "no-such-rev"], "no commit named 'no-such-rev'"),
+    (["{plain}", "--engine", "bm25"], "not a git repository"),
+    (["{repo}", "--engine", "bm25", "--baseline", "{plain}"], "not a run directory"),
+])
+def test_bad_input_is_one_line_exit_2_and_writes_nothing(tmp_path, small_repo, args, message):
+    (tmp_path / "plain").mkdir()
+    args = [a.replace("{repo}", str(small_repo)).replace("{plain}", str(tmp_path / "plain")) for a in args]
+    r = ctxgauge("replay", *args, "--out", str(tmp_path / "out"), cwd=tmp_path)
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert message in r.stderr
+    assert "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "out").exists()
