@@ -188,7 +188,10 @@ def run_cases(case_file: CaseFile, config: CasesConfig, progress: Progress | Non
     corpora: dict[str, Corpus] = {}
     for c in case_file.cases:  # open every corpus first: a bad path or revision fails before any write
         if c.corpus not in corpora:
-            corpora[c.corpus] = open_corpus(*split_corpus(c.corpus))
+            try:
+                corpora[c.corpus] = open_corpus(*split_corpus(c.corpus))
+            except UserError as exc:
+                raise UserError(f"{case_file.source}: case {c.name!r}: corpus {exc} (a directory, or REPO@REV)") from None
     spec = {"suite_version": SUITE_VERSION, "source": case_file.source, "cases": [c.name for c in case_file.cases],
             "engine": engines[0].name, "engine_identity": engines[0].identity(),
             "vs": engines[1].name if len(engines) > 1 else None, "ks": list(config.ks), "depth": depth,

@@ -1,0 +1,69 @@
+"""`ctxgauge cases` as a user meets it: exit 0 only when every line holds, 1 when one fails, 2 on bad
+input with one line naming the case and the fix, and nothing written."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+
+def ctxgauge(*args, cwd=None):
+    return subprocess.run([sys.executable, "-m", "ctxgauge", *args], capture_output=True, text=True, cwd=cwd)
+
+
+@pytest.fixture
+def suite(tmp_path):
+    (tmp_path / "lib" / "src").mkdir(parents=True)
+    (tmp_path / "lib" / "src" / "loans.py").write_text("def overdue_fee(): pass\n")
+    (tmp_path / "lib" / "src" / "members.py").write_text("class Member: pass\n")
+    (tmp_path / "ok.yaml").write_text("pass: {hit@5: 1.0}\ncorpus: lib\ncases:\n"
+                                      "  - {name: fees, query: overdue fee, expected: [src/loans.py]}\n")
+    (tmp_path / "strict.yaml").write_text("pass: {precision@5: 0.5}\ncorpus: lib\ncases:\n"
+                                          "  - {name: fees, query: overdue fee, expected: [src/loans.py]}\n")
+    return tmp_path
+
+
+def test_exit_0_when_every_line_holds_1_when_one_fails(suite):
+    ok = ctxgauge("cases", str(suite / "ok.yaml"), "--engine", "bm25", "--out", str(suite / "r1"))
+    assert ok.returncode == 0, ok.stderr
+    assert "holds" in ok.stdout and "PASS" in ok.stdout
+    strict = ctxgauge("cases", str(suite / "strict.yaml"), "--engine", "bm25", "--out", str(suite / "r2"), "--json")
+    assert strict.returncode == 1, strict.stderr
+    out = json.loads(strict.stdout)
+    assert {"summary", "cases", "pass", "passed", "run_dir"} <= set(out)
+    assert out["passed"] is False and out["pass"][0]["value"] == 1 / 5
+    assert out["cases"][0]["ranking"][0]["path"] == "src/loans.py"
+    held = ctxgauge("cases", str(suite / "strict.yaml"), "--engine", "bm25", "--out", str(suite / "r3"),
+                    "--pass", "precision@5=0.2")  # a command-line line replaces the file's on that metric
+    assert held.returncode == 0, held.stdout + held.stderr
+
+
+def test_qrels_and_an_external_run_without_any_engine(suite):
+    (suite / "qrels").write_text("q1 0 src/loans.py 1\n")
+    (suite / "run.jsonl").write_text('{"qid": "q1", "ranking": ["src/members.py", "src/loans.py"]}\n')
+    r = ctxgauge("cases", "--qrels", str(suite / "qrels"), "--run", str(suite / "run.jsonl"), "--json",
+                 "--out", str(suite / "r"), "--pass", "mrr=0.5")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["summary"]["mrr"] == 1 / 2
+
+
+@pytest.mark.parametrize("case_file, extra, message", [
+    ("cases:\n  - {name: fees, query: q, corpus: lib}\n", [], "case 1 ('fees'): needs `expected` files"),
+    ("cases:\n  - {name: fees, query: q, corpus: nowhere, expected: [a]}\n", [], "no such file or directory"),
+    ("pass: {recal@5: 1}\ncases:\n  - {name: fees, query: q, corpus: lib, expected: [a]}\n", [], "unknown metric"),
+    ("cases:\n  - {name: fees, query: q, corpus: lib, expected: [a]}\n", ["--engine", "nope"], "unknown engine"),
+    ("cases:\n  - {name: fees, query: q, corpus: lib, expected: [a]}\n", ["--pass", "mrr"], "write METRIC=VALUE"),
+])
+def test_bad_input_is_one_line_exit_2_and_writes_nothing(suite, case_file, extra, message):
+    (suite / "bad.yaml").write_text(case_file)
+    args = ["cases", str(suite / "bad.yaml"), *(extra or ["--engine", "bm25"]), "--out", str(suite / "out")]
+    if extra and extra[0] == "--pass":
+        args[2:2] = ["--engine", "bm25"]
+    r = ctxgauge(*args, cwd=suite)
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert message in r.stderr
+    assert "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    assert not (suite / "out").exists()
