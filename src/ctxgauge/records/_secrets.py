@@ -114,13 +114,17 @@ class SecretScanner:
         for kind, pattern in KEY_SHAPES:
             for m in pattern.finditer(text):
                 hits.append((kind, _mask(m.group(0))))
+        starts: set[int] = set()  # one path is one finding, whichever home shapes it matches
         for home in self.homes:
             # A prefix match must end the path component: HOME=/root must not flag /rooted.
             for m in re.finditer(re.escape(home) + r"(?=[/\\\"'\s<>]|$)", text):
+                starts.add(m.start())
                 hits.append(("absolute home path", m.group(0)))
         for pattern in HOME_SHAPES:
             for m in pattern.finditer(text):
-                hits.append(("absolute home path", m.group(0)))
+                if m.start() not in starts:
+                    starts.add(m.start())
+                    hits.append(("absolute home path", m.group(0)))
         return hits
 
     def scan_bytes(self, path: str, data: bytes) -> list[Finding]:

@@ -64,15 +64,25 @@ def headline(record: dict) -> str:
         metrics = (record.get("spec") or {}).get("metrics") or list(summary)
         shown = [f"{m} {summary[m]:.3f}" for m in metrics if isinstance(summary.get(m), (int, float))][:2]
         return ", ".join(shown)
+    spec = record.get("spec") or {}
     if suite == "determinism":
-        return ", ".join(f"{name} {e.get('label')}" for name, e in (results.get("engines") or {}).items())
+        found = results.get("engines") or {}
+        return ", ".join(f"{name} {found[name].get('label')}" for name in _ordered(found, spec.get("engines")))
     if suite == "qa":
         parts = []
-        for arm, s in (results.get("summary") or {}).items():
+        summary = results.get("summary") or {}
+        for arm in _ordered(summary, spec.get("arms")):
+            s = summary[arm]
             acc = s.get("accuracy")
             parts.append(f"{arm} {'-' if acc is None else f'{100 * acc:.1f}%'}")
         return ", ".join(parts)
     return ""
+
+
+def _ordered(found: dict, given: list | None) -> list[str]:
+    # run.json stores its keys sorted; show them in the order the run was given them.
+    order = [k for k in given or [] if k in found]
+    return order + sorted(set(found) - set(order))
 
 
 def _row(rel: str, run_dir: Path, record: dict, stat) -> dict[str, Any]:

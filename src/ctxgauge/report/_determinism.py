@@ -26,8 +26,10 @@ def dataset(run: RunRef) -> str:
 
 
 def engines(run: RunRef) -> dict[str, dict[str, Any]]:
-    """Engine spec -> its result in a finished run."""
-    return run.results.get("engines") or {}
+    """Engine spec -> its result in a finished run, in the order the run was given its engines."""
+    found = run.results.get("engines") or {}
+    order = [e for e in run.spec.get("engines") or [] if e in found]
+    return {e: found[e] for e in order + sorted(set(found) - set(order))}
 
 
 def level_cell(result: dict[str, Any], run: RunRef) -> Cell:

@@ -38,8 +38,11 @@ def model(run: RunRef) -> str:
 
 
 def arms(run: RunRef) -> dict[str, dict[str, Any]]:
-    """Arm spec -> its summary in a finished run."""
-    return run.results.get("summary") or {}
+    """Arm spec -> its summary in a finished run, in the order the run was given its arms (run.json
+    stores its keys sorted)."""
+    summary = run.results.get("summary") or {}
+    order = [a for a in run.spec.get("arms") or [] if a in summary]
+    return {a: summary[a] for a in order + sorted(set(summary) - set(order))}
 
 
 def tokens(summary: dict) -> int | None:
@@ -201,7 +204,10 @@ def rep_values(run: RunRef, arm: str) -> list[tuple[bool, str, dict[str, float |
         econ: dict = {}
         rec = run.path / str(r.get("path") or "") / "record.json"
         if r.get("path") and rec.is_file():
-            econ = json.loads(rec.read_text(encoding="utf-8")).get("economics") or {}
+            try:
+                econ = json.loads(rec.read_text(encoding="utf-8")).get("economics") or {}
+            except (ValueError, AttributeError):
+                econ = {}  # unreadable economics: the figures show as not measured, never as zero
         used = sum(int(econ.get(k) or 0) for k in ("tokens_input", "tokens_output", "tokens_cache_read",
                                                    "tokens_cache_write")) if econ else None
         cost = econ.get("cost_usd")

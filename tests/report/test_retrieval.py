@@ -1,0 +1,86 @@
+"""The replay and cases part of the report: means and intervals recomputed from units, paired comparison,
+hit map, known gaps and runs that did not finish. Expected values are written as formulas."""
+
+from __future__ import annotations
+
+import math
+
+from ctxgauge.metrics import bootstrap_ci
+from ctxgauge.report import BarsFigure, GridFigure, PairedFigure, Table, build_report, discover_runs
+from ctxgauge.report._common import N_RESAMPLES
+
+
+def _section(root, suite):
+    report = build_report(discover_runs(root))
+    return next(s for s in report.sections if s.suite == suite)
+
+
+def test_bars_are_unit_means_with_seeded_intervals(tmp_path, factory):
+    factory.replay_run(tmp_path, "r", [1, 2, 5, None], [2, 2, None, None], seed=7)
+    bars = next(b for b in _section(tmp_path, "replay").blocks if isinstance(b, BarsFigure))
+    assert [p.metric for p in bars.panels] == ["hit@1", "recall@1", "ndcg@1", "mrr"]
+    mrr = next(p for p in bars.panels if p.metric == "mrr")
+    bm25, grep = mrr.bars
+    assert (bm25.label, grep.label) == ("bm25", "grep")
+    values = [1 / 1, 1 / 2, 1 / 5, 0.0]
+    assert math.isclose(bm25.value, sum(values) / 4)
+    _, low, high = bootstrap_ci(values, seed=7, n_resamples=N_RESAMPLES)
+    assert (bm25.low, bm25.high) == (low, high)
+    assert math.isclose(grep.value, (1 / 2 + 1 / 2) / 4)
+    assert bm25.run == grep.run == "r"
+
+
+def test_failed_units_stay_out_of_means_and_show_in_the_grid(tmp_path, factory):
+    factory.replay_run(tmp_path, "r", [1, None, 1], [1, 1, 1], failed=[1])
+    sec = _section(tmp_path, "replay")
+    hit = next(b for b in sec.blocks if isinstance(b, BarsFigure)).panels[0]
+    assert hit.bars[0].value == 1.0  # (1 + 1) / 2: the failed unit is in no denominator
+    grid = next(b for b in sec.blocks if isinstance(b, GridFigure))
+    assert grid.rows[0].cells == ["hit", "failed", "hit"]
+    assert len(grid.columns) == 3 and "request <0>" in grid.columns[0][1]
+
+
+def test_grid_states_follow_the_smallest_and_largest_k(tmp_path, factory):
+    factory.replay_run(tmp_path, "r", [1, 3, None, 0], vs=None)
+    grid = next(b for b in _section(tmp_path, "replay").blocks if isinstance(b, GridFigure))
+    assert grid.rows[0].cells == ["hit", "near", "miss", "unscorable"]
+    assert "top 1" in grid.legend["hit"] and "top 3" in grid.legend["near"]
+
+
+def test_paired_comparison_keeps_the_runs_metric_order(tmp_path, factory):
+    factory.replay_run(tmp_path, "r", [1, 1, 2, None], [2, None, 2, None])
+    paired = next(b for b in _section(tmp_path, "replay").blocks if isinstance(b, PairedFigure))
+    assert [r.metric for r in paired.rows] == factory.METRICS
+    mrr = paired.rows[-1]
+    assert (mrr.wins, mrr.ties, mrr.losses) == (2, 2, 0)
+    assert paired.n == 4 and (paired.a, paired.b) == ("bm25", "grep")
+    assert math.isclose(mrr.diff, ((1 - 0.5) + (1 - 0) + 0 + 0) / 4)
+
+
+def test_every_metric_table_has_a_column_per_engine(tmp_path, factory):
+    factory.replay_run(tmp_path, "r1", [1, 2], [2, 2])
+    factory.replay_run(tmp_path, "r2", [1, 1], vs=None, engine="grep")
+    table = next(b for b in _section(tmp_path, "replay").blocks if isinstance(b, Table))
+    # grep appears in two runs: each column names its run.
+    assert table.columns == ["metric", "bm25", "grep · r1", "grep · r2"]
+    assert [c.text for c in table.rows[0]] == ["commits scored", "2", "2", "2"]
+
+
+def test_known_gap_cases_are_drawn_but_never_averaged(tmp_path, factory):
+    factory.replay_run(tmp_path, "c", [1, None, None], [1, 1, None], suite="cases", repo="cases.yaml", gaps=[1])
+    sec = _section(tmp_path, "cases")
+    hit = next(b for b in sec.blocks if isinstance(b, BarsFigure)).panels[0]
+    assert hit.bars[0].value == 1 / 2  # cases 0 and 2 only
+    grid = next(b for b in sec.blocks if isinstance(b, GridFigure))
+    assert len(grid.columns) == 3 and "known gap" in grid.columns[1][1]
+    lines = next(b for b in sec.blocks if isinstance(b, Table) and b.title.startswith("Pass lines"))
+    assert [c.text for c in lines.rows[0]][1:] == ["recall@3", ">= 0.5", "0.500", "holds"]
+
+
+def test_a_run_that_did_not_finish_is_named_and_left_out(tmp_path, factory):
+    factory.replay_run(tmp_path, "done", [1, 1], vs=None)
+    factory.unfinished_run(tmp_path, "crashed")
+    sec = _section(tmp_path, "replay")
+    assert any(n.startswith("crashed: did not finish (started") for n in sec.notes)
+    for block in sec.blocks:
+        assert "crashed" not in block.sources
