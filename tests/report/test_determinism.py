@@ -18,10 +18,10 @@ def test_ctl_badges_family_cells_and_fingerprint_links(tmp_path, factory):
     assert (rows["bm25"][1].text, rows["bm25"][1].style) == ("CTL 3", "ctl3")
     assert (rows["grep"][1].text, rows["grep"][1].style) == ("CTL 0", "ctl0")
     assert (rows["minilm"][1].text, rows["minilm"][1].style) == ("skipped", "muted")
-    assert rows["minilm"][9].text == "torch missing"
-    assert rows["grep"][3].text == "0.500"  # EMR
-    assert rows["bm25"][10].file == "fingerprints/bm25.fingerprint.json" and rows["bm25"][10].run == "d"
-    assert rows["minilm"][10].file is None
+    assert rows["minilm"][7].text == "torch missing"
+    assert rows["grep"][3].text == "0.500 / 1.000 / 1.000"  # EMR / Jaccard / tau
+    assert rows["bm25"][8].file == "fingerprints/bm25.fingerprint.json" and rows["bm25"][8].run == "d"
+    assert rows["minilm"][8].file is None
 
 
 def test_drift_bars_per_noise_kind(tmp_path, factory):

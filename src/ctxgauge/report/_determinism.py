@@ -57,9 +57,12 @@ def _rebuild(result: dict) -> Cell:
     return Cell(f"{n} hash{'es' if n != 1 else ''} / {builds} builds", style="good" if n == 1 else "bad")
 
 
-def _query(result: dict, key: str) -> Cell:
+def _query(result: dict) -> Cell:
     f, why = _family(result, "query")
-    return Cell(why, style="muted") if why else Cell(fmt(f.get(key), 3), num=True)
+    if why:
+        return Cell(why, style="muted")
+    return Cell(" / ".join(fmt(f.get(k), 3) for k in ("exact_match_rate", "mean_jaccard", "mean_kendall_tau")),
+                num=True)
 
 
 def _update(result: dict) -> Cell:
@@ -100,13 +103,16 @@ def _table(runs: Sequence[RunRef]) -> Table:
     for label, (spec, run) in zip(label_systems(pairs), pairs):
         r = engines(run)[spec]
         fp = r.get("fingerprint")
-        rows.append([Cell(label, run=run.rel), level_cell(r, run), _rebuild(r), _query(r, "exact_match_rate"),
-                     _query(r, "mean_jaccard"), _query(r, "mean_kendall_tau"), _drift(r), _update(r), _cross(r),
-                     _flags(r), Cell("fingerprint", run=run.rel, file=fp) if fp else Cell("-", style="muted")])
+        if r.get("status") == "skipped":
+            # One reason, not a "not measured" badge in every family column.
+            rows.append([Cell(label, run=run.rel), level_cell(r, run)] + [Cell("-")] * 5 + [_flags(r), Cell("-")])
+            continue
+        rows.append([Cell(label, run=run.rel), level_cell(r, run), _rebuild(r), _query(r), _drift(r), _update(r),
+                     _cross(r), _flags(r), Cell("fingerprint", run=run.rel, file=fp) if fp else Cell("-")])
     k = runs[0].results.get("k") if runs else None
     return Table("Context Trust Level per engine",
-                 ["engine", "level", "rebuild", "EMR", f"Jaccard@{k}", "Kendall τ", "drift", "update",
-                  "cross-machine", "flags", "fingerprint"], rows, sources=[r.rel for r in runs],
+                 ["engine", "level", "rebuild", f"EMR / Jaccard@{k} / τ", "drift", "update", "cross-machine",
+                  "flags / reason", "fingerprint"], rows, sources=[r.rel for r in runs],
                  caption="CTL 4 cross-machine deterministic · 3 machine-deterministic (identical artifacts, EMR 1) "
                  "· 2 stable retrieval (EMR 1) · 1 repeatable (Jaccard and τ ≥ 0.9) · 0 below. Drift = 1 − "
                  "Jaccard@k against the base build after one unrelated file is added.")
