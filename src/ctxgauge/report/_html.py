@@ -76,7 +76,8 @@ def _paired(fig: PairedFigure, colours: _svg.Colours) -> str:
             f'<td class="num">{"<b>" if strong else ""}{r.diff:+.3f}{"</b>" if strong else ""}'
             f'<br><span class="tick">[{r.low:+.3f}, {r.high:+.3f}]</span></td>'
             f'<td>{_svg.diff_plot(r, span, ca, cb)}</td><td class="num">{r.p_value:.3f}</td>'
-            f'<td class="nowrap">{_svg.wtl_bar(r, ca, cb)} <span class="tick">{r.wins}/{r.ties}/{r.losses}</span></td></tr>')
+            f'<td class="nowrap">{_svg.wtl_bar(r, ca, cb)} '
+            f'<span class="tick">{r.wins}/{r.ties}/{r.losses}</span></td></tr>')
     key = (f'<div class="legend"><span class="key"><i style="background:{ca}"></i>{escape(fig.a)} better</span>'
            f'<span class="key"><i style="background:#d9dce1"></i>tie</span>'
            f'<span class="key"><i style="background:{cb}"></i>{escape(fig.b)} better</span>'

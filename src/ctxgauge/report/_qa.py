@@ -63,7 +63,8 @@ def per_correct(total: float | None, summary: dict) -> float | None:
 
 def _outcomes(run: RunRef, arm: str) -> list[float]:
     # 1 per passed question, 0 per failed or adjudicated one, over the valid repetitions only.
-    valid = {r["repetition"] for r in run.results.get("runs") or [] if r.get("arm") == arm and (r.get("validity") or {}).get("ok")}
+    valid = {r["repetition"] for r in run.results.get("runs") or []
+             if r.get("arm") == arm and (r.get("validity") or {}).get("ok")}
     out = []
     for u in run.units():
         if u.get("arm") == arm and u.get("rep") in valid:
@@ -122,7 +123,8 @@ def _table(runs: Sequence[RunRef]) -> Table:
         rows.append([Cell(label, run=run.rel), st, Cell(pct(s.get("accuracy")), num=True),
                      Cell(f"{s.get('passed', 0)}/{s.get('questions', 0)}", num=True), num(t, 0),
                      num(per_correct(t, s), 0), Cell(usd(s.get("cost_usd")), num=True),
-                     Cell(usd(per_correct(s.get("cost_usd"), s)), num=True), Cell(pct(s.get("retrieval_hit_rate")), num=True),
+                     Cell(usd(per_correct(s.get("cost_usd"), s)), num=True),
+                     Cell(pct(s.get("retrieval_hit_rate")), num=True),
                      Cell(f"{s.get('valid_runs', 0)}/{s.get('runs', 0)}", num=True)])
     return Table("Arms: accuracy, tokens and cost",
                  ["arm", "status", "accuracy", "passed", "tokens", "tokens/correct", "cost", "cost/correct",
@@ -190,8 +192,9 @@ def systems(run: RunRef) -> list[str]:
 
 
 def rep_values(run: RunRef, arm: str) -> list[tuple[bool, str, dict[str, float | None]]]:
-    """Per repetition of an arm: (valid, validity reason, metric -> value) for accuracy, tokens, cost and their per-correct
-    ratios, read from the repetition's own `record.json` (economics) and the run's `results.runs`."""
+    """Per repetition of an arm: (valid, validity reason, metric -> value) for accuracy, tokens, cost and
+    their per-correct ratios, read from the repetition's own `record.json` (economics) and the run's
+    `results.runs`."""
     import json
 
     out = []
@@ -213,7 +216,8 @@ def rep_values(run: RunRef, arm: str) -> list[tuple[bool, str, dict[str, float |
         cost = econ.get("cost_usd")
         acc = total / den if ok and total is not None and den else None
         good = total if ok and total else None  # correct answers, when there are any
-        out.append((ok, str((r.get("validity") or {}).get("reason") or ""), {"accuracy": acc, "tokens": used if ok else None, "cost_usd": cost if ok else None,
+        reason = str((r.get("validity") or {}).get("reason") or "")
+        out.append((ok, reason, {"accuracy": acc, "tokens": used if ok else None, "cost_usd": cost if ok else None,
                          "tokens_per_correct": used / good if good and used is not None else None,
                          "cost_per_correct": cost / good if good and cost is not None else None}))
     return out

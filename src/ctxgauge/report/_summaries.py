@@ -199,7 +199,8 @@ def runs_table(runs: Sequence[RunRef]) -> bytes:
             "path": run.rel, "run_id": run.run_id, "suite": run.suite, "status": run.status,
             "finished": run.finished, "dataset": dataset(run), "systems": systems(run), "model": model(run),
             "started_at": timing.get("started_at"), "finished_at": timing.get("finished_at"),
-            "ctxgauge": prov.get("ctxgauge"), "source_commit": source.get("commit"), "source_dirty": source.get("dirty"),
+            "ctxgauge": prov.get("ctxgauge"), "source_commit": source.get("commit"),
+            "source_dirty": source.get("dirty"),
             "units_ok": counts.get("ok"), "units_failed": counts.get("failed"), "units_skipped": counts.get("skipped"),
             "error": rec.get("error"), "run_json_sha256": file_sha256(run.path / RUN_FILE),
         })
