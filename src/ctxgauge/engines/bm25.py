@@ -14,6 +14,7 @@ index built or loaded is kept in memory for queries while its files are unchange
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 from json.encoder import encode_basestring
@@ -53,7 +54,7 @@ class BM25Engine(Engine):
         self._quoted: list[str] = []  # term id -> the term as a JSON string
         self._blob_counts: dict[str, _Counts] = {}
         self._path_counts: dict[str, _Counts] = {}
-        self._loaded: tuple | None = None  # (out_dir, file stamps, retriever, paths, term -> column)
+        self._loaded: tuple | None = None  # (out_dir, stamps, retriever, paths, term -> column) last built/loaded
         self._written_vocab: tuple | None = None  # (out_dir, file stamp, vocabulary ids) last written
 
     def available(self) -> tuple[bool, str | None]:
@@ -259,5 +260,13 @@ def _stat(path: Path) -> tuple | None:
 
 
 def _stamps(out_dir: Path) -> tuple:
-    """What identifies the files of an index on disk: any rewrite changes a size, time or inode."""
-    return tuple(_stat(out_dir / name) for name in (DOCS_FILE, *_INDEX_FILES))
+    """What identifies the index files on disk: their inodes, sizes and times, and a digest of the score
+    and document files (times are coarse, and another engine object with other parameters may rewrite
+    the same directory within one tick: the digest tells its scores apart)."""
+    digest = hashlib.blake2b(digest_size=16)
+    for name in (_INDEX_FILES[0], DOCS_FILE):
+        try:
+            digest.update((out_dir / name).read_bytes())
+        except OSError:
+            digest.update(b"\0missing")
+    return (*(_stat(out_dir / name) for name in (DOCS_FILE, *_INDEX_FILES)), digest.hexdigest())
