@@ -61,6 +61,7 @@ def test_figures_equal_a_hand_computation(tmp_path, fees_repo):
     # The all-gap commit is counted but not scored; the gap share is a ratio of totals.
     gap = by_sha[sha["gap"]]
     assert gap["coverage_gap"] == ["logo.png"] and all(v is None for v in gap["figures"].values())
+    assert gap["coverage_gap_share"] == 1.0 and fix["coverage_gap_share"] == 0.0
     assert result.counts == {"walked": 4, "replayed": 3, "ok": 3, "scored": 2, "failed": 0, "skipped": 1}
     assert result.summary["coverage_gap"] == 1 / (2 + 1 + 1)
     assert result.summary["recall@5"] == (1 / 2 + by_sha[sha["docs"]]["figures"]["recall@5"]) / 2

@@ -73,7 +73,8 @@ def commit_entry(unit: dict) -> dict:
     entry = {
         "sha": unit["id"], "status": unit["status"], "reason": unit.get("reason"),
         "request": unit.get("request"), "expected": unit.get("expected", []),
-        "tests": unit.get("tests", []), "coverage_gap": unit.get("coverage_gap", []), "code": unit.get("code"),
+        "tests": unit.get("tests", []), "coverage_gap": unit.get("coverage_gap", []),
+        "coverage_gap_share": _gap_share([unit]), "code": unit.get("code"),
         "figures": unit.get("figures") or {}, "ranking": unit.get("ranking", []),
     }
     if "vs" in unit:
