@@ -4,6 +4,8 @@ script error) and that no request left the machine (every URL file: or data:), t
 
 Skipped, with the reason, when Chromium or the `websockets` package is missing:
     apt-get install -y chromium        pip install websockets
+unless CTXGAUGE_REQUIRE_BROWSER=1 (CI sets it), which turns the skip into a failure: CI must not pass
+because the browser it was meant to install is absent.
 `CTXGAUGE_SCREENSHOT_DIR=DIR` keeps the screenshot (report.png) there for a person to look at.
 """
 
@@ -86,12 +88,19 @@ class CDP:
 
 
 
+def _missing(reason: str) -> None:
+    if os.environ.get("CTXGAUGE_REQUIRE_BROWSER"):
+        pytest.fail(f"{reason}, and CTXGAUGE_REQUIRE_BROWSER is set")
+    pytest.skip(reason)
+
+
 @pytest.fixture
 def browser(tmp_path):
     exe = _chromium()
     if exe is None:
-        pytest.skip("Debian's headless Chromium is not installed (apt-get install -y chromium)")
-    pytest.importorskip("websockets", reason="the DevTools client needs websockets (pip install websockets)")
+        _missing("Debian's headless Chromium is not installed (apt-get install -y chromium)")
+    if importlib.util.find_spec("websockets") is None:
+        _missing("the DevTools client needs websockets (pip install websockets, in the test extra)")
     profile = tmp_path / "chromium-profile"  # a fresh profile: no cache, no extension, no saved state
     proc = subprocess.Popen([exe, *FLAGS, f"--user-data-dir={profile}", "--remote-debugging-port=0",
                              f"--window-size={WIDTH},{HEIGHT}", "about:blank"],
