@@ -28,12 +28,15 @@ import shutil
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping, Union
+from typing import TYPE_CHECKING, Mapping, Union
 
 from ctxgauge._io import canonical_json
 from ctxgauge.errors import UserError
 from ctxgauge.records._run import RUN_FILE, file_sha256, hash_files
 from ctxgauge.records._secrets import SecretScanner
+
+if TYPE_CHECKING:
+    from ctxgauge.report import RunRef
 
 EXPORT_SCHEMA = 1
 """Version of the manifest's layout."""
@@ -110,7 +113,7 @@ def verify_files(run_dir: str | Path, record: Mapping) -> dict[str, str]:
     return dict(sorted(out.items()))
 
 
-def _run_files(run) -> tuple[dict[str, Path], dict[str, str] | None, list[str]]:
+def _run_files(run: RunRef) -> tuple[dict[str, Path], dict[str, str] | None, list[str]]:
     """(export-relative name -> source path, manifest file hashes or None, warnings) for one run."""
     base = f"{RUNS_FOLDER}/{run.rel}"
     recorded: Mapping[str, str] = run.record.get("files") or {}
