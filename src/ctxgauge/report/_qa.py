@@ -101,8 +101,8 @@ def _figures(runs: Sequence[RunRef]) -> list[BarsFigure]:
     if any(b.value is not None for b in hit):
         panels.append(Panel("retrieval hit rate", hit))
     out = [BarsFigure("Accuracy per arm", panels, sources,
-                      caption="Share of questions passed over the valid repetitions; whiskers: seeded 95% bootstrap "
-                      "interval over questions. Retrieval hit rate: questions whose evidence file was retrieved.")]
+                      caption="Share of questions passed over the valid repetitions, with a seeded 95% bootstrap "
+                      "interval over questions (the whisker). Retrieval hit rate: questions whose evidence file was retrieved.")]
     if any(b.value is not None for b in tpc + cpc):
         out.append(BarsFigure("What a correct answer costs", [
             Panel("tokens per correct answer", tpc, top=nice_top((b.value for b in tpc), floor=1.0)),

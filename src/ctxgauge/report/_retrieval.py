@@ -123,8 +123,8 @@ def _bars(engines: Sequence[EngineFigures], metrics: Sequence[str], title: str) 
             bars.append(Bar(label, mean, low, high, run=e.run.rel))
         panels.append(Panel(metric, bars))
     sources = list(dict.fromkeys(e.run.rel for e in engines))
-    return BarsFigure(title, panels, sources, caption="Mean over the scored units; whiskers: seeded 95% bootstrap "
-                      "interval of the mean (seed = the run's --seed).")
+    return BarsFigure(title, panels, sources, caption="Mean over the scored units, with the seeded 95% bootstrap "
+                      "interval of the mean (seed = the run's --seed) drawn as a whisker.")
 
 
 def _table(engines: Sequence[EngineFigures], unit: str) -> Table:
