@@ -29,6 +29,11 @@ def pct(value: float | None) -> str:
     return "-" if value is None else f"{100 * value:.1f}%"
 
 
+def pval(p: float) -> str:
+    """A p-value to three decimals; below 0.001 as `<0.001` (a randomization test never proves zero)."""
+    return "<0.001" if p < 0.0005 else f"{p:.3f}"
+
+
 def usd(value: float | None) -> str:
     """A cost in US dollars (`-` when unknown: an unpriced model is never shown as free)."""
     if value is None:

@@ -14,7 +14,7 @@ from pathlib import Path
 import ctxgauge
 from ctxgauge.records import RUN_FILE
 from ctxgauge.report import _svg
-from ctxgauge.report._common import nice_top
+from ctxgauge.report._common import nice_top, pval
 from ctxgauge.report._model import BarsFigure, Block, Cell, GridFigure, PairedFigure, Report, Section, Table
 from ctxgauge.report._style import CSS
 
@@ -75,7 +75,7 @@ def _paired(fig: PairedFigure, colours: _svg.Colours) -> str:
             f'<tr><td>{escape(r.metric)}</td><td class="num">{r.mean_a:.3f}</td><td class="num">{r.mean_b:.3f}</td>'
             f'<td class="num">{"<b>" if strong else ""}{r.diff:+.3f}{"</b>" if strong else ""}'
             f'<br><span class="tick">[{r.low:+.3f}, {r.high:+.3f}]</span></td>'
-            f'<td>{_svg.diff_plot(r, span, ca, cb)}</td><td class="num">{r.p_value:.3f}</td>'
+            f'<td>{_svg.diff_plot(r, span, ca, cb)}</td><td class="num">{pval(r.p_value)}</td>'
             f'<td class="nowrap">{_svg.wtl_bar(r, ca, cb)} '
             f'<span class="tick">{r.wins}/{r.ties}/{r.losses}</span></td></tr>')
     key = (f'<div class="legend"><span class="key"><i style="background:{ca}"></i>{escape(fig.a)} better</span>'

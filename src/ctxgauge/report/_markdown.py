@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ctxgauge.report._common import pval
 from ctxgauge.report._html import Links
 from ctxgauge.report._model import BarsFigure, Block, Cell, GridFigure, PairedFigure, Report, Table
 
@@ -61,7 +62,7 @@ def _bars(fig: BarsFigure, links: Links) -> list[str]:
 
 def _paired(fig: PairedFigure) -> list[str]:
     rows = [[r.metric, f"{r.mean_a:.3f}", f"{r.mean_b:.3f}", f"{r.diff:+.3f} [{r.low:+.3f}, {r.high:+.3f}]",
-             f"{r.p_value:.3f}", f"{r.wins} / {r.ties} / {r.losses}"] for r in fig.rows]
+             pval(r.p_value), f"{r.wins} / {r.ties} / {r.losses}"] for r in fig.rows]
     return _md_table(["metric", fig.a, fig.b, "difference [95%]", "p", f"win / tie / loss ({fig.n})"], rows,
                      [False, True, True, True, True, True])
 

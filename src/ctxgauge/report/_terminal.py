@@ -7,6 +7,7 @@ from rich.rule import Rule
 from rich.table import Table as RichTable
 from rich.text import Text
 
+from ctxgauge.report._common import pval
 from ctxgauge.report._markdown import GRID_SYMBOLS
 from ctxgauge.report._model import BarsFigure, Block, Cell, GridFigure, PairedFigure, Report, Section, Table
 
@@ -65,7 +66,7 @@ def _paired(fig: PairedFigure) -> RichTable:
         sure = r.low > 0 or r.high < 0
         table.add_row(r.metric, f"{r.mean_a:.3f}", f"{r.mean_b:.3f}",
                       Text(f"{r.diff:+.3f}", style="bold" if sure else ""), f"[{r.low:+.3f}, {r.high:+.3f}]",
-                      f"{r.p_value:.3f}", f"{r.wins}/{r.ties}/{r.losses}")
+                      pval(r.p_value), f"{r.wins}/{r.ties}/{r.losses}")
     return table
 
 
