@@ -84,3 +84,17 @@ def test_a_run_that_did_not_finish_is_named_and_left_out(tmp_path, factory):
     assert any(n.startswith("crashed: did not finish (started") for n in sec.notes)
     for block in sec.blocks:
         assert "crashed" not in block.sources
+
+
+def test_a_regression_gate_is_shown_with_its_verdict(tmp_path, factory):
+    path = factory.replay_run(tmp_path, "r", [1, 2], vs=None)
+    import json
+
+    record = json.loads((path / "run.json").read_text())
+    record["results"]["gate"] = {"baseline": "old-run", "max_drop": 0.02, "commits": 2, "passed": False,
+                                 "lines": [{"metric": "mrr", "baseline": 0.9, "current": 0.75, "drop": 0.15,
+                                            "holds": False, "worse": ["01" + "c0ffee" * 6 + "01"]}]}
+    (path / "run.json").write_text(json.dumps(record))
+    gate = next(b for b in _section(tmp_path, "replay").blocks if isinstance(b, Table) and "gate" in b.title)
+    assert gate.title.startswith("Regression gate against old-run: FAILED")
+    assert [c.text for c in gate.rows[0]] == ["mrr", "0.900", "0.750", "+0.150", "fails", "01c0ffeec0"]

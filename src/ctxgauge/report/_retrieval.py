@@ -208,6 +208,20 @@ def _pass_lines(runs: Sequence[RunRef]) -> Table | None:
                  sources=[r.rel for r in runs])
 
 
+def _gate(run: RunRef) -> Table | None:
+    gate = run.results.get("gate")
+    if not gate or not gate.get("lines"):
+        return None
+    rows = [[Cell(str(line.get("metric"))), num(line.get("baseline")), num(line.get("current")),
+             Cell(f"{line.get('drop', 0):+.3f}", num=True),
+             Cell("holds" if line.get("holds") else "fails", style="good" if line.get("holds") else "bad"),
+             Cell(", ".join(str(s)[:10] for s in (line.get("worse") or [])[:5]) or "-")] for line in gate["lines"]]
+    verdict = "passed" if gate.get("passed") else "FAILED"
+    return Table(f"Regression gate against {gate.get('baseline')}: {verdict} (max drop {gate.get('max_drop')}, "
+                 f"{gate.get('commits')} commits)", ["metric", "baseline", "now", "drop", "verdict", "worse on"],
+                 rows, sources=[run.rel])
+
+
 def _skips(run: RunRef) -> str | None:
     counts, skipped = run.results.get("counts") or {}, run.results.get("skipped") or {}
     if not counts:
@@ -250,9 +264,9 @@ def section(suite: str, runs: Sequence[RunRef]) -> Section:
         sec.blocks.append(_bars(engines, headline(group[0]), f"{name}: per-engine metrics"))
         sec.blocks.append(_table(engines, unit))
         for r in group:
-            paired = _paired(r)
-            if paired is not None:
-                sec.blocks.append(paired)
+            for extra in (_paired(r), _gate(r)):
+                if extra is not None:
+                    sec.blocks.append(extra)
         if suite == "replay":
             kinds = _by_kind(group)
             if kinds is not None:
