@@ -67,6 +67,7 @@ class CasesResult:
     """What a cases run measured; `to_dict()` is the `--json` shape."""
 
     run_dir: Path
+    """Where the run is recorded."""
     summary: dict[str, float | None]
     """Metric -> mean over the counted cases (ok, not in the known-gaps lane)."""
     known_gap_summary: dict[str, float | None]
