@@ -138,17 +138,18 @@ def _render(data: dict[str, Any]) -> None:
                   + (f" at {c['rev'][:10]}" if c.get("rev") else "") + f"), {len(data['queries'])} queries, k={data['k']}")
     from rich.table import Column
 
-    table = Table("engine", "level", "rebuild", "query", Column("drift", overflow="fold"), "update", "cross",
+    table = Table("engine", "level", Column("drift", overflow="fold"), "rebuild", "query", "update", "cross",
                   show_lines=True,
-                  caption="rebuild: distinct artifact hashes over cold builds; drift: 1 - Jaccard@k vs base (queries with "
-                          "the noise file in their top k); update: build at an older revision + update vs fresh build")
+                  caption="drift: 1 - Jaccard@k vs base (queries with the noise file in their top k); rebuild: "
+                          "distinct artifact hashes over cold builds; update: build at an older revision + update "
+                          "vs fresh build")
     for name, e in data["engines"].items():
         fams = e["families"]
-        level = e["label"]
         style = "yellow" if e["status"] == "skipped" else "red" if e["flags"] or e["level"] in (None, 0) else "bold"
-        table.add_row(name, f"[{style}]{level}[/]", _family_cell(fams["rebuild"], _rebuild),
-                      _family_cell(fams["query"], _query), _family_cell(fams["drift"], _drift),
-                      _family_cell(fams["update"], _update), _family_cell(fams["cross-machine"], _cross))
+        level = f"[{style}]{e['label']}[/]" + "".join(f"\n[red]flagged {f['flag']}[/]" for f in e["flags"])
+        table.add_row(name, level, _family_cell(fams["drift"], _drift), _family_cell(fams["rebuild"], _rebuild),
+                      _family_cell(fams["query"], _query), _family_cell(fams["update"], _update),
+                      _family_cell(fams["cross-machine"], _cross))
     console.print(table)
     for name, e in data["engines"].items():
         if e["status"] != "measured":
