@@ -8,7 +8,7 @@ import pytest
 
 from ctxgauge.report import Bar, GridFigure, GridRow, Panel
 from ctxgauge.report._common import nice_top
-from ctxgauge.report._svg import PALETTE, Colours, bars_panel, grid, system_key
+from ctxgauge.report._svg import PALETTE, PLOT_W, Colours, bars_panel, grid, system_key
 
 
 def _no_link(rel):
@@ -25,7 +25,7 @@ def test_a_bar_with_an_interval_draws_a_whisker_and_none_says_not_measured():
     width = float(re.search(r'class="bar-row"><a [^>]*><title>[^<]*</title><text[^>]*>[^<]*</text><rect x="(\d+)" '
                             r'y="[\d.]+" width="([\d.]+)"', svg).group(2))
     x0 = int(re.search(r'<rect x="(\d+)"', svg).group(1))
-    assert width == pytest.approx((340 - x0 - 62) / 2, abs=0.1)
+    assert width == pytest.approx(PLOT_W / 2, abs=0.1) and x0 == 56  # the narrowest label column
 
 
 def test_grid_wraps_long_rows():

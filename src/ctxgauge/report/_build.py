@@ -48,7 +48,7 @@ def _overview(runs: Sequence[RunRef]) -> Table:
         timing = r.record.get("timing") or {}
         when = str(timing.get("finished_at") or timing.get("started_at") or "-").replace("T", " ").rstrip("Z")
         rows.append([Cell(r.rel, run=r.rel), Cell(r.suite), status_cell(r), Cell(", ".join(systems(r)) or "-"),
-                     Cell(dataset(r)), Cell(when), Cell(units, num=True)])
+                     Cell(dataset(r)), Cell(when, wrap=False), Cell(units, num=True)])
     return Table("Runs", ["run", "suite", "status", "engines / arms", "dataset", "finished (UTC)",
                           "units ok/failed/skipped"], rows, sources=[r.rel for r in runs],
                  caption="Every run read. A run that did not finish is published here and left out of every "

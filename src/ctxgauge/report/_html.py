@@ -41,7 +41,9 @@ def _cell(c: Cell, links: Links) -> str:
     href = links(c.run, c.file) if c.run else None
     if href:
         text = f'<a href="{escape(href)}">{text}</a>'
-    return f'<td class="num">{text}</td>' if c.num else f"<td>{text}</td>"
+    if c.num:
+        return f'<td class="num">{text}</td>'
+    return f"<td>{text}</td>" if c.wrap else f'<td class="nowrap">{text}</td>'
 
 
 def _sources(sources: list[str], links: Links) -> str:

@@ -25,6 +25,8 @@ class Cell:
     """A file inside that run to link to instead of its run.json (e.g. a fingerprint)."""
     num: bool = False
     """Right-aligned (a number)."""
+    wrap: bool = True
+    """False keeps the text on one line (a time, an id)."""
 
 
 def cell(value: Any, **kw: Any) -> Cell:

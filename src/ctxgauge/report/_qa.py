@@ -179,7 +179,10 @@ def section(runs: Sequence[RunRef]) -> Section:
         sec.notes += [f"{r.rel}: {arm}: {s.get('status')}: {s['reason']}" for r in group
                       for arm, s in arms(r).items() if s.get("reason")]
         for run in group:
-            sec.blocks.append(_grid(run))
+            grid = _grid(run)
+            # A grid of nothing but unanswered cells says less than the note that no model answered.
+            if any(c not in ("skipped", "absent") for row in grid.rows for c in row.cells):
+                sec.blocks.append(grid)
             trust = _trust(run)
             if trust is not None:
                 sec.blocks.append(trust)

@@ -234,14 +234,15 @@ def _skips(run: RunRef) -> str | None:
 
 def _by_kind(runs: Sequence[RunRef]) -> Table | None:
     rows = []
-    for run in runs:
+    labels = label_systems([(engine_name(r), r) for r in runs])
+    for label, run in zip(labels, runs):
         kinds = run.results.get("by_kind") or {}
         k0 = ks_of(run)[0]
         for kind in ("code", "other"):
             part = kinds.get(kind)
             if part:
                 s = part.get("summary") or {}
-                rows.append([Cell(str(run.spec.get("engine")), run=run.rel), Cell(kind), num(part.get("commits"), 0),
+                rows.append([Cell(label, run=run.rel), Cell(kind), num(part.get("commits"), 0),
                              num(s.get(f"hit@{k0}")), num(s.get(f"recall@{k0}")), num(s.get("mrr"))])
     if not rows:
         return None

@@ -64,12 +64,17 @@ class Colours:
         return self._map[key]
 
 
-def bars_panel(panel: Panel, colours: Colours, link: Link, label_chars: int, width: int = 340) -> str:
+PLOT_W = 200
+"""Width of a panel's plot area: fixed, so long labels widen the panel instead of squeezing the bars."""
+
+
+def bars_panel(panel: Panel, colours: Colours, link: Link, label_chars: int) -> str:
     """One metric's horizontal bars from 0 to `panel.top`, each with its interval as a whisker."""
     row, top_pad = 26, 24
     label_w = max(min(int(label_chars * CHAR_W) + 14, 200), 56)
     value_w = 62
-    plot_w = width - label_w - value_w
+    plot_w = PLOT_W
+    width = label_w + plot_w + value_w
     height = top_pad + row * len(panel.bars) + 18
     scale = plot_w / panel.top if panel.top > 0 else 0.0
     out = [f'<svg class="bars" role="img" width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
