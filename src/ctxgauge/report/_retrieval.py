@@ -227,7 +227,7 @@ def _skips(run: RunRef) -> str | None:
     if not counts:
         return None
     reasons = ", ".join(f"{r} {n}" for r, n in sorted(skipped.items(), key=lambda x: (-x[1], x[0])) if n)
-    return (f"{run.rel}: walked {counts.get('walked', '-')} commits; replayed {counts.get('replayed', '-')}, "
+    return (f"walked {counts.get('walked', '-')} commits; replayed {counts.get('replayed', '-')}, "
             f"scored {counts.get('scored', '-')}, failed {counts.get('failed', 0)}, skipped "
             f"{counts.get('skipped', 0)}" + (f" ({reasons})." if reasons else "."))
 
@@ -276,7 +276,12 @@ def section(suite: str, runs: Sequence[RunRef]) -> Section:
         lines = _pass_lines(group)
         if lines is not None:
             sec.blocks.insert(len(sec.blocks) - 1, lines)
-        sec.notes += [s for r in group if (s := _skips(r))]
+        # Runs of one repository usually walk the same commits: one line per distinct account.
+        accounts: dict[str, list[str]] = {}
+        for r in group:
+            if (text := _skips(r)) is not None:
+                accounts.setdefault(text, []).append(r.rel)
+        sec.notes += [f"{', '.join(rels)}: {text}" for text, rels in accounts.items()]
     return sec
 
 
