@@ -119,12 +119,13 @@ def _table(runs: Sequence[RunRef]) -> Table:
 
 
 def _reasons(runs: Sequence[RunRef]) -> list[str]:
-    out = []
+    # The same reason for several engines (CTL 4 without a second machine) is one line naming them all.
+    grouped: dict[str, list[str]] = {}
     for run in runs:
         for spec, r in engines(run).items():
             for reason in (r.get("grade") or {}).get("reasons") or []:
-                out.append(f"{spec}: {reason}")
-    return out
+                grouped.setdefault(reason, []).append(spec)
+    return [f"{', '.join(dict.fromkeys(specs))}: {reason}" for reason, specs in grouped.items()]
 
 
 def _drift_figure(runs: Sequence[RunRef]) -> BarsFigure | None:
