@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test test-slow bench install clean
+.PHONY: demo test test-slow bench install browser clean
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -27,6 +27,10 @@ test-slow: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/engines.py
+
+# Debian's Chromium for the HTML report's browser test (root; the test skips with its reason without it).
+browser:
+	command -v chromium >/dev/null 2>&1 || { apt-get update && apt-get install -y chromium; }
 
 clean:
 	rm -rf $(VENV) ctxgauge-runs
