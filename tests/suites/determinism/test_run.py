@@ -175,3 +175,17 @@ def test_an_interrupted_run_resumes_at_the_first_family_not_recorded(library_rep
     assert result.engines["grep"].grade.level == 3
     with pytest.raises(UserError, match="already finished"):
         _run(library_repo, out, engines=("grep",), resume=True)
+
+
+@pytest.mark.parametrize("identity", [{}, {"id": "x", "source": "vibes"}, {"source": "declared"}, None])
+def test_a_malformed_identity_is_written_as_undeclared(library_repo: Path, tmp_path: Path, identity: object) -> None:
+    from ctxgauge.engines import get_engine as registry
+
+    def factory(spec: str):  # type: ignore[no-untyped-def]
+        engine = registry(spec)
+        engine.identity = lambda: identity  # type: ignore[method-assign]
+        return engine
+
+    result = run_determinism(DeterminismConfig(source=library_repo, out=tmp_path / "run", families=("query",),
+                                               **FAST), factory=factory)  # type: ignore[arg-type]
+    assert read_fingerprint(result.engines["bm25"].fingerprint_path).system is None  # type: ignore[arg-type]

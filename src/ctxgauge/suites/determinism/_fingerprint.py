@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from ctxgauge.corpora import Corpus
-from ctxgauge.fingerprints import Fingerprint, make_fingerprint, write_fingerprint
+from ctxgauge.fingerprints import IDENTITY_SOURCES, Fingerprint, make_fingerprint, write_fingerprint
 
 __all__ = ["FINGERPRINT_DIR", "RUNTIME_VARIABLES", "build_fingerprint", "fingerprint_file_name", "runtime_info",
            "save_fingerprint"]
@@ -50,12 +50,20 @@ def fingerprint_file_name(engine: str) -> str:
 def build_fingerprint(engine: str, identity: Mapping[str, Any] | None, corpus: Corpus, k: int, artifact_hash: str,
                       rankings: Mapping[str, Sequence[str]], queries: Sequence[str],
                       extra: Mapping[str, Any]) -> Fingerprint:
-    """The fingerprint of one engine's run, queries in the run's order."""
-    identity = dict(identity) if identity else None
-    if identity is not None:
-        identity = {key: identity[key] for key in ("id", "source", "note") if key in identity}
+    """The fingerprint of one engine's run, queries in the run's order.
+
+    An identity without a string id or with a source outside ContextBenchmark's vocabulary is written as
+    undeclared (`system: null`): a malformed identity must not crash the run after every family measured,
+    and a comparison with it is then honestly unverified.
+    """
+    system = None
+    if isinstance(identity, Mapping) and isinstance(identity.get("id"), str) and identity["id"] \
+            and identity.get("source") in IDENTITY_SOURCES:
+        system = {key: identity[key] for key in ("id", "source", "note") if key in identity}
+        if not isinstance(system.get("note", ""), str):
+            system.pop("note")
     return make_fingerprint(
-        engine, identity, corpus.name, corpus.content_hash(), k, artifact_hash,
+        engine, system, corpus.name, corpus.content_hash(), k, artifact_hash,
         {q: list(rankings.get(q, [])) for q in queries},
         extra={"runtime": runtime_info(), **extra},
     )
