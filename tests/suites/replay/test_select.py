@@ -80,7 +80,8 @@ def test_bots(name, email, bot):
     ("v1.2.3", True), ("1.2.3", True), ("Release 2.0", True), ("Release v1.2.3 (#45)", True),
     ("Bump version to 2.1", True), ("bump version: 1.2.3 → 1.2.4", True), ("chore(release): 1.2.0", True),
     ("release: v2", True), ("Version 1.2.3", True), ("Prepare release 1.4", True), ("Bump to 2.1.0", True),
-    ("chore: start 0.2.0 development", True), ("🔖 v1.0.0", True),
+    ("chore: start 0.2.0 development", True), ("🔖 v1.0.0", True), ("Bump for release", True),
+    ("Bump for development", True), ("Prepare for release", True),
     # dependency updates and ordinary requests stay eligible
     ("Bump requests from 2.1 to 2.2", False), ("chore(deps): bump lodash to 4.17.21", False),
     ("chore: bump pytest to 8.0", False), ("Bump version of requests to 2.2", False),

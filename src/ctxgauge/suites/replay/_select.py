@@ -49,6 +49,8 @@ RELEASE_PATTERNS = (
     re.compile(r"^version bump\b"),
     re.compile(rf"^(?:start|begin|open)(?:ing)?\s+{_VERSION}\s+(?:development|dev|cycle)\b"),  # start 0.2.0 development
     re.compile(r"^(?:back to (?:development|dev)|post-?release)\b"),
+    re.compile(r"^(?:bump|prepare|ready|get ready)\s+(?:version\s+)?for\s+(?:the\s+)?(?:next\s+)?"
+               r"(?:release|development|dev)\b"),                                  # pip: Bump for release
 )
 """Subjects (lowercased) of releases and own-version bumps. `Bump requests from 2.1 to 2.2` matches none:
 a dependency update is a real request, whose manifests and lockfiles an engine should find."""
