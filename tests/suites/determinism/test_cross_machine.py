@@ -58,7 +58,8 @@ def cross_source(request: pytest.FixtureRequest, library_repo: Path) -> Path:
     return library_repo
 
 
-def two_machines(source: Path, tmp: Path, engines: list[str], extra: list[str]) -> dict[str, Any]:
+def two_machines(source: Path, tmp: Path, engines: list[str], extra: list[str],
+                 machine_b: dict[str, str] = MACHINE_B) -> dict[str, Any]:
     """Run the suite as machine A, then as machine B against A's fingerprints; return both outputs."""
     a_src = _clone(source, tmp / "machine-a" / "checkout" / "corpus")
     b_src = _clone(source, tmp / "elsewhere" / "b" / "deeper" / "corpus")
@@ -70,7 +71,7 @@ def two_machines(source: Path, tmp: Path, engines: list[str], extra: list[str]) 
     assert run_a.returncode == 0, run_a.stderr
     against = [arg for e in engines for arg in ("--against", str(tmp / "fp-a" / f"{e}.fingerprint.json"))]
     run_b = _ctxgauge(["determinism", str(b_src), *engine_args, *extra, *against, "--fingerprint-dir",
-                       str(tmp / "fp-b"), "--out", str(tmp / "run-b"), "--json"], MACHINE_B, tmp / "cwd-b" / "x")
+                       str(tmp / "fp-b"), "--out", str(tmp / "run-b"), "--json"], machine_b, tmp / "cwd-b" / "x")
     assert run_b.returncode == 0, run_b.stderr
     return {"a": json.loads(run_a.stdout), "b": json.loads(run_b.stdout)}
 
@@ -138,9 +139,11 @@ def test_the_same_environment_twice_is_refused_as_no_evidence(library_repo: Path
     assert refused.returncode == 5 and "REFUSED" in refused.stdout
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("engine", ["minilm", "hybrid"])
-def test_embedding_engines_across_machines(engine: str, cross_source: Path, tmp_path: Path) -> None:
+# B with A's torch kernels: everything else still differs (threads, OpenBLAS core type, locale, paths).
+MACHINE_B_SAME_KERNELS = {**MACHINE_B, "ATEN_CPU_CAPABILITY": MACHINE_A["ATEN_CPU_CAPABILITY"]}
+
+
+def _embedding_engine(engine: str) -> None:
     from ctxgauge.engines import engine_available, get_engine
     from ctxgauge.errors import UserError
 
@@ -150,11 +153,37 @@ def test_embedding_engines_across_machines(engine: str, cross_source: Path, tmp_
         ok, why = False, str(exc)
     if not ok:
         pytest.skip(f"{engine} is not available here: {why}")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("engine", ["minilm", "hybrid"])
+def test_embedding_engines_pass_across_machines_with_the_same_kernels(engine: str, cross_source: Path,
+                                                                      tmp_path: Path) -> None:
+    _embedding_engine(engine)
+    out = two_machines(cross_source, tmp_path, [engine], FAST, MACHINE_B_SAME_KERNELS)
+    b = out["b"]["engines"][engine]
+    assert b["families"]["cross-machine"]["figures"]["verdict"] == "PASS"
+    assert b["level"] == 4, b["grade"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("engine", ["minilm", "hybrid"])
+def test_embedding_engines_across_cpu_kernels(engine: str, cross_source: Path, tmp_path: Path) -> None:
+    """ATEN_CPU_CAPABILITY default vs avx2 moves a few embedding values by one unit of the 4th decimal
+    (measured on the sample: 18 of 76,800 int16 values, in 16 of 200 chunks), so the artifact differs while the
+    rankings did not. Whatever the engine does, the suite must report it as it is: identical artifacts give
+    PASS and CTL 4; different ones give FAIL, CTL 3, and the reason."""
+    _embedding_engine(engine)
+    if not AVX2:
+        pytest.skip("needs a CPU with AVX2 to run the avx2 kernels")
     out = two_machines(cross_source, tmp_path, [engine], FAST)
     a, b = out["a"]["engines"][engine], out["b"]["engines"][engine]
     fa, fb = read_fingerprint(a["fingerprint"]), read_fingerprint(b["fingerprint"])
     moved = sorted(q for q in fa.query_hashes if fa.query_hashes[q] != fb.query_hashes.get(q))
-    # Which bits move, if any, is the finding: the assertion message names them.
-    assert fa.artifact_hash == fb.artifact_hash, f"{engine}: artifact differs across machines"
-    assert moved == [], f"{engine}: rankings differ across machines for {moved}"
-    assert b["level"] == 4, b["grade"]
+    verdict = b["families"]["cross-machine"]["figures"]["verdict"]
+    if fa.artifact_hash == fb.artifact_hash and not moved:
+        assert (verdict, b["level"]) == ("PASS", 4)
+    else:
+        assert (verdict, b["level"]) == ("FAIL", 3)
+        assert "FAILED" in b["grade"]["reasons"][0]
+    assert moved == [], f"{engine}: rankings differ across CPU kernels for {moved}"
