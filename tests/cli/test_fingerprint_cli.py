@@ -166,3 +166,11 @@ def test_dataclass_copy_of_a_read_file_is_not_refused_as_the_same_file(tmp_path:
     a, _ = _pair(tmp_path)
     b = write_fingerprint(dataclasses.replace(_fp(), env=OTHER_MACHINE), tmp_path / "c.json")
     assert runner.invoke(app, ["compare", a, str(b)]).exit_code == 0
+
+
+def test_a_format_1_file_compares_as_unverified(interop: Path) -> None:
+    v1 = Path(__file__).resolve().parents[1] / "fingerprints" / "data" / "contextbenchmark-v1.bm25.fingerprint.json"
+    done = runner.invoke(app, ["compare", str(v1), str(interop / "bm25.micro-app.linux-x64.fingerprint.json"), "--json"])
+    out = json.loads(done.stdout)
+    assert (done.exit_code, out["verdict"], out["verified"]) == (0, "PASS (UNVERIFIED)", False)
+    assert out["unknowns"] == ["corpus content", "benchmark version", "system identity"]

@@ -75,8 +75,8 @@ class Workspace:
     """Spec string -> engine object (the registry's get_engine unless a caller injects one)."""
     progress: Progress = lambda description, advance: None
     """Progress callback."""
-    _counter: int = 0
-    _engines: list[Any] = field(default_factory=list)
+    _counter: int = field(default=0, init=False)
+    _engines: list[Any] = field(default_factory=list, init=False)
 
     def new_engine(self) -> Any:
         """A fresh engine object for the spec; closed by close()."""
