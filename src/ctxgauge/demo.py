@@ -1,65 +1,187 @@
-"""The main job on the bundled sample: what `make demo` and `ctxgauge demo` run."""
+"""The main job on the bundled sample: what `make demo` and `ctxgauge demo` run, with no network and no key.
+
+A pipeline of named phases, each writing its run through the one record layout into the demo directory:
+
+1. replay: every reference engine available here replays the sample's newest eligible commits;
+2. compare: the best two engines (by mean recall@10, then hit@5, then name) replayed on the same commits
+   with `--vs`, for the paired intervals, p-value and win/tie/loss;
+3. determinism: the suite on the sample's HEAD for every engine replayed, fingerprints written beside it;
+4. qa: the bundled battery with the arms that need no model (the model arms are listed as skipped, with
+   the reason);
+5. report: `report.html` (self-contained) and `report.md` over all of it.
+
+`resume=True` skips phases whose run finished and continues the one that did not.
+"""
 
 from __future__ import annotations
 
+import re
 import tempfile
-import time
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
-from ctxgauge.api import call_engine, checked_hits
-from ctxgauge.corpora import Corpus
 from ctxgauge.engines import REFERENCE_ENGINES, engine_available, get_engine
-from ctxgauge.errors import EngineError, UserError
-from ctxgauge.git import Repo
+from ctxgauge.errors import UserError
+from ctxgauge.records import default_run_dir, read_run
 from ctxgauge.sample import materialize_sample
-from ctxgauge.suites._requests import recent_requests
+
+Step = Callable[[str, int, int], None]
+"""Progress callback: (what runs now, steps done in this phase, steps in this phase)."""
 
 
-def run_demo(*, engines: list[str] | None = None, n_queries: int = 6, k: int = 5, progress: bool = True) -> dict:
-    """Build every engine on the sample's HEAD and rank files for its most recent commit subjects."""
-    from rich.progress import Progress
+@dataclass
+class DemoConfig:
+    """Options of `ctxgauge demo`."""
 
-    specs = list(engines or REFERENCE_ENGINES)
+    out: Path | None = None
+    """The demo directory (default `ctxgauge-runs/demo-<utc time>-<id>/`)."""
+    engines: tuple[str, ...] = REFERENCE_ENGINES
+    """Engines to replay and grade; unavailable ones are reported as skipped."""
+    commits: int = 40
+    """How many of the sample's newest eligible commits replay scores."""
+    determinism_engines: tuple[str, ...] | None = None
+    """Engines the determinism suite grades (default: every engine replayed)."""
+    rebuilds: int = 2
+    trials: int = 3
+    seed: int = 0
+    resume: bool = False
+
+
+@dataclass
+class DemoResult:
+    """What the demo measured and where it wrote it."""
+
+    out: Path
+    runs: dict[str, Path] = field(default_factory=dict)
+    skipped: dict[str, str] = field(default_factory=dict)
+    replay: dict[str, dict] = field(default_factory=dict)
+    best_two: tuple[str, str] | None = None
+    comparison: dict | None = None
+    determinism: dict[str, dict] = field(default_factory=dict)
+    qa: dict | None = None
+    report_html: Path | None = None
+    report_md: Path | None = None
+
+    def to_dict(self) -> dict:
+        return {
+            "out": str(self.out), "runs": {k: str(v) for k, v in self.runs.items()}, "skipped": self.skipped,
+            "replay": self.replay, "best_two": list(self.best_two) if self.best_two else None,
+            "comparison": self.comparison, "determinism": self.determinism, "qa": self.qa,
+            "report_html": str(self.report_html) if self.report_html else None,
+            "report_md": str(self.report_md) if self.report_md else None,
+        }
+
+
+def _slug(spec: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "-", spec).strip("-")
+
+
+def _finished(path: Path) -> bool:
+    try:
+        return read_run(path).get("status") == "success"
+    except UserError:
+        return False
+
+
+def _available(specs: tuple[str, ...], skipped: dict[str, str]) -> list[str]:
+    out = []
+    for spec in specs:
+        try:
+            ok, why = engine_available(get_engine(spec))
+        except UserError as exc:
+            ok, why = False, str(exc)
+        if ok:
+            out.append(spec)
+        else:
+            skipped[spec] = why or "not available"
+    return out
+
+
+def _rank_key(name: str, summary: dict) -> tuple:
+    return (-(summary.get("recall@10") or 0.0), -(summary.get("hit@5") or 0.0), name)
+
+
+def run_demo(config: DemoConfig, step: Step = lambda what, done, total: None) -> DemoResult:
+    """Run every phase on the bundled sample; see the module docstring."""
+    from ctxgauge.report import build_report, load_runs, write_html, write_markdown
+    from ctxgauge.suites.determinism import DeterminismConfig, run_determinism
+    from ctxgauge.suites.qa import QAConfig, run_qa
+    from ctxgauge.suites.replay import ReplayConfig, replay
+
+    out = Path(config.out) if config.out is not None else default_run_dir("demo")
+    if out.exists() and any(out.iterdir()) and not config.resume:
+        raise UserError(f"{out}: exists and is not empty; pass --resume to continue that demo or choose another --out")
+    out.mkdir(parents=True, exist_ok=True)
+    result = DemoResult(out=out)
+    engines = _available(tuple(config.engines), result.skipped)
+    if not engines:
+        raise UserError("no engine is available here; install ctxgauge with its extras (make demo does)")
+
     with tempfile.TemporaryDirectory(prefix="ctxgauge-demo-") as tmp:
-        repo = Repo(materialize_sample(Path(tmp) / "shelfd"))
-        corpus = Corpus.from_git(repo, "HEAD")
-        requests = recent_requests(corpus, n_queries)
-        rows = []
-        with Progress(disable=not progress, transient=True) as bar:
-            task = bar.add_task("engines", total=len(specs))
-            for spec in specs:
-                row = {"engine": spec, "available": True, "reason": None, "build_seconds": None,
-                       "identity": None, "error": None, "results": []}
-                try:
-                    eng = get_engine(spec)
-                except UserError as exc:  # an engine whose module or extra is missing is skipped, not fatal
-                    row.update(available=False, reason=str(exc))
-                    rows.append(row)
-                    bar.advance(task)
-                    continue
-                row["engine"] = eng.name
-                bar.update(task, description=f"building {eng.name}")
-                ok, why = engine_available(eng)
-                if not ok:
-                    row.update(available=False, reason=why)
-                    rows.append(row)
-                    bar.advance(task)
-                    continue
-                out = Path(tmp) / "index" / spec.replace("/", "_")
-                out.mkdir(parents=True)
-                try:
-                    t0 = time.perf_counter()
-                    call_engine("build", eng, eng.build, corpus, out)
-                    row["build_seconds"] = time.perf_counter() - t0
-                    for req in requests:
-                        hits = checked_hits(call_engine("query", eng, eng.query, out, req, k), corpus, k, eng.name)
-                        row["results"].append({"request": req, "hits": [h.to_dict() for h in hits]})
-                    row["identity"] = eng.identity()
-                except EngineError as exc:
-                    row["error"] = str(exc)
-                finally:
-                    getattr(eng, "close", lambda: None)()
-                rows.append(row)
-                bar.advance(task)
-        repo.close()
-    return {"corpus": corpus.summary(), "requests": requests, "k": k, "engines": rows}
+        sample = materialize_sample(Path(tmp) / "shelfd")
+
+        def one_replay(name: str, engine: str, vs: str | None = None) -> dict:
+            path = out / name
+            result.runs[name] = path
+            if _finished(path):
+                return read_run(path)["results"]
+            cfg = ReplayConfig(repo=sample, engine=engine, vs=vs, commits=config.commits, seed=config.seed,
+                               out=path, resume=(path / "run.json").exists())
+            label = f"replay {engine}" + (f" vs {vs}" if vs else "")
+            return replay(cfg, progress=lambda done, total, sha: step(label, done, total)).results()
+
+        # 1. replay
+        for engine in engines:
+            res = one_replay(f"replay-{_slug(engine)}", engine)
+            result.replay[engine] = res.get("summary", {})
+        # 2. the best two, paired on the same commits
+        if len(engines) >= 2:
+            a, b = sorted(engines, key=lambda e: _rank_key(e, result.replay[e]))[:2]
+            result.best_two = (a, b)
+            res = one_replay(f"replay-{_slug(a)}-vs-{_slug(b)}", a, b)
+            result.comparison = res.get("comparison")
+        # 3. determinism
+        det_engines = [e for e in (config.determinism_engines or tuple(engines)) if e in engines]
+        det_path = out / "determinism"
+        result.runs["determinism"] = det_path
+        if det_engines and not _finished(det_path):
+            reporter = _DeterminismSteps(step)
+            det = run_determinism(DeterminismConfig(
+                source=sample, engines=tuple(det_engines), rebuilds=config.rebuilds, trials=config.trials,
+                corpus_name="shelfd", out=det_path, resume=(det_path / "run.json").exists()), progress=reporter)
+            result.determinism = {n: {"status": e.status, "level": e.grade.level, "drift": e.drift,
+                                      "flags": [f.to_json() for f in e.flags]}
+                                  for n, e in det.engines.items()}
+        # 4. qa: the arms that need no model
+        qa_path = out / "qa"
+        result.runs["qa"] = qa_path
+        if not _finished(qa_path):
+            arms = ["none"] + [f"context:{e}@5" for e in engines if e in ("bm25", "graph", "hybrid")]
+            step("qa (no model: retrieval arms only)", 0, 1)
+            qa = run_qa(QAConfig(source="shelfd", arms=arms, out=qa_path, resume=(qa_path / "run.json").exists(),
+                                 repo=sample))
+            result.qa = {"summary": qa.get("summary"), "skipped": qa.get("skipped")}
+            step("qa (no model: retrieval arms only)", 1, 1)
+
+    # 5. report over every run of the demo
+    step("report", 0, 1)
+    report = build_report(load_runs([out]), title="ctxgauge demo: the bundled sample (shelfd)")
+    result.report_html = write_html(report, out / "report.html")
+    result.report_md = write_markdown(report, out / "report.md")
+    step("report", 1, 1)
+    return result
+
+
+class _DeterminismSteps:
+    """Adapts the determinism suite's progress reporter to the demo's step callback."""
+
+    def __init__(self, step: Step):
+        self._step, self._done, self._total = step, 0, 1
+
+    def set_total(self, total: int) -> None:
+        self._total = max(total, 1)
+
+    def step(self, description: str, advance: int) -> None:
+        self._done += advance
+        self._step(f"determinism: {description}", self._done, self._total)

@@ -7,7 +7,7 @@ from typing import Optional
 
 import typer
 
-from ctxgauge.cli._common import console, print_json
+from ctxgauge.cli._common import console, err_console, print_json
 
 
 def register(app: typer.Typer) -> None:
@@ -15,39 +15,58 @@ def register(app: typer.Typer) -> None:
 
 
 def demo(
+    out: Optional[Path] = typer.Option(None, "--out", help="Demo directory (default: ctxgauge-runs/demo-<utc time>-<id>/)."),
     engine: Optional[list[str]] = typer.Option(None, "--engine", "-e", help="Engines to run (repeat; default: every reference engine available here)."),
-    queries: int = typer.Option(6, "--queries", min=1, help="How many requests (recent commit subjects of the sample)."),
-    k: int = typer.Option(5, "-k", min=1),
-    json_out: bool = typer.Option(False, "--json", help="Print JSON: {corpus, engines: [{engine, available, reason, build_seconds, results: [{request, hits}]}]}."),
+    commits: int = typer.Option(40, "--commits", min=1, help="How many of the sample's newest eligible commits replay scores."),
+    resume: bool = typer.Option(False, "--resume", help="Continue an unfinished demo in --out."),
+    json_out: bool = typer.Option(False, "--json", help="Print JSON: {out, runs, skipped, replay, best_two, comparison, determinism, qa, report_html, report_md}."),
 ) -> None:
-    """Run the reference engines on the bundled sample repository and show what each ranks first."""
-    from ctxgauge.demo import run_demo
+    """Replay, compare, grade determinism and run the battery on the bundled sample; write the HTML report."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    result = run_demo(engines=engine or None, n_queries=queries, k=k, progress=not json_out)
+    from ctxgauge.demo import DemoConfig, run_demo
+    from ctxgauge.engines import REFERENCE_ENGINES
+
+    cfg = DemoConfig(out=out, engines=tuple(engine or REFERENCE_ENGINES), commits=commits, resume=resume)
+    bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                   console=err_console, transient=True)
+    with bar:
+        task = bar.add_task("demo", total=1)
+
+        def step(what: str, done: int, total: int) -> None:
+            bar.update(task, description=what, completed=done, total=max(total, 1))
+
+        result = run_demo(cfg, step)
     if json_out:
-        print_json(result)
+        print_json(result.to_dict())
         return
+    _print(result)
+
+
+def _print(result) -> None:
     from rich.table import Table
 
-    c = result["corpus"]
-    console.print(f"[bold]bundled sample[/] {c['name']}: {c['files']} files at {c['rev'][:10]}, "
-                  f"skipped {c['skipped']}")
-    table = Table("request", *[e["engine"] for e in result["engines"]], title=f"top {k} file per engine", show_lines=True)
-    for i, req in enumerate(result["requests"]):
-        row = []
-        for e in result["engines"]:
-            if not e["available"]:
-                row.append(f"[yellow]skipped[/]")
-            elif e.get("error"):
-                row.append(f"[red]failed[/]")
-            else:
-                hits = e["results"][i]["hits"]
-                row.append("\n".join(h["path"] for h in hits[:3]) or "[dim]nothing[/]")
-        table.add_row(req, *row)
+    if result.skipped:
+        for name, why in result.skipped.items():
+            console.print(f"[yellow]skipped[/] {name}: {why}")
+    table = Table("engine", "hit@5", "recall@10", "mrr", "ndcg@10", "CTL", "drift",
+                  title="bundled sample (shelfd): replay of its own commits, and determinism")
+    for name, s in result.replay.items():
+        det = result.determinism.get(name, {})
+        level = det.get("level")
+        drift = det.get("drift") or {}
+        table.add_row(name, *(f"{s.get(m):.3f}" if isinstance(s.get(m), (int, float)) else "-"
+                              for m in ("hit@5", "recall@10", "mrr", "ndcg@10")),
+                      "not measured" if not det else (f"CTL {level}" if level is not None else "not measured"),
+                      ", ".join(f"{k} {v:.3f}" for k, v in drift.items()) or "-")
     console.print(table)
-    summary = Table("engine", "status", "build s", "identity")
-    for e in result["engines"]:
-        status = "ok" if e["available"] and not e.get("error") else (e.get("error") or e["reason"])
-        summary.add_row(e["engine"], status, f"{e['build_seconds']:.2f}" if e.get("build_seconds") is not None else "-",
-                        (e.get("identity") or {}).get("id", "")[:19])
-    console.print(summary)
+    if result.best_two and result.comparison:
+        a, b = result.best_two
+        m = (result.comparison.get("metrics") or {}).get("recall@10") or {}
+        if m:
+            console.print(f"{a} vs {b}, recall@10: difference {m.get('mean_diff', 0):+.3f} "
+                          f"[95% {m.get('ci_low', 0):+.3f}, {m.get('ci_high', 0):+.3f}], p={m.get('p_value', 1):.3f}, "
+                          f"win/tie/loss {m.get('wins')}/{m.get('ties')}/{m.get('losses')}")
+    for arm in ((result.qa or {}).get("skipped") or []):
+        console.print(f"qa arm [bold]{arm.get('arm')}[/]: {arm.get('reason')}")
+    console.print(f"\nruns in [bold]{result.out}[/]\nreport: [bold]{result.report_html}[/]")

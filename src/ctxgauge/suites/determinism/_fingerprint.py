@@ -80,5 +80,6 @@ def save_fingerprint(fp: Fingerprint, run_dir: Path, fingerprint_dir: Path | Non
     if fingerprint_dir is not None:
         fingerprint_dir.mkdir(parents=True, exist_ok=True)
         shown = fingerprint_dir / name
-        shutil.copyfile(recorded, shown)
+        if shown.resolve() != recorded.resolve():  # --fingerprint-dir may name the run's own folder
+            shutil.copyfile(recorded, shown)
     return f"{FINGERPRINT_DIR}/{name}", shown
