@@ -15,6 +15,7 @@ A pipeline of named phases, each writing its run through the one record layout i
 
 from __future__ import annotations
 
+import contextlib
 import re
 import tempfile
 from dataclasses import dataclass, field
@@ -118,7 +119,7 @@ def run_demo(config: DemoConfig, step: Step = lambda what, done, total: None) ->
     if not engines:
         raise UserError("no engine is available here; install ctxgauge with its extras (make demo does)")
 
-    with tempfile.TemporaryDirectory(prefix="ctxgauge-demo-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="ctxgauge-demo-") as tmp, _sharing() as share:
         sample = materialize_sample(Path(tmp) / "shelfd")
 
         def one_replay(name: str, engine: str, vs: str | None = None) -> dict:
@@ -131,17 +132,18 @@ def run_demo(config: DemoConfig, step: Step = lambda what, done, total: None) ->
             label = f"replay {engine}" + (f" vs {vs}" if vs else "")
             return replay(cfg, progress=lambda done, total, sha: step(label, done, total)).results()
 
-        # 1. replay
-        for engine in engines:
-            res = one_replay(f"replay-{_slug(engine)}", engine)
-            result.replay[engine] = res.get("summary", {})
-        # 2. the best two, paired on the same commits
-        if len(engines) >= 2:
-            a, b = sorted(engines, key=lambda e: _rank_key(e, result.replay[e]))[:2]
-            result.best_two = (a, b)
-            res = one_replay(f"replay-{_slug(a)}-vs-{_slug(b)}", a, b)
-            result.comparison = res.get("comparison")
-        # 3. determinism
+        # 1. replay; embeddings shared between engine objects (minilm, hybrid's minilm, the --vs pair)
+        with share():
+            for engine in engines:
+                res = one_replay(f"replay-{_slug(engine)}", engine)
+                result.replay[engine] = res.get("summary", {})
+            # 2. the best two, paired on the same commits
+            if len(engines) >= 2:
+                a, b = sorted(engines, key=lambda e: _rank_key(e, result.replay[e]))[:2]
+                result.best_two = (a, b)
+                res = one_replay(f"replay-{_slug(a)}-vs-{_slug(b)}", a, b)
+                result.comparison = res.get("comparison")
+        # 3. determinism: never inside share(), Rebuild Identity must build cold
         det_engines = [e for e in (config.determinism_engines or tuple(engines)) if e in engines]
         det_path = out / "determinism"
         result.runs["determinism"] = det_path
@@ -159,8 +161,9 @@ def run_demo(config: DemoConfig, step: Step = lambda what, done, total: None) ->
         if not _finished(qa_path):
             arms = ["none"] + [f"context:{e}@5" for e in engines if e in ("bm25", "graph", "hybrid")]
             step("qa (no model: retrieval arms only)", 0, 1)
-            qa = run_qa(QAConfig(source="shelfd", arms=arms, out=qa_path, resume=(qa_path / "run.json").exists(),
-                                 repo=sample))
+            with share():
+                    qa = run_qa(QAConfig(source="shelfd", arms=arms, out=qa_path,
+                                     resume=(qa_path / "run.json").exists(), repo=sample))
             result.qa = {"summary": qa.get("summary"), "skipped": qa.get("skipped")}
             step("qa (no model: retrieval arms only)", 1, 1)
 
@@ -171,6 +174,16 @@ def run_demo(config: DemoConfig, step: Step = lambda what, done, total: None) ->
     result.report_md = write_markdown(report, out / "report.md")
     step("report", 1, 1)
     return result
+
+
+@contextlib.contextmanager
+def _sharing():
+    """Yields a context-manager factory: minilm's shared embeddings when minilm can load, else a no-op."""
+    try:
+        from ctxgauge.engines.minilm import shared_embeddings
+    except ImportError:  # the [embed] extra is not installed: nothing to share
+        shared_embeddings = contextlib.nullcontext
+    yield shared_embeddings
 
 
 class _DeterminismSteps:

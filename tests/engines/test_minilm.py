@@ -250,3 +250,25 @@ def test_decimals_round_the_same_vectors(base, small, tmp_path):
     assert np.abs(np.linalg.norm(fine, axis=1) - 1e4).max() < 10  # unit vectors, up to rounding
     text = "how much is the fine for returning a book late"
     assert coarse.query(tmp_path, text, 1)[0].path == base[2].query(out, text, 1)[0].path == "src/billing/fees.py"
+
+
+def test_shared_embeddings_share_between_engines_only_inside_the_block(small, tmp_path):
+    from ctxgauge.engines.minilm import shared_embeddings
+
+    corpus, _ = small
+    with shared_embeddings():
+        first, second = MiniLMEngine(), MiniLMEngine(batch_size=8)  # batch size changes no vector
+        a, b = tmp_path / "a", tmp_path / "b"
+        a.mkdir(), b.mkdir()
+        assert first.build(corpus, a)["embedded"] > 0
+        assert second.build(corpus, b)["embedded"] == 0
+        assert snapshot(a) != {} and {k: v for k, v in snapshot(a).items() if k != "params.json"} == \
+            {k: v for k, v in snapshot(b).items() if k != "params.json"}
+        first.close()  # closing one engine leaves the shared vectors to the others
+        c = tmp_path / "c"
+        c.mkdir()
+        assert MiniLMEngine().build(corpus, c)["embedded"] == 0
+    d = tmp_path / "d"
+    d.mkdir()
+    assert MiniLMEngine().build(corpus, d)["embedded"] > 0  # outside the block every engine builds cold
+    assert snapshot(c) == snapshot(d)

@@ -91,6 +91,32 @@ def _round(vectors: np.ndarray, decimals: int) -> np.ndarray:
     return np.rint(vectors.astype(np.float64) * 10.0 ** decimals).astype(np.int16)
 
 
+# Opt-in, process-wide sharing of embedded chunks between engine objects (see `shared_embeddings`).
+_shared: dict[tuple[int, int], dict[tuple[str, str], "_Unit"]] | None = None
+_shared_depth = 0
+
+
+@contextmanager
+def shared_embeddings() -> Iterator[None]:
+    """Within this block, minilm engine objects created with the same chunking and rounding share their
+    embedded chunks (a chunk's vector is a function of its text alone, so sharing changes no bit).
+
+    For replay and qa work, where several engine objects (minilm itself, hybrid's sub-engine, a `--vs`
+    pair) embed the same files. Never around Rebuild Identity, which must build cold or it would measure
+    the cache. Leaving the outermost block drops everything shared.
+    """
+    global _shared, _shared_depth
+    if _shared_depth == 0:
+        _shared = {}
+    _shared_depth += 1
+    try:
+        yield
+    finally:
+        _shared_depth -= 1
+        if _shared_depth == 0:
+            _shared = None
+
+
 class MiniLMEngine(Engine):
     """Embedding engine over the packaged all-MiniLM-L6-v2 weights (CPU, offline).
 
@@ -114,7 +140,11 @@ class MiniLMEngine(Engine):
             if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
                 raise UserError(f"engine 'minilm': {key} must be an integer from {low} to {high}, not {value!r}")
         self._model: Any = None
-        self._units: dict[tuple[str, str], _Unit] = {}  # (blob, path) -> its chunks and rounded vectors
+        # (blob, path) -> its chunks and rounded vectors; shared between engines inside shared_embeddings().
+        self._units: dict[tuple[str, str], _Unit] = (
+            {} if _shared is None
+            else _shared.setdefault((int(self.params["decimals"]), int(self.params["max_chunks_per_file"])), {})
+        )
 
     def available(self) -> tuple[bool, str | None]:
         # find_spec only locates the packages: importing torch here would cost seconds for every listing.
@@ -303,4 +333,4 @@ class MiniLMEngine(Engine):
     def close(self) -> None:
         """Drop the model and the cache (the model holds about 90 MB)."""
         self._model = None
-        self._units.clear()
+        self._units = {}  # a new dict: a shared one stays intact for the other engines using it
