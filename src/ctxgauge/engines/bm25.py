@@ -30,6 +30,7 @@ from ctxgauge.engines._base import Engine, Hit, rank
 from ctxgauge.engines._tokens import code_tokens, path_tokens
 
 DOCS_FILE = "docs.json"
+NONOCCURRENCE_FILE = "nonoccurrence_array.index.npy"
 _INDEX_FILES = ("data.csc.index.npy", "indices.csc.index.npy", "indptr.csc.index.npy", "vocab.index.json",
                 "params.index.json")
 
@@ -148,14 +149,21 @@ class BM25Engine(Engine):
         avg_doc_len = doc_len.mean()
         df = np.bincount(col, minlength=n_vocab)
         k1, b = float(self.params["k1"]), float(self.params["b"])
+        retriever = bm25s.BM25(k1=k1, b=b, method=self.params["method"])
         if self.params["method"] != "lucene":
-            raise ValueError(f"bm25 method {self.params['method']!r} is not supported (lucene only)")
+            # Other variants: bm25s scores the same documents itself (each term id repeated by its count;
+            # the order of a document's tokens changes no score). Slower, and only the default is tuned.
+            bounds = np.searchsorted(doc, np.arange(n_docs + 1))
+            tfi = tf.astype(np.int64)
+            docs = [np.repeat(col[s:e], tfi[s:e]).tolist() for s, e in zip(bounds[:-1], bounds[1:])]
+            vocab = {self._terms[i]: c for c, i in enumerate(vocab_ids.tolist())}
+            retriever.index((docs, vocab), show_progress=False)
+            return retriever, vocab_ids, column
         dfs, which = np.unique(df, return_inverse=True)
         idf = np.array([math.log(1 + (n_docs - d + 0.5) / (d + 0.5)) for d in dfs.tolist()])[which].astype(np.float32)
         norm = k1 * ((1 - b) + b * doc_len.astype(np.float64) / avg_doc_len)
         tf64 = tf.astype(np.float64)
         scores = (idf[col].astype(np.float64) * (tf64 / (norm[doc] + tf64))).astype(np.float32)
-        retriever = bm25s.BM25(k1=k1, b=b, method=self.params["method"])
         # bm25s's own CSC builder with the arrays it would pass, so order and index dtypes are its own.
         data, indices, indptr = retriever._np_csc(data=scores, rows=doc.astype(retriever.int_dtype),
                                                   cols=col.astype(retriever.int_dtype), shape=(n_docs, n_vocab))
@@ -186,6 +194,8 @@ class BM25Engine(Engine):
         out_dir.mkdir(parents=True, exist_ok=True)
         for name, key in zip(_INDEX_FILES[:3], ("data", "indices", "indptr")):
             np.save(out_dir / name, retriever.scores[key], allow_pickle=False)
+        if retriever.nonoccurrence_array is not None:  # BM25L and BM25+ only
+            np.save(out_dir / NONOCCURRENCE_FILE, retriever.nonoccurrence_array, allow_pickle=False)
         vocab_path = out_dir / _INDEX_FILES[3]
         last = self._written_vocab
         if not (last and last[0] == out_dir.resolve() and last[1] == _stat(vocab_path)
