@@ -1,0 +1,264 @@
+"""graph: tree-sitter imports and definitions; lexical seeds spread over the import graph.
+
+Build. Every file in Python, JavaScript, TypeScript, Go, Java or Rust is parsed with its tree-sitter
+grammar into raw imports and top-level definitions (`_graph_parse`); imports are resolved to corpus files
+(`_graph_resolve`), giving directed edges importer -> imported. Each file gets a small lexical document:
+its path tokens repeated `path_weight` times plus the split tokens of its definition names
+(`Store.getUser` -> store, get, user, getuser). Files in other languages (Markdown, YAML, JSON ...) have no
+definitions, so their document is path tokens plus content tokens, and their lexical score is multiplied
+by `text_weight` (< 1: prose mentions many words a request carries without being the file to change).
+
+Query. With request terms `q` (code_tokens, unstemmed: see the note below):
+  lex_i   = BM25(q, doc_i) (k1, b; length normalised within code and text documents separately)
+            times `text_weight` for text documents
+  seed_i  = lex_i / sum(lex)
+  ppr     = personalised PageRank with restart distribution `seed` and continuation `damping`, over the
+            edges importer -> imported with weight `forward` and imported -> importer with weight
+            `backward` (a file that matches pulls in what it uses, and a little of what uses it), each
+            node's out-weights normalised to 1, at most `iterations` steps or until the L1 change of a step
+            is below `tolerance`
+  score_i = (1 - graph_weight) * lex_i / max(lex) + graph_weight * ppr_i / max(ppr)
+Files scoring 0 are dropped; ties are broken by path (`rank`). Sums go through math.fsum and scatter-adds
+through np.bincount, so a query gives the same bits on every run and machine.
+
+Stemming: measured on vite and polars commit histories (subjects as requests, changed files as expected),
+Snowball stemming changed hit@10 by less than a point either way, so tokens stay unstemmed and the
+engine needs no stemmer.
+
+Artifact `graph.json` (canonical JSON, sorted keys, no time, no absolute path): per file its path, blob,
+language, definitions, raw imports, resolved imports and document length; the edges as index pairs; the
+postings (term -> [[file index, term frequency]]); and the build summary. Parse results are cached per
+blob on the engine object (and read back from an existing artifact by `update`), so an update parses
+only new blobs; resolution and the documents are then derived again from the whole file set, which
+leaves the artifact byte-identical to a fresh build of the new corpus.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections import Counter
+from pathlib import Path
+from typing import Any, Sequence
+
+from ctxgauge._io import canonical_json, write_text_atomic
+from ctxgauge.corpora import Change, Corpus
+from ctxgauge.engines._base import Engine, Hit, rank
+from ctxgauge.engines._tokens import code_tokens, path_tokens
+
+FORMAT = "ctxgauge-graph/1"
+LANGUAGES = ("python", "javascript", "typescript", "go", "java", "rust")
+
+
+class GraphEngine(Engine):
+    """Lexical matching on paths and definition names, spread along resolved imports by personalised
+    PageRank (see the module docstring for the exact score)."""
+
+    kind = "graph"
+    defaults = {
+        "k1": 1.2,  # BM25 term-frequency saturation
+        "b": 0.75,  # BM25 length normalisation
+        "path_weight": 2,  # times a file's path tokens count in its document
+        "text_weight": 0.5,  # multiplier on the lexical score of files without a grammar
+        "damping": 0.5,  # probability of following an edge instead of restarting at the seeds
+        "forward": 1.0,  # weight of importer -> imported
+        "backward": 0.5,  # weight of imported -> importer
+        "iterations": 50,  # most PageRank steps
+        "tolerance": 1e-10,  # stop once a step changes the scores by less than this (L1)
+        "graph_weight": 0.5,  # share of the final score taken from PageRank
+    }
+    libraries = ("tree-sitter", "tree-sitter-python", "tree-sitter-javascript", "tree-sitter-typescript",
+                 "tree-sitter-go", "tree-sitter-java", "tree-sitter-rust", "numpy")
+    artifact_file = "graph.json"
+    identity_modules = ("ctxgauge.engines._base", "ctxgauge.engines._tokens", "ctxgauge.engines._graph_parse",
+                        "ctxgauge.engines._graph_paths", "ctxgauge.engines._graph_resolve",
+                        "ctxgauge.engines._graph_resolve_js", "ctxgauge.engines._graph_resolve_rust",
+                        "ctxgauge.engines._graph_rank")
+
+    def __init__(self, **params: Any):
+        super().__init__(**params)
+        self._parser: Any = None
+        self._parsed: dict[tuple[str, str], Any] = {}  # (grammar, blob) -> Parsed
+        self._def_tokens: dict[tuple[str, str], Counter] = {}  # (grammar, blob) -> definition token counts
+        self._path_docs: dict[str, Counter] = {}  # path -> its weighted path tokens
+        self._text: dict[str, Counter] = {}  # blob -> content token counts of a file without a grammar
+        self._manifests: dict[str, str] = {}  # blob -> text of a go.mod / Cargo.toml / package.json
+        self._resolver: tuple[tuple, Any] | None = None  # (path set and manifest blobs, Resolver)
+        self._loaded: tuple[tuple, dict] | None = None  # ((path, mtime, size), artifact) of the last query
+
+    def available(self) -> tuple[bool, str | None]:
+        try:
+            import numpy  # noqa: F401
+            import tree_sitter  # noqa: F401
+            import tree_sitter_go, tree_sitter_java, tree_sitter_javascript  # noqa: F401, E401
+            import tree_sitter_python, tree_sitter_rust, tree_sitter_typescript  # noqa: F401, E401
+        except ImportError as exc:
+            return False, f"{exc.name} is not installed (pip install tree-sitter {exc.name.replace('_', '-')})"
+        return True, None
+
+    # -- build ------------------------------------------------------------------------------------------
+    def _read(self, corpus: Corpus) -> None:
+        """Parse, tokenise and read manifests for the blobs not cached yet, in one pass over the corpus."""
+        from ctxgauge.engines._graph_parse import SourceParser, grammar_of
+        from ctxgauge.engines._graph_resolve import is_manifest
+
+        todo = {}
+        for f in corpus.files:
+            grammar = grammar_of(f.path)
+            if grammar is not None and (grammar, f.blob) not in self._parsed \
+                    or grammar is None and f.blob not in self._text \
+                    or is_manifest(f.path) and f.blob not in self._manifests:
+                todo.setdefault(f.path, f)
+        if not todo:
+            return
+        if self._parser is None:
+            self._parser = SourceParser()
+        for f, data in corpus.iter_bytes(list(todo.values())):
+            grammar = grammar_of(f.path)
+            if grammar is not None:
+                if (grammar, f.blob) not in self._parsed:
+                    self._parsed[(grammar, f.blob)] = self._parser.parse(grammar, data)
+            elif f.blob not in self._text:
+                self._text[f.blob] = Counter(code_tokens(data.decode("utf-8", "replace")))
+            if is_manifest(f.path):
+                self._manifests[f.blob] = data.decode("utf-8", "replace")
+
+    def _definition_tokens(self, grammar: str, blob: str, definitions: Sequence[str]) -> Counter:
+        key = (grammar, blob)
+        if key not in self._def_tokens:
+            self._def_tokens[key] = Counter(t for name in definitions for t in code_tokens(name))
+        return self._def_tokens[key]
+
+    def build(self, corpus: Corpus, out_dir: Path) -> dict:
+        from ctxgauge.engines._graph_parse import grammar_of, language_of
+        from ctxgauge.engines._graph_rank import postings
+        from ctxgauge.engines._graph_resolve import Resolver, is_manifest
+
+        self._read(corpus)
+        # Resolution depends on the path set and the manifests only; a replay mostly modifies files, so the
+        # previous build's resolver (and its memoised answers) usually still holds.
+        manifests = {f.path: f.blob for f in corpus.files if is_manifest(f.path)}
+        key = (tuple(corpus.paths), tuple(manifests.items()))
+        if self._resolver is None or self._resolver[0] != key:
+            self._resolver = (key, Resolver(corpus.paths, {p: self._manifests[b] for p, b in manifests.items()}))
+        resolver = self._resolver[1]
+        index = {f.path: i for i, f in enumerate(corpus.files)}
+        weight = int(self.params["path_weight"])
+        entries, docs, edges = [], [], set()
+        path_docs = self._path_docs
+        stats = {lang: {"files": 0, "imports": 0, "resolved": 0} for lang in LANGUAGES}
+        for i, f in enumerate(corpus.files):
+            if f.path not in path_docs:
+                path_docs[f.path] = Counter({t: n * weight for t, n in Counter(path_tokens(f.path)).items()})
+            doc = Counter(path_docs[f.path])
+            grammar, language = grammar_of(f.path), language_of(f.path)
+            entry: dict[str, Any] = {"path": f.path, "blob": f.blob, "language": language}
+            if grammar is None:
+                doc.update(self._text[f.blob])
+            else:
+                parsed = self._parsed[(grammar, f.blob)]
+                resolved: set[str] = set()
+                st = stats[language]
+                st["files"] += 1
+                for spec in parsed.imports:
+                    found = resolver.resolve(f.path, language, spec)
+                    st["imports"] += 1
+                    if found is not None:
+                        st["resolved"] += 1
+                        resolved.update(found)
+                doc.update(self._definition_tokens(grammar, f.blob, parsed.definitions))
+                targets = sorted(index[p] for p in resolved)
+                edges.update((i, j) for j in targets)
+                entry.update(definitions=list(parsed.definitions), imports=list(parsed.imports),
+                             resolved=[corpus.files[j].path for j in targets])
+            entry["length"] = sum(doc.values())
+            entries.append(entry)
+            docs.append(doc)
+        for st in stats.values():
+            # Rounded so the summary (also stored in the artifact) is short and reads the same everywhere.
+            st["share"] = round(st["resolved"] / st["imports"], 4) if st["imports"] else None
+        summary = {
+            "files": len(entries),
+            "parsed": sum(st["files"] for st in stats.values()),
+            "edges": len(edges),
+            "languages": {lang: st for lang, st in stats.items() if st["files"]},
+        }
+        artifact = {
+            "format": FORMAT,
+            "params": self.params,
+            "files": entries,
+            "edges": [list(e) for e in sorted(edges)],
+            "terms": postings(docs),
+            "summary": summary,
+        }
+        write_text_atomic(Path(out_dir) / self.artifact_file, canonical_json(artifact) + "\n")
+        return summary
+
+    def update(self, out_dir: Path, corpus: Corpus, changes: Sequence[Change]) -> dict:
+        """Rebuild from cached parses: only blobs neither this object nor the old artifact has seen are
+        parsed, and everything derived from the whole file set is computed again (see the docstring)."""
+        from ctxgauge.engines._graph_parse import Parsed, grammar_of
+
+        path = Path(out_dir) / self.artifact_file
+        if path.is_file():
+            try:
+                old = json.loads(path.read_text(encoding="utf-8"))
+            except ValueError:  # a damaged artifact only costs the reuse, never the update
+                old = {}
+            if old.get("format") == FORMAT:
+                for e in old.get("files", []):
+                    grammar = grammar_of(e["path"])
+                    if grammar is not None and "imports" in e:
+                        self._parsed.setdefault((grammar, e["blob"]),
+                                                Parsed(tuple(e["imports"]), tuple(e["definitions"])))
+        return self.build(corpus, out_dir)
+
+    # -- query ------------------------------------------------------------------------------------------
+    def _load(self, out_dir: Path) -> dict:
+        path = Path(out_dir) / self.artifact_file
+        st = os.stat(path)
+        key = (str(path.resolve()), st.st_mtime_ns, st.st_size)
+        if self._loaded is None or self._loaded[0] != key:
+            import numpy as np
+
+            with open(path, encoding="utf-8") as fh:
+                data = json.load(fh)
+            files = data["files"]
+            edges = np.asarray(data["edges"], dtype=np.int64).reshape(-1, 2)
+            data["_paths"] = [f["path"] for f in files]
+            data["_lengths"] = np.asarray([f["length"] for f in files], dtype=np.float64)
+            data["_text"] = np.asarray([f["language"] is None for f in files], dtype=bool)
+            data["_edges"] = (edges[:, 0], edges[:, 1])
+            self._loaded = (key, data)
+        return self._loaded[1]
+
+    def query(self, out_dir: Path, text: str, k: int) -> list[Hit]:
+        import numpy as np
+
+        from ctxgauge.engines._graph_rank import bm25, personalised_pagerank
+
+        data = self._load(out_dir)
+        paths = data["_paths"]
+        terms = [t for t in dict.fromkeys(code_tokens(text)) if t in data["terms"]]
+        if not paths or not terms:
+            return []
+        p = self.params
+        is_text = data["_text"]
+        lex = bm25(terms, data["terms"], data["_lengths"], is_text.astype(np.int64), k1=float(p["k1"]), b=float(p["b"]))
+        lex = np.where(is_text, lex * float(p["text_weight"]), lex)
+        total = math.fsum(lex.tolist())
+        if total <= 0:
+            return []
+        src, dst = data["_edges"]
+        # Both directions of every import edge, forward weights first: a fixed layout for bincount.
+        both_src, both_dst = np.concatenate([src, dst]), np.concatenate([dst, src])
+        weights = np.concatenate([np.full(len(src), float(p["forward"])), np.full(len(src), float(p["backward"]))])
+        keep = weights > 0
+        ppr = personalised_pagerank(len(paths), both_src[keep], both_dst[keep], weights[keep], lex / total,
+                                    damping=float(p["damping"]), iterations=int(p["iterations"]),
+                                    tolerance=float(p["tolerance"]))
+        gw = float(p["graph_weight"])
+        score = (1.0 - gw) * lex / float(lex.max()) + gw * ppr / float(ppr.max())
+        return rank({path: float(s) for path, s in zip(paths, score.tolist())}, k)
+
