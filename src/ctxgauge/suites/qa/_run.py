@@ -181,7 +181,7 @@ def run_qa(cfg: QAConfig, *, env: Mapping[str, str] | None = None, sleep=None,
     out = Path(cfg.out) if cfg.out else default_run_dir(SUITE)
     try:
         run = RunDir.start(out, suite=SUITE, spec=cfg.spec(), resume=cfg.resume,
-                           context={"source": p.source.path.name, "source_identity": p.source.identity(),
+                           context={"source": cfg.source, "source_identity": p.source.identity(),
                                     "base_url_given": bool(cfg.base_url)})
         with run, tempfile.TemporaryDirectory(prefix="ctxgauge-qa-") as tmp:
             work = Path(tmp)
