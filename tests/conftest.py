@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import subprocess
+import sys
 from pathlib import Path
 from typing import Callable
 
@@ -80,3 +82,20 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if "slow" in item.keywords:
             item.add_marker(skip)
+
+
+def load_run_factory():
+    """tests/report/run_factory.py as the module `run_factory` (tests are not a package): small run
+    directories of every suite, written through RunDir, for report, export and store tests."""
+    if "run_factory" not in sys.modules:
+        path = Path(__file__).with_name("report") / "run_factory.py"
+        spec = importlib.util.spec_from_file_location("run_factory", path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["run_factory"] = module
+        spec.loader.exec_module(module)
+    return sys.modules["run_factory"]
+
+
+@pytest.fixture
+def factory():
+    return load_run_factory()

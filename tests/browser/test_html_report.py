@@ -37,14 +37,6 @@ def _chromium() -> str | None:
     return None
 
 
-def _factory():
-    path = Path(__file__).resolve().parents[1] / "report" / "run_factory.py"
-    spec = importlib.util.spec_from_file_location("run_factory", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 class CDP:
     """A minimal DevTools client: one websocket to one page, commands answered in order, events kept."""
 
@@ -155,10 +147,10 @@ def _load(cdp: CDP, page: Path) -> dict[str, Any]:
     return json.loads(result["result"]["value"])
 
 
-def test_report_renders_offline_in_chromium(browser, tmp_path):
+def test_report_renders_offline_in_chromium(browser, tmp_path, factory):
     from ctxgauge.report import build_report, discover_runs, write_html
 
-    f = _factory()
+    f = factory
     root = tmp_path / "runs"
     f.replay_run(root, "replay-a", [1, 2, 5, None, 1, 3, 2, 1, None, 4], [2, 2, None, None, 1, 1, 3, 1, 1, None])
     f.replay_run(root, "cases-a", [1, None, 2, 0], [1, 1, None, 0], suite="cases", repo="cases.yaml", gaps=[1])

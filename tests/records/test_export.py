@@ -4,7 +4,6 @@ did-not-finish runs published as such, and the secret scan stopping everything b
 from __future__ import annotations
 
 import csv
-import importlib.util
 import io
 import json
 import subprocess
@@ -17,17 +16,9 @@ from ctxgauge.errors import UserError
 from ctxgauge.records import IntegrityError, SecretFound, check_export, export_runs, file_sha256, verify_files
 
 
-def _factory():
-    path = Path(__file__).resolve().parents[1] / "report" / "run_factory.py"
-    spec = importlib.util.spec_from_file_location("run_factory", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.fixture
-def store(tmp_path) -> Path:
-    f = _factory()
+def store(tmp_path, factory) -> Path:
+    f = factory
     root = tmp_path / "runs"
     f.replay_run(root, "replay-a", [1, 2, None], [2, 2, 1])
     f.determinism_run(root, "det-a", {"bm25": {"level": 3, "drift": {"prose": 0.0}}})

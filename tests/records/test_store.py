@@ -3,7 +3,6 @@ or broken, and only ever an index (the directories stay the truth)."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import sqlite3
@@ -17,17 +16,9 @@ from ctxgauge.errors import UserError
 from ctxgauge.records import STORE_FILE, ResultsStore
 
 
-def _factory():
-    path = Path(__file__).resolve().parents[1] / "report" / "run_factory.py"
-    spec = importlib.util.spec_from_file_location("run_factory", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.fixture
-def runs(tmp_path) -> Path:
-    f = _factory()
+def runs(tmp_path, factory) -> Path:
+    f = factory
     root = tmp_path / "runs"
     f.replay_run(root, "replay-a", [1, 2], [2, 2])
     f.determinism_run(root, "det-a", {"bm25": {"level": 3}, "grep": {"level": 1}})
@@ -60,14 +51,14 @@ def test_filters_and_get_by_path_or_id(runs):
         assert store.get("nope") is None
 
 
-def test_the_store_follows_the_directories(runs):
+def test_the_store_follows_the_directories(runs, factory):
     ResultsStore.open(runs).close()
     (runs / "det-a" / "run.json").unlink()
     (runs / "det-a").rename(runs / "gone")  # no run.json left: not a run any more
     record = json.loads((runs / "replay-a" / "run.json").read_text())
     record["error"] = "edited"
     (runs / "replay-a" / "run.json").write_text(json.dumps(record, indent=1))
-    _factory().replay_run(runs, "replay-b", [1], vs=None)
+    factory.replay_run(runs, "replay-b", [1], vs=None)
     with ResultsStore.open(runs) as store:
         s = store.last_sync
         assert (s.added, s.updated, s.removed, s.unchanged) == (1, 1, 1, 2)

@@ -3,26 +3,11 @@ that did not finish."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 
 import pytest
 
 
-def load():
-    """tests/report/run_factory.py as the module `run_factory` (tests are not a package)."""
-    if "run_factory" not in sys.modules:
-        spec = importlib.util.spec_from_file_location("run_factory", Path(__file__).with_name("run_factory.py"))
-        module = importlib.util.module_from_spec(spec)
-        sys.modules["run_factory"] = module
-        spec.loader.exec_module(module)
-    return sys.modules["run_factory"]
-
-
-@pytest.fixture
-def factory():
-    return load()
 
 
 @pytest.fixture

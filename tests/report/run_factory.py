@@ -3,7 +3,7 @@
 Replay and cases results are computed with those suites' own summary and comparison functions, so the
 records carry exactly what a real run would; qa and determinism results follow the shapes documented in
 `ctxgauge.suites.qa._summary` and `ctxgauge.suites.determinism._results`. Tests are not a package, so
-this module is loaded by path (`load()` in tests/report/conftest.py, and the same three lines elsewhere).
+this module is loaded by path (`load_run_factory()` and the `factory` fixture in tests/conftest.py).
 """
 
 from __future__ import annotations

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from ctxgauge.providers import ChatRequest, Client, Message, ProviderOutage, Usage
 from ctxgauge.suites.qa import _prompts as prompts
 from ctxgauge.suites.qa._battery import Question
+from ctxgauge.suites.qa._scoring import first_json_object
 
 WEIGHTS = {"correctness": 2, "completeness": 1, "specificity": 0, "code_quality": 1, "actionability": 1}
 GROUNDED_WEIGHTS = {**WEIGHTS, "factual_grounding": 2}
@@ -52,16 +53,8 @@ class RubricScore:
 
 
 def _parse_scores(text: str, dims: tuple[str, ...]) -> tuple[dict[str, float], str] | None:
-    import json
-
-    start, end = text.find("{"), text.rfind("}")
-    if start < 0 or end <= start:
-        return None
-    try:
-        obj = json.loads(text[start:end + 1])
-    except json.JSONDecodeError:
-        return None
-    if not isinstance(obj, dict):
+    obj = first_json_object(text)
+    if obj is None:
         return None
     scores = {}
     for d in dims:

@@ -97,8 +97,8 @@ class Verdict:
                    d.get("judge"), d.get("gold_rev"), int(d.get("attempts") or 0), usage)
 
 
-def parse_judgement(text: str) -> dict | None:
-    """The judge's JSON object (the first `{...}` in its reply), or None if there is none usable."""
+def first_json_object(text: str) -> dict | None:
+    """The JSON object spanning the first `{` to the last `}` of a model's reply, or None."""
     start, end = text.find("{"), text.rfind("}")
     if start < 0 or end <= start:
         return None
@@ -106,7 +106,13 @@ def parse_judgement(text: str) -> dict | None:
         obj = json.loads(text[start:end + 1])
     except json.JSONDecodeError:
         return None
-    if not isinstance(obj, dict) or str(obj.get("verdict", "")).lower() not in ("pass", "fail"):
+    return obj if isinstance(obj, dict) else None
+
+
+def parse_judgement(text: str) -> dict | None:
+    """The judge's JSON object (the first `{...}` in its reply), or None if there is none usable."""
+    obj = first_json_object(text)
+    if obj is None or str(obj.get("verdict", "")).lower() not in ("pass", "fail"):
         return None
     return obj
 
