@@ -37,14 +37,17 @@ def clean_subject(subject: str) -> str:
 
 
 def recent_requests(corpus: Corpus, n: int = 10) -> list[str]:
-    """Up to n distinct cleaned subjects of the corpus's most recent non-merge commits (git corpora),
-    else requests made of the corpus's own file stems (plain directories)."""
+    """Up to n distinct cleaned subjects of the corpus's most recent commits that replay would count as
+    requests (no merges, bots or releases: "Release 0.2.0" asks for no file), else requests made of the
+    corpus's own file stems (plain directories)."""
+    from ctxgauge.suites.replay._select import is_bot, is_release  # replay builds on this module
+
     out: dict[str, None] = {}
     if corpus.history is not None:
         for c in corpus.history.commits():
-            if len(c.parents) != 1:
-                continue
             req = clean_subject(c.subject)
+            if len(c.parents) != 1 or is_bot(c.author_name, c.author_email) or is_release(c.subject, req):
+                continue
             if len(req.split()) >= 2:
                 out.setdefault(req, None)
             if len(out) >= n:
