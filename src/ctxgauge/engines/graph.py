@@ -67,9 +67,11 @@ class GraphEngine(Engine):
         "iterations": 50,  # most PageRank steps
         "tolerance": 1e-10,  # stop once a step changes the scores by less than this (L1)
         "graph_weight": 0.5,  # share of the final score taken from PageRank
+        "degree_exponent": 0.0,  # PageRank divided by (1 + in-degree) ** this before mixing: hub damping
+        "stem": False,  # Snowball (English) stemming of every token, request and documents alike
     }
     libraries = ("tree-sitter", "tree-sitter-python", "tree-sitter-javascript", "tree-sitter-typescript",
-                 "tree-sitter-go", "tree-sitter-java", "tree-sitter-rust", "numpy")
+                 "tree-sitter-go", "tree-sitter-java", "tree-sitter-rust", "numpy", "PyStemmer")
     artifact_file = "graph.json"
     identity_modules = ("ctxgauge.engines._base", "ctxgauge.engines._tokens", "ctxgauge.engines._graph_parse",
                         "ctxgauge.engines._graph_paths", "ctxgauge.engines._graph_resolve",
@@ -86,6 +88,17 @@ class GraphEngine(Engine):
         self._manifests: dict[str, str] = {}  # blob -> text of a go.mod / Cargo.toml / package.json
         self._resolver: tuple[tuple, Any] | None = None  # (path set and manifest blobs, Resolver)
         self._loaded: tuple[tuple, dict] | None = None  # ((path, mtime, size), artifact) of the last query
+        self._stemmer: Any = None
+
+    def _tokens(self, tokens: list[str]) -> list[str]:
+        """Tokens as indexed and searched: stemmed when `stem` is set."""
+        if not self.params["stem"]:
+            return tokens
+        if self._stemmer is None:
+            import Stemmer
+
+            self._stemmer = Stemmer.Stemmer("english")
+        return self._stemmer.stemWords(tokens)
 
     def available(self) -> tuple[bool, str | None]:
         try:
@@ -93,8 +106,11 @@ class GraphEngine(Engine):
             import tree_sitter  # noqa: F401
             import tree_sitter_go, tree_sitter_java, tree_sitter_javascript  # noqa: F401, E401
             import tree_sitter_python, tree_sitter_rust, tree_sitter_typescript  # noqa: F401, E401
+            if self.params["stem"]:
+                import Stemmer  # noqa: F401
         except ImportError as exc:
-            return False, f"{exc.name} is not installed (pip install tree-sitter {exc.name.replace('_', '-')})"
+            dist = "PyStemmer" if exc.name == "Stemmer" else (exc.name or "").replace("_", "-")
+            return False, f"{exc.name} is not installed (pip install {dist})"
         return True, None
 
     # -- build ------------------------------------------------------------------------------------------
@@ -120,14 +136,14 @@ class GraphEngine(Engine):
                 if (grammar, f.blob) not in self._parsed:
                     self._parsed[(grammar, f.blob)] = self._parser.parse(grammar, data)
             elif f.blob not in self._text:
-                self._text[f.blob] = Counter(code_tokens(data.decode("utf-8", "replace")))
+                self._text[f.blob] = Counter(self._tokens(code_tokens(data.decode("utf-8", "replace"))))
             if is_manifest(f.path):
                 self._manifests[f.blob] = data.decode("utf-8", "replace")
 
     def _definition_tokens(self, grammar: str, blob: str, definitions: Sequence[str]) -> Counter:
         key = (grammar, blob)
         if key not in self._def_tokens:
-            self._def_tokens[key] = Counter(t for name in definitions for t in code_tokens(name))
+            self._def_tokens[key] = Counter(self._tokens([t for name in definitions for t in code_tokens(name)]))
         return self._def_tokens[key]
 
     def build(self, corpus: Corpus, out_dir: Path) -> dict:
@@ -150,7 +166,7 @@ class GraphEngine(Engine):
         stats = {lang: {"files": 0, "imports": 0, "resolved": 0} for lang in LANGUAGES}
         for i, f in enumerate(corpus.files):
             if f.path not in path_docs:
-                path_docs[f.path] = Counter({t: n * weight for t, n in Counter(path_tokens(f.path)).items()})
+                path_docs[f.path] = Counter({t: n * weight for t, n in Counter(self._tokens(path_tokens(f.path))).items()})
             doc = Counter(path_docs[f.path])
             grammar, language = grammar_of(f.path), language_of(f.path)
             entry: dict[str, Any] = {"path": f.path, "blob": f.blob, "language": language}
@@ -230,6 +246,7 @@ class GraphEngine(Engine):
             data["_lengths"] = np.asarray([f["length"] for f in files], dtype=np.float64)
             data["_text"] = np.asarray([f["language"] is None for f in files], dtype=bool)
             data["_edges"] = (edges[:, 0], edges[:, 1])
+            data["_in_degree"] = np.bincount(edges[:, 1], minlength=len(files)).astype(np.float64)
             self._loaded = (key, data)
         return self._loaded[1]
 
@@ -240,7 +257,7 @@ class GraphEngine(Engine):
 
         data = self._load(out_dir)
         paths = data["_paths"]
-        terms = [t for t in dict.fromkeys(code_tokens(text)) if t in data["terms"]]
+        terms = [t for t in dict.fromkeys(self._tokens(code_tokens(text))) if t in data["terms"]]
         if not paths or not terms:
             return []
         p = self.params
@@ -258,6 +275,8 @@ class GraphEngine(Engine):
         ppr = personalised_pagerank(len(paths), both_src[keep], both_dst[keep], weights[keep], lex / total,
                                     damping=float(p["damping"]), iterations=int(p["iterations"]),
                                     tolerance=float(p["tolerance"]))
+        # PageRank piles mass on files everything imports (preludes, shared types), whatever the request.
+        ppr = ppr / (1.0 + data["_in_degree"]) ** float(p["degree_exponent"])
         gw = float(p["graph_weight"])
         score = (1.0 - gw) * lex / float(lex.max()) + gw * ppr / float(ppr.max())
         return rank({path: float(s) for path, s in zip(paths, score.tolist())}, k)
