@@ -181,6 +181,18 @@ def test_imported_file_outranks_an_unrelated_weak_match(tmp_path):
     assert paths.index("shop/pricing.py") < paths.index("shop/notes.md")
 
 
+def test_stemming_meets_inflections(corpus, tmp_path):
+    # "rendering pages" meets renderPage only through the stemmer; without it no word of the request
+    # is in any document.
+    for stem, expected in ((True, "web/src/app.ts"), (False, None)):
+        out = tmp_path / f"stem-{stem}"
+        GraphEngine(stem=stem).build(corpus, out)
+        hits = GraphEngine(stem=stem).query(out, "rendering pages", 3)
+        assert (hits[0].path if hits else None) == expected
+    terms = json.loads(artifact(tmp_path / "stem-True"))["terms"]
+    assert "render" in terms and "invoic" in terms and "invoice" not in terms
+
+
 def test_query_returns_at_most_k_corpus_files(corpus, tmp_path):
     out = tmp_path / "out"
     engine = GraphEngine()
