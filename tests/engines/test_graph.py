@@ -137,6 +137,21 @@ def test_update_after_a_rename_equals_a_fresh_build(tmp_path, repo_builder):
     repo.close()
 
 
+def test_update_ignores_parses_from_another_parser(tmp_path):
+    corpus = Corpus.from_directory(write(tmp_path / "src", FILES))
+    out = tmp_path / "out"
+    GraphEngine().build(corpus, out)
+    data = json.loads(artifact(out))
+    for f in data["files"]:
+        if f["path"] == "billing/ledger.py":
+            f["definitions"] = ["stale_name"]  # what an older extractor might have stored
+    data["parser"] = "sha256:older"
+    (out / "graph.json").write_text(json.dumps(data, sort_keys=True))
+    GraphEngine().update(out, corpus, [])
+    GraphEngine().build(corpus, tmp_path / "fresh")
+    assert artifact(out) == artifact(tmp_path / "fresh")
+
+
 def test_update_parses_only_new_blobs(tmp_path):
     old = Corpus.from_directory(write(tmp_path / "src", FILES))
     out = tmp_path / "out"

@@ -35,8 +35,9 @@ is off. text_weight 0.25 helped polars and vite and cost gson and pydantic more.
 
 Artifact `graph.json` (canonical JSON, sorted keys, no time, no absolute path): per file its path, blob,
 language, definitions, raw imports, resolved imports and document length; the edges as index pairs; the
-postings (term -> [[file index, term frequency]]); and the build summary. Parse results are cached per
-blob on the engine object (and read back from an existing artifact by `update`), so an update parses
+postings (term -> [[file index, term frequency]]); the build summary; and a fingerprint of the parser
+(extraction source and grammar versions). Parse results are cached per blob on the engine object (and
+read back by `update` from an existing artifact with the same parser fingerprint), so an update parses
 only new blobs; resolution and the documents are then derived again from the whole file set, which
 leaves the artifact byte-identical to a fresh build of the new corpus.
 """
@@ -95,8 +96,9 @@ class GraphEngine(Engine):
         self._text: dict[str, Counter] = {}  # blob -> content token counts of a file without a grammar
         self._manifests: dict[str, str] = {}  # blob -> text of a go.mod / Cargo.toml / package.json
         self._resolver: tuple[tuple, Any] | None = None  # (path set and manifest blobs, Resolver)
-        self._loaded: tuple[tuple, dict] | None = None  # ((path, mtime, size), artifact) of the last query
+        self._loaded: tuple[tuple, dict] | None = None  # ((path, inode, mtime, size), artifact) last queried
         self._stemmer: Any = None
+        self._parser_hash: str | None = None
 
     def _tokens(self, tokens: list[str]) -> list[str]:
         """Tokens as indexed and searched: stemmed when `stem` is set."""
@@ -147,6 +149,22 @@ class GraphEngine(Engine):
                 self._text[f.blob] = Counter(self._tokens(code_tokens(data.decode("utf-8", "replace"))))
             if is_manifest(f.path):
                 self._manifests[f.blob] = data.decode("utf-8", "replace")
+
+    def _parser_id(self) -> str:
+        """SHA-256 of the extraction module's source and the grammar packages' versions."""
+        if self._parser_hash is None:
+            import hashlib
+            import inspect
+
+            from ctxgauge.engines import _graph_parse
+            from ctxgauge.engines._base import distribution_version
+
+            h = hashlib.sha256(inspect.getsource(_graph_parse).encode())
+            for dist in self.libraries:
+                if dist.startswith("tree-sitter"):
+                    h.update(f"\0{dist}={distribution_version(dist)}".encode())
+            self._parser_hash = "sha256:" + h.hexdigest()
+        return self._parser_hash
 
     def _definition_tokens(self, grammar: str, blob: str, definitions: Sequence[str]) -> Counter:
         key = (grammar, blob)
@@ -210,6 +228,7 @@ class GraphEngine(Engine):
         }
         artifact = {
             "format": FORMAT,
+            "parser": self._parser_id(),
             "params": self.params,
             "files": entries,
             "edges": [list(e) for e in sorted(edges)],
@@ -225,12 +244,16 @@ class GraphEngine(Engine):
         from ctxgauge.engines._graph_parse import Parsed, grammar_of
 
         path = Path(out_dir) / self.artifact_file
-        if path.is_file():
+        missing = any(g is not None and (g, f.blob) not in self._parsed
+                      for f, g in ((f, grammar_of(f.path)) for f in corpus.files))
+        if missing and path.is_file():  # an object that built the old corpus itself needs nothing read
             try:
                 old = json.loads(path.read_text(encoding="utf-8"))
             except ValueError:  # a damaged artifact only costs the reuse, never the update
                 old = {}
-            if old.get("format") == FORMAT:
+            # Parses are reused only from the same extraction code and grammars, or the update would
+            # keep what an older parser saw while a fresh build sees something else.
+            if old.get("format") == FORMAT and old.get("parser") == self._parser_id():
                 for e in old.get("files", []):
                     grammar = grammar_of(e["path"])
                     if grammar is not None and "imports" in e:
@@ -242,7 +265,8 @@ class GraphEngine(Engine):
     def _load(self, out_dir: Path) -> dict:
         path = Path(out_dir) / self.artifact_file
         st = os.stat(path)
-        key = (str(path.resolve()), st.st_mtime_ns, st.st_size)
+        # The inode changes on every atomic rewrite, so an update within one mtime tick is still seen.
+        key = (str(path.resolve()), st.st_ino, st.st_mtime_ns, st.st_size)
         if self._loaded is None or self._loaded[0] != key:
             import numpy as np
 
