@@ -26,7 +26,7 @@ def check(
     """Build twice, query, update and watch writes: exit 0 when the engine keeps the contract, 1 when not."""
     import tempfile
 
-    from ctxgauge.contract import check_engine
+    from ctxgauge.engines import check_engine
     from ctxgauge.corpora import Corpus
     from ctxgauge.engines import get_engine
     from ctxgauge.git import Repo

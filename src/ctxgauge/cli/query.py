@@ -26,7 +26,7 @@ def query(
     """Rank the files of SOURCE for TEXT with one engine."""
     import tempfile
 
-    from ctxgauge.api import run_query
+    from ctxgauge.engines import run_query
 
     with tempfile.TemporaryDirectory(prefix="ctxgauge-query-") as tmp:
         out = Path(index_dir) if index_dir else Path(tmp)

@@ -1,4 +1,5 @@
-"""Engines: the contract, the registry, and the reference engines (loaded lazily by name).
+"""Engines: the contract and its checker, the guards around every engine call, the registry, and the
+reference engines (loaded lazily by name; `graph` is a subpackage of its own).
 
     from ctxgauge.engines import get_engine
     engine = get_engine("bm25(k1=1.2)")
@@ -7,6 +8,9 @@
 """
 
 from ctxgauge.engines._base import Engine, EngineLike, Hit, rank
+from ctxgauge.engines._contract import Check, ContractReport, check_engine
+from ctxgauge.engines._guards import call_engine, checked_hits
+from ctxgauge.engines._query import run_query
 from ctxgauge.engines._registry import (
     BUILTINS,
     ENTRY_POINT_GROUP,
@@ -20,6 +24,7 @@ from ctxgauge.engines._registry import (
 from ctxgauge.engines._spec import EngineSpec, parse_spec
 
 __all__ = [
-    "BUILTINS", "ENTRY_POINT_GROUP", "REFERENCE_ENGINES", "Engine", "EngineInfo", "EngineLike", "EngineSpec",
-    "Hit", "describe_engines", "engine_available", "engine_names", "get_engine", "parse_spec", "rank",
+    "BUILTINS", "ENTRY_POINT_GROUP", "REFERENCE_ENGINES", "Check", "ContractReport", "Engine", "EngineInfo",
+    "EngineLike", "EngineSpec", "Hit", "call_engine", "check_engine", "checked_hits", "describe_engines",
+    "engine_available", "engine_names", "get_engine", "parse_spec", "rank", "run_query",
 ]

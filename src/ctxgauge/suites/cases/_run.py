@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from ctxgauge.api import call_engine, checked_hits
+from ctxgauge.engines import call_engine, checked_hits
 from ctxgauge.corpora import Corpus, open_corpus
 from ctxgauge.engines import engine_available, get_engine
 from ctxgauge.errors import EngineError, UserError

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
 
-from ctxgauge.api import call_engine
+from ctxgauge.engines import call_engine
 from ctxgauge.engines import engine_available, get_engine
 from ctxgauge.errors import EngineError, UserError
 from ctxgauge.records import RunDir, default_run_dir

@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 
-from ctxgauge.api import call_engine
+from ctxgauge.engines import call_engine
 from ctxgauge.corpora import Corpus
 from ctxgauge.errors import EngineError
 from ctxgauge.fingerprints import artifact_hash_of_dir

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from ctxgauge.api import call_engine, checked_hits
+from ctxgauge.engines import call_engine, checked_hits
 from ctxgauge.corpora import Corpus
 from ctxgauge.fingerprints import artifact_hash_of_dir
 

@@ -21,7 +21,7 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from ctxgauge.api import call_engine, checked_hits
+from ctxgauge.engines import call_engine, checked_hits
 from ctxgauge.corpora import Corpus
 from ctxgauge.engines import Hit, engine_available, get_engine, parse_spec
 from ctxgauge.errors import EngineError, UserError

@@ -2,7 +2,7 @@
 
 Expected files are the files the commit modified, deleted or renamed, named by their path in the parent
 (the corpus the engine sees). Added files do not count (they did not exist), changelog-like files never
-count, and changed tests count toward pack recall only (see `ctxgauge.paths` for which path is which).
+count, and changed tests count toward pack recall only (see `ctxgauge.suites.replay._kinds` for which path is which).
 An expected file the parent's corpus does not index is a coverage gap (see `CommitLabels`).
 """
 
@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from ctxgauge.corpora import Corpus, path_key
 from ctxgauge.git import Commit
-from ctxgauge.paths import classify
+from ctxgauge.suites.replay._kinds import classify
 from ctxgauge.suites._requests import clean_subject
 from ctxgauge.suites.cases._score import Labels
 

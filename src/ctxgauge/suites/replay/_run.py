@@ -31,7 +31,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from ctxgauge.api import call_engine, checked_hits
+from ctxgauge.engines import call_engine, checked_hits
 from ctxgauge.corpora import Corpus
 from ctxgauge.errors import EngineError, UserError
 from ctxgauge.records import RunDir

@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
 
-from ctxgauge.api import call_engine, checked_hits
 from ctxgauge.corpora import Corpus
-from ctxgauge.engines import engine_available
+from ctxgauge.engines._guards import call_engine, checked_hits
+from ctxgauge.engines._registry import engine_available
 from ctxgauge.errors import EngineError
 
 IDENTITY_SOURCES = ("content-hash", "git-sha", "declared")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ctxgauge.paths import classify, is_changelog, is_code, is_test
+from ctxgauge.suites.replay._kinds import classify, is_changelog, is_code, is_test
 
 
 @pytest.mark.parametrize("path, kind", [

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from ctxgauge.engines._graph_parse import Parsed, SourceParser, grammar_of, language_of
+from ctxgauge.engines.graph._parse import Parsed, SourceParser, grammar_of, language_of
 
 
 @pytest.fixture(scope="module")
@@ -195,7 +195,7 @@ def test_empty_and_undecodable_sources(parser):
 
 
 def test_importing_the_engine_loads_no_grammar():
-    code = ("import sys, ctxgauge.engines.graph, ctxgauge.engines._graph_parse;"
+    code = ("import sys, ctxgauge.engines.graph, ctxgauge.engines.graph._parse;"
             "print(sorted(m for m in sys.modules if m.startswith('tree_sitter')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"

@@ -9,11 +9,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ctxgauge.contract import check_engine
+from ctxgauge.engines import check_engine
 from ctxgauge.corpora import Change, Corpus
 from ctxgauge.engines import get_engine
-from ctxgauge.engines._graph_parse import SourceParser
-from ctxgauge.engines._graph_rank import bm25, personalised_pagerank, postings
+from ctxgauge.engines.graph._parse import SourceParser
+from ctxgauge.engines.graph._rank import bm25, personalised_pagerank, postings
 from ctxgauge.engines.graph import GraphEngine
 from ctxgauge.errors import UserError
 from ctxgauge.git import Repo

@@ -1,11 +1,11 @@
-"""Rust import resolution for the graph engine (see `_graph_resolve` for the rules)."""
+"""Rust import resolution for the graph engine (see `_resolve` for the rules)."""
 
 from __future__ import annotations
 
 import posixpath
 import tomllib
 
-from ctxgauge.engines._graph_paths import dirname, join, norm
+from ctxgauge.engines.graph._paths import dirname, join, norm
 
 
 class RustResolution:

@@ -1,8 +1,8 @@
 """graph: tree-sitter imports and definitions; lexical seeds spread over the import graph.
 
 Build. Every file in Python, JavaScript, TypeScript, Go, Java or Rust is parsed with its tree-sitter
-grammar into raw imports and top-level definitions (`_graph_parse`); imports are resolved to corpus files
-(`_graph_resolve`), giving directed edges importer -> imported. Each file gets a small lexical document:
+grammar into raw imports and top-level definitions (`_parse`); imports are resolved to corpus files
+(`_resolve`), giving directed edges importer -> imported. Each file gets a small lexical document:
 its path tokens repeated `path_weight` times plus the split tokens of its definition names
 (`Store.getUser` -> store, get, user, getuser). Files in other languages (Markdown, YAML, JSON ...) have no
 definitions, so their document is path tokens plus content tokens, and their lexical score is multiplied
@@ -82,10 +82,10 @@ class GraphEngine(Engine):
     libraries = ("tree-sitter", "tree-sitter-python", "tree-sitter-javascript", "tree-sitter-typescript",
                  "tree-sitter-go", "tree-sitter-java", "tree-sitter-rust", "numpy", "PyStemmer")
     artifact_file = "graph.json"
-    identity_modules = ("ctxgauge.engines._base", "ctxgauge.engines._tokens", "ctxgauge.engines._graph_parse",
-                        "ctxgauge.engines._graph_paths", "ctxgauge.engines._graph_resolve",
-                        "ctxgauge.engines._graph_resolve_js", "ctxgauge.engines._graph_resolve_rust",
-                        "ctxgauge.engines._graph_rank")
+    identity_modules = ("ctxgauge.engines._base", "ctxgauge.engines._tokens", "ctxgauge.engines.graph._parse",
+                        "ctxgauge.engines.graph._paths", "ctxgauge.engines.graph._resolve",
+                        "ctxgauge.engines.graph._resolve_js", "ctxgauge.engines.graph._resolve_rust",
+                        "ctxgauge.engines.graph._rank")
 
     def __init__(self, **params: Any):
         super().__init__(**params)
@@ -126,8 +126,8 @@ class GraphEngine(Engine):
     # -- build ------------------------------------------------------------------------------------------
     def _read(self, corpus: Corpus) -> None:
         """Parse, tokenise and read manifests for the blobs not cached yet, in one pass over the corpus."""
-        from ctxgauge.engines._graph_parse import SourceParser, grammar_of
-        from ctxgauge.engines._graph_resolve import is_manifest
+        from ctxgauge.engines.graph._parse import SourceParser, grammar_of
+        from ctxgauge.engines.graph._resolve import is_manifest
 
         todo = {}
         for f in corpus.files:
@@ -156,10 +156,10 @@ class GraphEngine(Engine):
             import hashlib
             import inspect
 
-            from ctxgauge.engines import _graph_parse
+            import ctxgauge.engines.graph._parse as parse_module
             from ctxgauge.engines._base import distribution_version
 
-            h = hashlib.sha256(inspect.getsource(_graph_parse).encode())
+            h = hashlib.sha256(inspect.getsource(parse_module).encode())
             for dist in self.libraries:
                 if dist.startswith("tree-sitter"):
                     h.update(f"\0{dist}={distribution_version(dist)}".encode())
@@ -173,9 +173,9 @@ class GraphEngine(Engine):
         return self._def_tokens[key]
 
     def build(self, corpus: Corpus, out_dir: Path) -> dict:
-        from ctxgauge.engines._graph_parse import grammar_of, language_of
-        from ctxgauge.engines._graph_rank import postings
-        from ctxgauge.engines._graph_resolve import Resolver, is_manifest
+        from ctxgauge.engines.graph._parse import grammar_of, language_of
+        from ctxgauge.engines.graph._rank import postings
+        from ctxgauge.engines.graph._resolve import Resolver, is_manifest
 
         self._read(corpus)
         # Resolution depends on the path set and the manifests only; a replay mostly modifies files, so the
@@ -241,7 +241,7 @@ class GraphEngine(Engine):
     def update(self, out_dir: Path, corpus: Corpus, changes: Sequence[Change]) -> dict:
         """Rebuild from cached parses: only blobs neither this object nor the old artifact has seen are
         parsed, and everything derived from the whole file set is computed again (see the docstring)."""
-        from ctxgauge.engines._graph_parse import Parsed, grammar_of
+        from ctxgauge.engines.graph._parse import Parsed, grammar_of
 
         path = Path(out_dir) / self.artifact_file
         missing = any(g is not None and (g, f.blob) not in self._parsed
@@ -285,7 +285,7 @@ class GraphEngine(Engine):
     def query(self, out_dir: Path, text: str, k: int) -> list[Hit]:
         import numpy as np
 
-        from ctxgauge.engines._graph_rank import bm25, personalised_pagerank
+        from ctxgauge.engines.graph._rank import bm25, personalised_pagerank
 
         data = self._load(out_dir)
         paths = data["_paths"]

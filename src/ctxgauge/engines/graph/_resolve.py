@@ -1,4 +1,4 @@
-"""Import resolution for the graph engine: raw import strings (see `_graph_parse`) to files of the corpus.
+"""Import resolution for the graph engine: raw import strings (see `_parse`) to files of the corpus.
 
 Resolution depends only on the corpus's paths and a few manifests read from it (go.mod, Cargo.toml,
 package.json), never on the file system or the network, so the same corpus always gives the same edges.
@@ -42,9 +42,9 @@ import re
 from typing import Iterable, Mapping
 
 from ctxgauge.corpora import path_key
-from ctxgauge.engines._graph_paths import dirname, join, nearest
-from ctxgauge.engines._graph_resolve_js import JsResolution
-from ctxgauge.engines._graph_resolve_rust import RustResolution
+from ctxgauge.engines.graph._paths import dirname, join, nearest
+from ctxgauge.engines.graph._resolve_js import JsResolution
+from ctxgauge.engines.graph._resolve_rust import RustResolution
 
 MANIFEST_NAMES = ("go.mod", "Cargo.toml", "package.json")
 _PY_ROOT_DIRS = ("src", "lib", "python")

@@ -1,4 +1,4 @@
-"""JavaScript and TypeScript import resolution for the graph engine (see `_graph_resolve` for the rules)."""
+"""JavaScript and TypeScript import resolution for the graph engine (see `_resolve` for the rules)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import json
 import posixpath
 import re
 
-from ctxgauge.engines._graph_paths import dirname, join, norm
+from ctxgauge.engines.graph._paths import dirname, join, norm
 
 _JS_EXTS = (".ts", ".tsx", ".d.ts", ".js", ".jsx", ".mjs", ".cjs", ".mts", ".cts", ".json")
 _JS_ALIASES = ("@/", "~/", "#/", "~~/", "@@/")

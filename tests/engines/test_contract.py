@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ctxgauge.contract import check_engine
+from ctxgauge.engines import check_engine
 from ctxgauge.corpora import Corpus
 from ctxgauge.engines import Engine, Hit, engine_available, get_engine, rank
 from ctxgauge.git import Repo

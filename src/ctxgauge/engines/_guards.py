@@ -1,12 +1,12 @@
-"""The Python API behind the CLI's single-shot commands (`query`); suites have their own modules."""
+"""Guards around every engine call: a crashing engine fails its unit, and hits that break the contract are
+refused with the rule they broke (used by every suite, `ctxgauge query` and the contract checker)."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Sequence
 
-from ctxgauge.corpora import Corpus, open_corpus
-from ctxgauge.engines import Hit, engine_available, get_engine
+from ctxgauge.corpora import Corpus
+from ctxgauge.engines._base import Hit
 from ctxgauge.errors import EngineError, UserError
 
 
@@ -39,32 +39,3 @@ def call_engine(what: str, engine, fn, *args):
         raise
     except Exception as exc:  # a crashing engine fails the unit, not ctxgauge
         raise EngineError(f"{engine.name} {what} failed: {type(exc).__name__}: {exc}") from exc
-
-
-def run_query(source: str | Path, text: str, *, engine: str = "bm25", k: int = 10, rev: str | None = None,
-              out_dir: str | Path) -> dict:
-    """Build `engine` over `source` into `out_dir` and rank files for `text`. Returns the `--json` shape:
-    `{engine, identity, corpus: summary, request, k, hits: [{path, score}]}`."""
-    corpus = open_corpus(source, rev)
-    eng = get_engine(engine)
-    ok, why = engine_available(eng)
-    if not ok:
-        raise UserError(f"engine {eng.name} is not available here: {why}")
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    try:
-        call_engine("build", eng, eng.build, corpus, out)
-        hits = checked_hits(call_engine("query", eng, eng.query, out, text, k), corpus, k, eng.name)
-        identity = eng.identity()
-    finally:
-        close = getattr(eng, "close", None)
-        if callable(close):
-            close()
-    return {
-        "engine": eng.name,
-        "identity": identity,
-        "corpus": corpus.summary(),
-        "request": text,
-        "k": k,
-        "hits": [h.to_dict() for h in hits],
-    }
