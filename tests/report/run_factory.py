@@ -37,7 +37,7 @@ def replay_run(root: Path, name: str, ranks: Sequence[int | None], vs_ranks: Seq
                failed: Sequence[int] = (), suite: str = "replay", gaps: Sequence[int] = ()) -> Path:
     """A finished replay (or cases) run: unit i has the measured engine's relevant file at ranks[i] (and the
     vs engine's at vs_ranks[i]); indexes in `failed` are failed units, in `gaps` known-gap cases."""
-    from ctxgauge.suites.cases._score import compare, summarise
+    from ctxgauge.metrics.scoring import compare, summarise
 
     vs = vs if vs_ranks is not None else None
     spec = {"suite_version": 1, "engine": engine, "vs": vs, "ks": [1, 3], "seed": seed, "metrics": METRICS,

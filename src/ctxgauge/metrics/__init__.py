@@ -1,6 +1,6 @@
 """ctxgauge.metrics: what is measured about a retrieval engine, and the statistics to compare engines.
 
-This module is the public API; the code lives in `ranking`, `stability`, `stats` and private modules.
+This module is the public API; the code lives in `ranking`, `stability`, `stats`, `scoring` and private modules.
 
 Ranking quality (one ranking of unique paths against a set of relevant paths):
     `Metric`, `parse_metric`, `evaluate`, `mean_over`, `first_relevant_rank`; the one registry:
@@ -9,6 +9,9 @@ Ranking quality (one ranking of unique paths against a set of relevant paths):
 Stability across trials (ContextBenchmark's definitions):
     `exact_match`, `exact_match_rate`, `jaccard_at_k`, `kendall_tau_a`, `mean_pairwise_jaccard`,
     `mean_pairwise_tau`.
+Scoring a ranking against labels (`scoring`, shared by the replay and cases suites):
+    `Labels`, `PassLine`, `PACK_RECALL`, `metric_names`, `higher_is_better`, and `scoring.score`,
+    `scoring.summarise`, `scoring.compare` (one request; the mean over many; engine A against B).
 Paired statistics (every one seeded, no global RNG):
     `bootstrap_ci`, `paired_randomization_test`, `win_tie_loss`, `paired_comparison`, `PairedComparison`.
 """
@@ -33,6 +36,7 @@ from ctxgauge.metrics.stability import (
     mean_pairwise_jaccard,
     mean_pairwise_tau,
 )
+from ctxgauge.metrics.scoring import PACK_RECALL, Labels, PassLine, higher_is_better, metric_names
 from ctxgauge.metrics.stats import (
     PairedComparison,
     bootstrap_ci,
@@ -44,21 +48,26 @@ from ctxgauge.metrics.stats import (
 __all__ = [
     "ComputeFn",
     "KRule",
+    "Labels",
     "Metric",
     "MetricKind",
     "MetricSpecError",
+    "PACK_RECALL",
     "PairedComparison",
+    "PassLine",
     "bootstrap_ci",
     "evaluate",
     "exact_match",
     "exact_match_rate",
     "first_relevant_rank",
     "get_metric_kind",
+    "higher_is_better",
     "jaccard_at_k",
     "kendall_tau_a",
     "mean_over",
     "mean_pairwise_jaccard",
     "mean_pairwise_tau",
+    "metric_names",
     "metric_kinds",
     "paired_comparison",
     "paired_randomization_test",

@@ -7,7 +7,7 @@
 A case file (YAML or JSON, see `_model`) lists cases (name, query, corpus as a directory or REPO@REV,
 expected files, optional expected-any-of groups, `known_gap`) and pass lines per metric. Importers make
 cases from SWE-bench-style instances and from TREC qrels (`_importers`); `score_external` scores a ranking
-produced elsewhere against TREC qrels without any engine. Scoring (`_score`) is shared with replay, whose
+produced elsewhere against TREC qrels without any engine. Scoring (`ctxgauge.metrics.scoring`) is shared with replay, whose
 commits are cases the repository labelled itself.
 """
 
@@ -29,7 +29,7 @@ from ctxgauge.suites.cases._model import (
     split_corpus,
 )
 from ctxgauge.suites.cases._run import SUITE, SUITE_VERSION, CasesConfig, CasesResult, run_cases, score_external
-from ctxgauge.suites.cases._score import (
+from ctxgauge.metrics.scoring import (
     PACK_RECALL,
     Labels,
     PassLine,

@@ -28,7 +28,7 @@ from typing import Any
 
 from ctxgauge.errors import UserError
 from ctxgauge.metrics import MetricSpecError, parse_metric
-from ctxgauge.suites.cases._score import Labels, PassLine
+from ctxgauge.metrics.scoring import Labels, PassLine
 
 _CASE_KEYS = {"name", "query", "corpus", "expected", "expected_any_of", "known_gap"}
 _FILE_KEYS = {"pass", "corpus", "cases", "name", "description"}

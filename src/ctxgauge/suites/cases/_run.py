@@ -28,7 +28,7 @@ from ctxgauge.engines import engine_available, get_engine
 from ctxgauge.errors import EngineError, UserError
 from ctxgauge.records import RunDir, default_run_dir
 from ctxgauge.suites.cases._model import Case, CaseFile, split_corpus
-from ctxgauge.suites.cases._score import Labels, PassLine, compare, metric_names, score, summarise
+from ctxgauge.metrics.scoring import Labels, PassLine, compare, metric_names, score, summarise
 
 SUITE = "cases"
 SUITE_VERSION = 1

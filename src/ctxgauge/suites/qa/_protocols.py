@@ -18,7 +18,7 @@ from typing import Callable
 
 from ctxgauge.errors import EngineError
 from ctxgauge.providers import ChatRequest, Client, Message, ProviderOutage, Usage
-from ctxgauge.suites.qa import _prompts as prompts
+import ctxgauge.suites.qa._prompts as prompts
 from ctxgauge.suites.qa._arms import ArmSpec, EngineHandle, ToolBox, render_context, run_command
 from ctxgauge.suites.qa._battery import Question
 

@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass, field
 
 from ctxgauge.providers import ChatRequest, Client, Message, ProviderOutage, Usage
-from ctxgauge.suites.qa import _prompts as prompts
+import ctxgauge.suites.qa._prompts as prompts
 from ctxgauge.suites.qa._battery import Battery, Gold, Question
 
 RESULTS = ("pass", "fail", "adjudicate", "infra", "not-judged")

@@ -6,7 +6,7 @@
 
 A pipeline of named phases, one module each: plan (`_plan`: check inputs, choose commits with `_select`,
 label them with `_cases`), index and query (`_run`: oldest first, each index updated by the files that
-changed), score (`ctxgauge.suites.cases._score`), compare (`_compare`), report (`_report`), and record
+changed), score (`ctxgauge.metrics.scoring`), compare (`_compare`), report (`_report`), and record
 (`ctxgauge.records`, one unit per commit, as the run goes, so `resume` continues where a run stopped).
 """
 
@@ -21,17 +21,8 @@ from ctxgauge.suites.replay._compare import comparison, gate
 from ctxgauge.suites.replay._plan import SUITE, SUITE_VERSION, Plan, ReplayConfig, plan
 from ctxgauge.suites.replay._report import COVERAGE_GAP, ReplayResult
 from ctxgauge.suites.replay._run import Progress, execute
-from ctxgauge.suites.replay._select import (
-    BOT_MARKERS,
-    RELEASE_PATTERNS,
-    SKIP_REASONS,
-    Selection,
-    is_bot,
-    is_release,
-    request_key,
-    select_commits,
-    select_from_log,
-)
+from ctxgauge.suites._requests import BOT_MARKERS, RELEASE_PATTERNS, is_bot, is_release
+from ctxgauge.suites.replay._select import SKIP_REASONS, Selection, request_key, select_commits, select_from_log
 
 __all__ = [
     "BOT_MARKERS", "COVERAGE_GAP", "CommitLabels", "Plan", "Progress", "RELEASE_PATTERNS", "ReplayCase",

@@ -14,7 +14,7 @@ from ctxgauge.corpora import Corpus, path_key
 from ctxgauge.git import Commit
 from ctxgauge.suites.replay._kinds import classify
 from ctxgauge.suites._requests import clean_subject
-from ctxgauge.suites.cases._score import Labels
+from ctxgauge.metrics.scoring import Labels
 
 # Name-status letters whose path existed in the parent: modified, type changed, deleted, renamed (by its
 # old path). Added (A) and copied (C, never produced: copies are not detected) did not exist there.

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from ctxgauge.errors import UserError
-from ctxgauge.suites.cases._score import compare, higher_is_better
+from ctxgauge.metrics.scoring import compare, higher_is_better
 
 
 def comparison(units: Sequence[dict], metrics: Sequence[str], seed: int, engine: str) -> dict | None:

@@ -14,7 +14,7 @@ from typing import Any
 from ctxgauge.engines import engine_available, get_engine
 from ctxgauge.errors import UserError
 from ctxgauge.git import Repo
-from ctxgauge.suites.cases._score import metric_names
+from ctxgauge.metrics.scoring import metric_names
 from ctxgauge.suites.replay._select import Selection, select_commits
 
 SUITE = "replay"

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-from ctxgauge.suites.cases._score import summarise
+from ctxgauge.metrics.scoring import summarise
 from ctxgauge.suites.replay._select import SKIP_REASONS
 
 COVERAGE_GAP = "coverage_gap"

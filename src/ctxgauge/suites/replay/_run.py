@@ -35,7 +35,7 @@ from ctxgauge.engines import call_engine, checked_hits
 from ctxgauge.corpora import Corpus
 from ctxgauge.errors import EngineError, UserError
 from ctxgauge.records import RunDir
-from ctxgauge.suites.cases._score import score
+from ctxgauge.metrics.scoring import score
 from ctxgauge.suites.replay._cases import ReplayCase, label
 from ctxgauge.suites.replay._plan import Plan
 

@@ -1,7 +1,8 @@
 """Which commits replay: walk `git rev-list REV` (newest first) and keep the N newest eligible commits.
 
 Every commit walked is either eligible or skipped for exactly one reason, the first of `SKIP_REASONS`
-that applies, so the reasons of a report add up to the commits walked:
+that applies, so the reasons of a report add up to the commits walked (`BOT_MARKERS` and `RELEASE_PATTERNS`
+live in `ctxgauge.suites._requests`, since default requests skip the same commits):
 
 | reason | rule |
 | --- | --- |
@@ -26,49 +27,15 @@ from dataclasses import dataclass, field
 from typing import Sequence
 
 from ctxgauge.git import Commit, Repo
+from ctxgauge.suites._requests import is_bot, is_release
 from ctxgauge.suites.replay._cases import ReplayCase, case_from_commit
 
 SKIP_REASONS = ("root", "merge", "bot", "release", "skip-ci", "empty-request", "no-expected-file",
                 "too-many-files", "repeated-subject", "missing-object")
 """Every reason a walked commit is not replayed, in the order the rules are tried."""
 
-BOT_MARKERS = ("dependabot", "renovate", "github-actions", "[bot]")
-"""Substrings of an author's name or e-mail (lowercased) that mark an automated author."""
-
-_VERSION = r"v?\d+(?:\.\d+)+(?:[-.+]?[0-9a-z]+)*"
-RELEASE_PATTERNS = (
-    # conventional-commit releases, read on the raw subject: `chore(release): 1.2.0`, `release: v2`
-    re.compile(r"^\s*[a-z]+\(release\)!?:"),
-    re.compile(r"^\s*release(?:\([^)]*\))?!?:"),
-    # and on the cleaned request:
-    re.compile(rf"^{_VERSION}(?:\s+release[d]?)?$"),                                # v1.2.3, 2.0.0 release
-    re.compile(rf"^(?:release|releasing|released|prepare (?:the )?release|preparing release|cut release"
-               rf"|version)(?: version)?\s*:?\s*{_VERSION}\b"),                     # Release 2.0
-    re.compile(r"^bump(?:ed|ing|s)?\s+(?:the\s+)?(?:package\s+|project\s+)?version\b(?!\s+(?:of|for)\b)"),
-    re.compile(rf"^bump(?:ed|ing|s)?\s+(?:to\s+)?{_VERSION}\b"),                    # Bump to 2.1.0
-    re.compile(r"^version bump\b"),
-    re.compile(rf"^(?:start|begin|open)(?:ing)?\s+{_VERSION}\s+(?:development|dev|cycle)\b"),  # start 0.2.0 development
-    re.compile(r"^(?:back to (?:development|dev)|post-?release)\b"),
-    re.compile(r"^(?:bump|prepare|ready|get ready)\s+(?:version\s+)?for\s+(?:the\s+)?(?:next\s+)?"
-               r"(?:release|development|dev)\b"),                                  # pip: Bump for release
-)
-"""Subjects (lowercased) of releases and own-version bumps. `Bump requests from 2.1 to 2.2` matches none:
-a dependency update is a real request, whose manifests and lockfiles an engine should find."""
-
 SKIP_CI = re.compile(r"\[(?:skip ci|ci skip|no ci|skip actions|actions skip|skip-ci)\]|\*\*\*no_ci\*\*\*", re.I)
 """Markers by which a commit says it is not a change worth checking."""
-
-
-def is_bot(name: str, email: str) -> bool:
-    """Whether an author is automated (see `BOT_MARKERS`)."""
-    who = f"{name}\n{email}".lower()
-    return any(m in who for m in BOT_MARKERS)
-
-
-def is_release(subject: str, request: str) -> bool:
-    """Whether a commit releases or bumps the project's own version (see `RELEASE_PATTERNS`)."""
-    raw, clean = subject.strip().lower(), request.strip().lower()
-    return any(p.search(raw) for p in RELEASE_PATTERNS[:2]) or any(p.search(clean) for p in RELEASE_PATTERNS[2:])
 
 
 def request_key(request: str) -> str:

@@ -1,8 +1,9 @@
-"""Scoring one labelled request, averaging many, pass lines and paired comparisons.
+"""Scoring a ranking against labels: one labelled request, the mean over many, pass lines and paired
+comparisons.
 
-Shared by `cases` and `replay` (a replayed commit is a labelled case the repository wrote itself). The
-metrics themselves come from `ctxgauge.metrics`; this module only decides which relevant set each one
-reads:
+One idea shared by the `cases` and `replay` suites (a replayed commit is a labelled case the repository
+wrote itself), so it lives beside the metrics rather than inside either suite. The metrics themselves come
+from the metric registry; this module only decides which relevant set each one reads:
 
 - `relevant`: the expected files the corpus indexes (files it cannot index are a coverage gap, reported
   apart and left out of every denominator, since no ranking could name them);
@@ -18,7 +19,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping, Sequence
 
-from ctxgauge.metrics import evaluate, mean_over, paired_comparison, parse_metric
+from ctxgauge.metrics._registry import parse_metric
+from ctxgauge.metrics.ranking import evaluate, mean_over
+from ctxgauge.metrics.stats import paired_comparison
 
 PACK_RECALL = "pack_recall"
 
