@@ -101,3 +101,31 @@ def test_breaches_are_reported(revisions, cls, breach):
     assert not report.passed
     honest = check_engine(_Words(), old, new, queries, k=10, watch=[Path(path)])
     assert _statuses(honest)[breach] == "pass"
+
+
+class _HalfEmpty(_Words):
+    """Answers only the requests in `answered`; every other request gets an empty list."""
+
+    answered: frozenset[str] = frozenset()
+
+    def query(self, out_dir, text, k):
+        return super().query(out_dir, text, k) if text in self.answered else []
+
+
+def test_the_degenerate_threshold_is_one_number_the_contract_and_determinism_share(revisions):
+    from ctxgauge.engines import DEGENERATE_EMPTY_SHARE
+    from ctxgauge.suites import determinism
+
+    assert determinism.DEGENERATE_EMPTY_SHARE is DEGENERATE_EMPTY_SHARE
+    old, new, _, path = revisions
+    stems = [s for s in (p.rsplit("/", 1)[-1].split(".")[0] for p in new.paths) if len(s) >= 3]
+    queries = sorted(set(stems))[:4]  # each names a file, so an honest answer is never empty
+    for answered, degenerate in ((queries[:2], True), (queries[:3], False)):
+        engine = type("E", (_HalfEmpty,), {"answered": frozenset(answered)})()
+        report = check_engine(engine, old, new, queries, k=10, watch=[Path(path)])
+        # Distinct non-empty answers, so only the empty share can make the determinism flag fire.
+        flags = determinism.degenerate_flags({q: ([f"{q}.py"] if q in answered else []) for q in queries})
+        share = (len(queries) - len(answered)) / len(queries)
+        assert (share >= DEGENERATE_EMPTY_SHARE) is degenerate
+        assert (_statuses(report)["non-degenerate"] == "fail") is degenerate
+        assert any(f.name == "degenerate" for f in flags) is degenerate

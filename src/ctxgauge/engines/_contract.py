@@ -21,8 +21,11 @@ from ctxgauge.corpora import Corpus
 from ctxgauge.engines._guards import call_engine, checked_hits
 from ctxgauge.engines._registry import engine_available
 from ctxgauge.errors import EngineError
+from ctxgauge.fingerprints import IDENTITY_SOURCES
 
-IDENTITY_SOURCES = ("content-hash", "git-sha", "declared")
+DEGENERATE_EMPTY_SHARE = 0.5
+"""Results empty for at least this share of the requests are degenerate: identical empty lists show
+repeatability, not retrieval. The contract check and the determinism suite's degenerate flag both use it."""
 
 
 @dataclass
@@ -146,7 +149,7 @@ def check_engine(engine, old: Corpus, new: Corpus, queries: list[str], *, k: int
             add(Check("query stable", "fail" if unstable else "pass",
                       f"{len(unstable)} of {len(queries)} requests ranked differently on a second call" if unstable else ""))
             empty = sum(1 for v in fresh.values() if not v)
-            if fresh and empty * 2 >= len(fresh):
+            if fresh and empty >= DEGENERATE_EMPTY_SHARE * len(fresh):
                 add(Check("non-degenerate", "fail", f"{empty} of {len(fresh)} requests returned nothing"))
             else:
                 add(Check("non-degenerate"))

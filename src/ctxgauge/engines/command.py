@@ -55,8 +55,7 @@ from typing import Any, Iterator, Sequence
 from ctxgauge.corpora import Change, Corpus
 from ctxgauge.engines._base import Engine, Hit
 from ctxgauge.errors import EngineError, UserError
-
-IDENTITY_SOURCES = ("content-hash", "git-sha", "declared")
+from ctxgauge.fingerprints import IDENTITY_SOURCES
 STDERR_TAIL_BYTES = 4000
 _UNSUPPORTED = re.compile(r"unsupported|unknown op|not supported|not implemented", re.I)
 _EOF = object()

@@ -33,10 +33,9 @@ from ctxgauge.engines._base import Engine, Hit, rank
 from ctxgauge.engines._registry import _load_factory, engine_available, engine_names, get_engine
 from ctxgauge.engines._spec import parse_spec
 from ctxgauge.errors import UserError
+from ctxgauge.fingerprints import IDENTITY_SOURCES
 
 PARAMS_FILE = "hybrid.json"
-# Strongest first: a fusion's identity is only as recomputable as the weakest identity it folds in.
-_SOURCE_ORDER = ("content-hash", "git-sha", "declared")
 
 
 def split_engines(text: str) -> list[str]:
@@ -116,7 +115,9 @@ class HybridEngine(Engine):
 
     def identity(self) -> dict | None:  # type: ignore[override]
         """A content hash over hybrid's own source and parameters (the base class's identity) and every
-        sub-engine's identity, in order. Its source is the weakest of theirs; None if any is undeclared."""
+        sub-engine's identity, in order. Its source is the weakest of theirs (IDENTITY_SOURCES is strongest
+        first: a fusion is only as recomputable as the least recomputable identity it folds in); None if any
+        is undeclared."""
         own = super().identity()
         subs = [e.identity() for _, e in self._engines()]
         if any(s is None for s in subs):
@@ -124,7 +125,7 @@ class HybridEngine(Engine):
         h = hashlib.sha256(own["id"].encode() + b"\0")
         h.update(json.dumps(subs, sort_keys=True).encode())
         source = max((s.get("source", "declared") for s in subs),
-                     key=lambda s: _SOURCE_ORDER.index(s) if s in _SOURCE_ORDER else len(_SOURCE_ORDER),
+                     key=lambda s: IDENTITY_SOURCES.index(s) if s in IDENTITY_SOURCES else len(IDENTITY_SOURCES),
                      default="content-hash")
         return {"id": "sha256:" + h.hexdigest(), "source": source}
 

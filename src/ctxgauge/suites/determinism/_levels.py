@@ -30,6 +30,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from ctxgauge.engines import DEGENERATE_EMPTY_SHARE  # one threshold, shared with `ctxgauge check`
+
 __all__ = [
     "DEGENERATE_EMPTY_SHARE",
     "LEVEL_NAMES",
@@ -53,8 +55,6 @@ LEVEL_NAMES: Final[Mapping[int, str]] = {
 REPEATABLE_THRESHOLD: Final = 0.9
 """CTL 1 needs mean Jaccard@k and mean Kendall tau both at least this (compared exactly, never rounded)."""
 
-DEGENERATE_EMPTY_SHARE: Final = 0.5
-"""An engine whose results are empty for at least this share of the queries is flagged degenerate."""
 
 
 @dataclass(frozen=True)
