@@ -7,7 +7,7 @@ from typing import Optional
 
 import typer
 
-from ctxgauge.cli._common import console, print_json
+from ctxgauge.cli._common import console, err_console, print_json
 
 battery_app = typer.Typer(help="Question batteries (Corograph's layout).", no_args_is_help=True)
 
@@ -18,37 +18,61 @@ def register(app: typer.Typer) -> None:
 
 @battery_app.command("validate")
 def validate(
-    battery: str = typer.Argument(..., help="A battery directory or a bundled battery name (shelfd)."),
-    repo: Optional[Path] = typer.Option(None, "--repo", help="A checkout of the battery's repository (default: as battery.json says)."),
-    no_evidence: bool = typer.Option(False, "--no-evidence", help="Check the files only, not the gold's evidence against the pinned commit."),
-    json_out: bool = typer.Option(False, "--json", help="Print JSON: {battery, hash, questions, categories, evidence_checked}."),
+    battery: str = typer.Argument(..., help="A battery directory, a Corograph repository folder holding one battery, or a bundled battery name (shelfd)."),
+    repo: Optional[Path] = typer.Option(None, "--repo", help="A local clone or bare git directory of the battery's repository (default: as battery.json says; required for a Corograph battery's anchors to be checked)."),
+    no_evidence: bool = typer.Option(False, "--no-evidence", help="Check the files only, not the gold's evidence and anchors against the pinned commit."),
+    json_out: bool = typer.Option(False, "--json", help="Print JSON: {battery, hash, questions, categories, evidence_checked, anchors: {anchors, ok, not_checked, ...}, short_forms}."),
 ) -> None:
-    """Check every file of a battery, and that each gold fact's evidence is in the pinned commit.
-    The first problem is one line on stderr, exit code 2."""
+    """Check every file of a battery, that each gold fact's evidence is in the pinned commit, and that
+    every `path:line` anchor in the gold names a file and line there. The first problem is one line on
+    stderr, exit code 2. Without the code (a Corograph battery without --repo) anchors are reported
+    "not checked", never passed."""
     import tempfile
     from collections import Counter
 
     from ctxgauge.errors import UserError
     from ctxgauge.suites.qa import check_evidence, load_battery, open_battery_corpus
+    from ctxgauge.suites.qa._anchors import anchor_summary, check_anchors
+    from ctxgauge.suites.qa._scoring import short_forms
 
     b = load_battery(battery)
     evidence_items = sum(len(b.gold[q.qid].evidence) for q in b.questions)
-    if not no_evidence:
+    has_code = repo is not None or bool({"sample", "path"} & set(b.repository))
+    checked = not no_evidence and has_code
+    if checked:
         with tempfile.TemporaryDirectory(prefix="ctxgauge-battery-") as tmp:
-            problems = check_evidence(b, open_battery_corpus(b, Path(tmp), repo))
+            corpus = open_battery_corpus(b, Path(tmp), repo)
+            problems = check_evidence(b, corpus)
+            anchors = anchor_summary(check_anchors(b, corpus))
+        problems += anchors["problems"]
         if problems:
             more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
             raise UserError(f"battery {b.name}: {problems[0]}{more}")
+    else:
+        anchors = anchor_summary(check_anchors(b, None))
+    short = [{"qid": q.qid, "form": form, "why": why} for q in b.questions for form, why in short_forms(b.gold[q.qid])]
     cats = Counter(c for q in b.questions for c in q.categories)
     result = {"battery": b.name, "path": str(b.path), "hash": b.digest, "commit": b.commit, "rev": b.rev,
+              "layout": b.layout, "repository": b.repository, "files": list(b.files),
               "questions": len(b.questions), "categories": dict(sorted(cats.items())),
               "exemplars": sum(len(v) for v in b.exemplars.values()), "policies": len(b.policies),
-              "evidence_items": evidence_items, "evidence_checked": not no_evidence}
+              "amendments": len(b.amendments), "evidence_items": evidence_items, "evidence_checked": checked,
+              "anchors": anchors, "short_forms": short}
     if json_out:
         print_json(result)
         return
-    checked = "evidence checked at" if not no_evidence else "evidence not checked; pinned to"
+    pinned = "evidence checked at" if checked else "evidence not checked; pinned to"
     console.print(f"[green]ok[/] battery {b.name} ({b.digest}): {len(b.questions)} questions, "
-                  f"{result['exemplars']} exemplars, {len(b.policies)} policies; {evidence_items} {checked} "
-                  f"{b.commit[:12]}" + (f" ({b.rev})" if b.rev else ""))
+                  f"{result['exemplars']} exemplars, {len(b.policies)} policies, {len(b.amendments)} amendments; "
+                  f"{evidence_items} evidence item(s) {pinned} {b.commit[:12]}" + (f" ({b.rev})" if b.rev else ""))
+    if checked:
+        console.print(f"anchors: {anchors['ok']} of {anchors['anchors']} path:line anchors found at the commit"
+                      + (f", {anchors['ambiguous']} ambiguous (not checked)" if anchors["ambiguous"] else ""))
+    elif anchors["anchors"]:
+        why = "--no-evidence" if no_evidence else "no code: give --repo PATH to a clone"
+        console.print(f"[yellow]anchors: {anchors['anchors']} path:line anchors not checked[/] ({why})")
     console.print("categories: " + ", ".join(f"{c} {n}" for c, n in sorted(cats.items())))
+    for s in short:
+        err_console.print(f"[yellow]warning:[/] gold {s['qid']}: key form {s['form'][:60]!r} is {s['why']}, not "
+                          "an answer: tier 1 (ctxgauge-qa-2) never passes an answer on it alone",
+                          soft_wrap=True)

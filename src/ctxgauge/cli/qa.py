@@ -77,6 +77,7 @@ def run(
     timeout: float = typer.Option(120.0, "--timeout", help="Seconds per provider request."),
     retries: int = typer.Option(3, "--retries", min=0, help="Retries of a failed provider request (with backoff)."),
     rates: Optional[str] = typer.Option(None, "--rates", help="A rate table JSON (default $CTXGAUGE_RATES or the built-in one)."),
+    scorer: str = typer.Option("ctxgauge-qa-2", "--scorer", help="Scorer version: ctxgauge-qa-2, or ctxgauge-qa-1 (Corograph's published tier 1 and judge retry)."),
     out: Optional[Path] = typer.Option(None, "--out", help="Run directory (default ctxgauge-runs/qa-<time>-<id>)."),
     resume: bool = typer.Option(False, "--resume", help="Continue an unfinished run in --out."),
     json_out: bool = typer.Option(False, "--json", help="Print JSON: {run_dir, summary: {arm: {questions, passed, accuracy, tokens, cost_usd}}, questions, trust, skipped}."),
@@ -87,7 +88,7 @@ def run(
     cfg = QAConfig(source=battery, arms=list(arm), model=model, judge=judge, provider=provider, base_url=base_url,
                    judge_provider=judge_provider, judge_base_url=judge_base_url, protocol=protocol, repeat=repeat,
                    out=out, resume=resume, repo=repo, cache_dir=cache_dir, use_cache=not no_cache, timeout=timeout,
-                   retries=retries, token_budget=token_budget, rates=rates)
+                   retries=retries, token_budget=token_budget, rates=rates, scorer=scorer)
     progress = (lambda s: None) if json_out else (lambda s: err_console.print(f"[dim]{s}[/]"))
     result = run_qa(cfg, progress=progress)
     if json_out:
@@ -103,6 +104,8 @@ def rescore(
     judge: Optional[str] = typer.Option(None, "--judge", "-j", help="Judge model (default: the run's judge)."),
     judge_provider: Optional[str] = typer.Option(None, "--judge-provider", help="openai, anthropic or local."),
     judge_base_url: Optional[str] = typer.Option(None, "--judge-base-url", help="The judge's OpenAI-compatible server."),
+    battery: Optional[Path] = typer.Option(None, "--battery", help="The run's battery, if it moved (default: found from the record)."),
+    scorer: Optional[str] = typer.Option(None, "--scorer", help="Scorer version (default: the run's)."),
     cache_dir: Optional[Path] = typer.Option(None, "--cache-dir", help="Response cache directory."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Ask the judge again instead of reusing cached verdicts."),
     out: Optional[Path] = typer.Option(None, "--out", help="Also write the rescore as JSON to this file."),
@@ -114,7 +117,7 @@ def rescore(
     from ctxgauge.suites.qa import rescore_run
 
     result = rescore_run(run_dir, judge=judge, judge_provider=judge_provider, judge_base_url=judge_base_url,
-                         cache_dir=cache_dir, use_cache=not no_cache)
+                         battery=battery, scorer=scorer, cache_dir=cache_dir, use_cache=not no_cache)
     if out:
         write_json_atomic(out, result)
     if json_out:

@@ -49,7 +49,7 @@ def mini_battery(tmp_path, repo_builder) -> MiniBattery:
            "categories": ["definitions"]} for n, (q, (_, _, prompt)) in enumerate(FACTS.items(), 1)]
     (bdir / "questions.json").write_text(json.dumps({"questions": qs}))
     gold = [{"qid": q, "gold_rev": 1, "answer_gold": f"It returns {token} from {path}.",
-             "answer_gold_variants": [token], "facet_guide": "the returned constant is required",
+             "answer_gold_variants": [f"returns {token}"], "facet_guide": "the returned constant is required",
              "evidence": [{"path": path, "quote": f'return "{token}"'}]} for q, (path, token, _) in FACTS.items()]
     (bdir / "gold.json").write_text(json.dumps({"gold": gold}))
     (bdir / "policies.json").write_text(json.dumps({"policies": [{"id": "S1", "rule": "Paths may be spelled either way."}]}))

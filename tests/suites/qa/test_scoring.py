@@ -10,6 +10,7 @@ import pytest
 from qa_helpers import ENV, Reply  # type: ignore[import-not-found]
 from ctxgauge.providers import ProviderConfig, make_client
 from ctxgauge.suites.qa import Judge, load_battery, reads_as_pass, score_answer, tier1_match
+from ctxgauge.suites.qa._scoring import reads_as_fail
 from ctxgauge.suites.qa._battery import Gold
 
 
@@ -18,7 +19,11 @@ def gold(answer="It returns value1x from pkg/mod1.py.", variants=("value1x",)) -
 
 
 def test_tier1_is_a_token_subset_of_gold_or_a_variant():
-    assert tier1_match("The function returns VALUE1X, see pkg/mod1.py", gold()) == "value1x"
+    assert tier1_match("The function returns VALUE1X, see pkg/mod1.py", gold(variants=("returns value1x",))) \
+        == "returns value1x"
+    # Corograph's published tier 1 (ctxgauge-qa-1) passes on a one-token variant; ctxgauge-qa-2 never does.
+    assert tier1_match("The function returns VALUE1X, see pkg/mod1.py", gold(), "ctxgauge-qa-1") == "value1x"
+    assert tier1_match("The function returns VALUE1X, see pkg/mod1.py", gold()) is None
     assert tier1_match("it returns value1x from pkg/mod1.py!", gold(variants=())) == "It returns value1x from pkg/mod1.py."
     assert tier1_match("it returns value2x", gold()) is None
     assert tier1_match("", gold()) is None
@@ -112,6 +117,30 @@ def test_judge_sees_one_answer_with_key_policies_and_exemplars(openai_server, mi
 def test_score_answer_tiers(mini_battery):
     b = load_battery(mini_battery.path)
     q = b.questions[0]
-    assert score_answer(q, "value1x", b.gold["q01"], None).to_dict()["tier"] == 1
+    assert score_answer(q, "returns value1x", b.gold["q01"], None).to_dict()["tier"] == 1
     nj = score_answer(q, "something else", b.gold["q01"], None)
     assert nj.result == "not-judged" and not nj.decided and not nj.passed
+
+
+@pytest.mark.parametrize("reason,expected", [
+    ("Misses the wiring site and names the wrong file.", True),
+    ("Invents a cron job; the schedule is wrong.", True),
+    ("Correct component; missing_minor: omits the boot run.", False),  # praises: a pass may note a gap
+    ("Names the runner and its schedule.", False),
+])
+def test_reads_as_fail(reason, expected):
+    assert reads_as_fail(reason) is expected
+
+
+@pytest.mark.parametrize("scorer,attempts,result", [("ctxgauge-qa-2", 2, "fail"), ("ctxgauge-qa-1", 1, "pass")])
+def test_pass_whose_reason_describes_a_failure_is_retried(openai_server, mini_battery, tmp_path, scorer,
+                                                          attempts, result):
+    openai_server.push(verdict("pass", "Misses the constant and names the wrong file."),
+                       verdict("fail", "Names the wrong constant.", erroneous_assertion=True))
+    j = judge_for(openai_server, mini_battery, tmp_path)
+    j.scorer = scorer
+    v = j.judge(j.battery.questions[0], "value9x")
+    # Corograph's published judge (ctxgauge-qa-1) only ever retried fail verdicts.
+    assert (v.result, v.attempts, v.scorer) == (result, attempts, scorer) and openai_server.count == attempts
+    d = v.to_dict()
+    assert d["transport"] == "openai" and d["judge"] == "openai:gpt-4o-mini" and d["judged_at"].endswith("Z")

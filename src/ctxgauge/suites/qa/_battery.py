@@ -1,15 +1,24 @@
-"""Question batteries in Corograph's layout: a directory of five JSON files about one pinned commit.
+"""Question batteries in Corograph's layout: JSON files about one pinned commit.
 
-    battery.json     name, title, repository ({"sample": "shelfd"} or {"path": "..."}), commit, rev
-    questions.json   [{qid, position, prompt, output_structure, difficulty 1-5, categories}]
-    gold.json        [{qid, gold_rev, answer_gold, answer_gold_variants, scoring_rubric?, honesty_trap?,
-                       facet_guide, evidence: [{path, quote}]}]   several revisions per qid: the newest wins
-    policies.json    [{id, rule}]           battery-wide scoring rules the judge reads
-    exemplars.json   [{qid, kind correct|incorrect|partial, answer, why}]
+Corograph publishes a repository folder holding `repo.json` and `batteries/<name>/`:
 
-Each file may be a bare list or an object holding the list under its own name. `evidence` is ctxgauge's
-addition: files (and a line each must contain) that make the gold checkable by anyone with grep, and that
-give the context arm a retrieval hit rate. Every problem is reported as one line naming file and record.
+    repo.json        source_url, commit_sha, repo_key, public_folder, commit_date   (the repository)
+    batteries/<name>/
+      questions.json   [{qid, position, prompt, output_structure, difficulty 1-5, categories}]
+      gold.json        [{qid, gold_rev, answer_gold, answer_gold_variants, scoring_rubric?, honesty_trap?,
+                         facet_guide, evidence?: [{path, quote}]}]   several revisions per qid: the newest wins
+      exemplars.json   [{qid, kind correct|incorrect|partial, answer, why, adjudicated_by?, adjudicated_at?}]
+      policies.json    optional: [{policy_key, rule}] (or `id` for the key): battery-wide rules the judge reads
+      amendments.json  optional: [{qid?, ...}] owner rulings after publication, read, checked and hashed
+      battery.json     optional (ctxgauge's): name, title, repository, commit, rev; it wins over repo.json,
+                       and a commit that disagrees with repo.json's is refused
+
+ctxgauge's bundled batteries keep everything in one directory with a battery.json whose `repository` is
+`{"sample": NAME}` or `{"path": DIR}`; a Corograph battery's is `{"url": source_url}`, and its code comes
+from `--repo PATH` (a local clone; ctxgauge never clones). Each file may be a bare list or an object
+holding the list under its own name. `evidence` is ctxgauge's addition (a file and a line it must contain);
+`path:line` anchors in the gold text are checked by `_anchors`. Every problem is one line naming file and
+record.
 """
 
 from __future__ import annotations
@@ -25,6 +34,11 @@ from ctxgauge._io import canonical_json
 from ctxgauge.errors import UserError
 
 FILES = ("battery.json", "questions.json", "gold.json", "policies.json", "exemplars.json")
+"""Files whose content makes the battery's hash (ctxgauge's layout; absent optional ones are left out)."""
+REQUIRED = ("questions.json", "gold.json", "exemplars.json")
+OPTIONAL = ("battery.json", "policies.json", "amendments.json")
+REPO_FILE = "repo.json"
+"""Corograph's repository file, beside `batteries/`."""
 EXEMPLAR_KINDS = ("correct", "incorrect", "partial")
 
 
@@ -82,8 +96,15 @@ class Battery:
     questions: list[Question]
     gold: dict[str, Gold]
     policies: list[dict]
+    """Each `{id, rule}` (Corograph's `policy_key` is read as `id`; the record keeps its other fields)."""
     exemplars: dict[str, list[Exemplar]] = field(default_factory=dict)
     digest: str = ""
+    amendments: list[dict] = field(default_factory=list)
+    """Owner rulings published after the battery (amendments.json), as written."""
+    layout: str = "ctxgauge"
+    """ctxgauge (battery.json in the directory) or corograph (repo.json two levels up)."""
+    files: tuple[str, ...] = ()
+    """The battery's files that were read (and hashed)."""
 
     def identity(self) -> dict:
         """What a run record says about the battery it asked."""
@@ -100,11 +121,23 @@ def bundled_batteries() -> list[str]:
         return []
 
 
+def _is_battery(p: Path) -> bool:
+    return (p / "battery.json").is_file() or (p / "questions.json").is_file()
+
+
 def resolve_battery_dir(name_or_path: str | Path) -> Path:
-    """A battery directory from a path, or from the name of a bundled battery."""
+    """A battery directory from a path (a battery, or a Corograph repository folder holding exactly one
+    battery under `batteries/`), or from the name of a bundled battery."""
     p = Path(name_or_path)
-    if (p / "battery.json").is_file():
+    if _is_battery(p):
         return p
+    if (p / REPO_FILE).is_file() and (p / "batteries").is_dir():
+        found = sorted(b for b in (p / "batteries").iterdir() if b.is_dir() and _is_battery(b))
+        if len(found) == 1:
+            return found[0]
+        names = ", ".join(b.name for b in found) or "none"
+        raise UserError(f"{p}: a Corograph repository folder with {len(found)} batteries ({names}); "
+                        f"name one: {p / 'batteries' / (found[0].name if found else 'NAME')}")
     # A bare name is a bundled battery even when a directory of that name (say, a checkout of the
     # repository the battery is about) sits in the working directory.
     bundled = Path(str(resources.files("ctxgauge") / "data" / "batteries" / str(name_or_path)))
@@ -119,7 +152,7 @@ def resolve_battery_dir(name_or_path: str | Path) -> Path:
 def _read(dirpath: Path, fname: str, key: str | None) -> Any:
     path = dirpath / fname
     if not path.is_file():
-        raise UserError(f"{path}: missing (a battery needs {', '.join(FILES)})")
+        raise UserError(f"{path}: missing (a battery needs {', '.join(REQUIRED)})")
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
@@ -152,15 +185,23 @@ def _need(rec: Any, where: str, name: str, kind: type | tuple[type, ...], *, opt
 def load_battery(name_or_path: str | Path) -> Battery:
     """Load and check a battery (no model is called). Any problem is a one-line UserError."""
     d = resolve_battery_dir(name_or_path)
-    meta = _read(d, "battery.json", None)
-    where = str(d / "battery.json")
-    name = _need(meta, where, "name", str)
-    repository = _need(meta, where, "repository", dict)
-    if not ({"sample", "path"} & set(repository)):
-        raise UserError(f"{where}: repository needs 'sample' (a bundled sample's name) or 'path'")
-    commit = _need(meta, where, "commit", str)
+    meta, repo_meta, layout = _meta(d)
+    where = str(d / "battery.json") if meta else str(d.parent.parent / REPO_FILE)
+    name = _need(meta, where, "name", str) if "name" in meta else d.name
+    repository = _need(meta, where, "repository", dict) if "repository" in meta else (
+        {k: v for k, v in (("url", repo_meta.get("source_url")), ("key", repo_meta.get("repo_key"))) if v})
+    if not ({"sample", "path", "url"} & set(repository)):
+        raise UserError(f"{where}: repository needs 'sample' (a bundled sample's name), 'path' or 'url'"
+                        + ("" if meta else f" (or add a battery.json to {d})"))
+    if "commit" in meta or not repo_meta:
+        commit = _need(meta, where, "commit", str)
+    else:
+        commit = _need(repo_meta, where, "commit_sha", str)
     if len(commit) != 40 or any(c not in "0123456789abcdef" for c in commit):
         raise UserError(f"{where}: commit must be a full 40-hex-digit commit id, got {commit!r}")
+    if repo_meta and repo_meta.get("commit_sha") not in (None, commit):
+        raise UserError(f"{where}: commit {commit[:12]} disagrees with {d.parent.parent / REPO_FILE}'s commit_sha "
+                        f"{str(repo_meta['commit_sha'])[:12]}; the gold is true at one commit only")
 
     questions, seen_pos = [], set()
     for i, rec in enumerate(_read(d, "questions.json", "questions")):
@@ -212,11 +253,21 @@ def load_battery(name_or_path: str | Path) -> Battery:
     if missing:
         raise UserError(f"{d / 'gold.json'}: no gold for {', '.join(missing)}")
 
-    policies = _read(d, "policies.json", "policies")
-    for i, rec in enumerate(policies):
+    policies = []
+    raw_policies = _read(d, "policies.json", "policies") if (d / "policies.json").is_file() else []
+    for i, rec in enumerate(raw_policies):
         w = f"{d / 'policies.json'}: record {i}"
-        _need(rec, w, "id", str)
-        _need(rec, w, "rule", str)
+        key = "id" if isinstance(rec, dict) and "id" in rec else "policy_key"
+        if isinstance(rec, dict) and not ({"id", "policy_key"} & set(rec)):
+            raise UserError(f"{w}: missing 'policy_key' (or 'id'): the name the judge cites the rule by")
+        policies.append({**rec, "id": _need(rec, w, key, str), "rule": _need(rec, w, "rule", str)})
+
+    amendments = _read(d, "amendments.json", "amendments") if (d / "amendments.json").is_file() else []
+    for i, rec in enumerate(amendments):
+        w = f"{d / 'amendments.json'}: record {i}"
+        qid = _need(rec, w, "qid", str, optional=True)
+        if qid is not None and qid not in qids:
+            raise UserError(f"{w} ({qid}): no question has qid {qid!r}")
 
     exemplars: dict[str, list[Exemplar]] = {}
     for i, rec in enumerate(_read(d, "exemplars.json", "exemplars")):
@@ -230,11 +281,32 @@ def load_battery(name_or_path: str | Path) -> Battery:
         exemplars.setdefault(qid, []).append(
             Exemplar(qid, kind, _need(rec, w, "answer", str), _need(rec, w, "why", str)))
 
-    digest_src = {f: _read(d, f, None) for f in FILES}
+    # The hash covers every file read: ctxgauge's five keep the hash they always had; a Corograph battery
+    # adds repo.json (its commit) and, when present, amendments.json (rulings change what passes).
+    read = [f for f in (*FILES, "amendments.json") if (d / f).is_file()]
+    digest_src = {f: _read(d, f, None) for f in read}
+    if repo_meta:
+        digest_src[REPO_FILE] = repo_meta
     digest = hashlib.sha256(canonical_json(digest_src).encode()).hexdigest()[:12]
     return Battery(name=name, path=d, title=str(meta.get("title") or name), repository=repository, commit=commit,
                    rev=meta.get("rev"), questions=questions, gold=gold, policies=policies, exemplars=exemplars,
-                   digest=digest)
+                   digest=digest, amendments=amendments, layout=layout,
+                   files=tuple(read + ([f"../../{REPO_FILE}"] if repo_meta else [])))
+
+
+def _meta(d: Path) -> tuple[dict, dict, str]:
+    """(battery.json or {}, Corograph's repo.json or {}, layout) of a battery directory."""
+    meta = _read(d, "battery.json", None) if (d / "battery.json").is_file() else {}
+    if not isinstance(meta, dict):
+        raise UserError(f"{d / 'battery.json'}: expected an object")
+    repo_file = d.parent.parent / REPO_FILE
+    repo_meta = _read(d.parent.parent, REPO_FILE, None) if d.parent.name == "batteries" and repo_file.is_file() else {}
+    if not isinstance(repo_meta, dict):
+        raise UserError(f"{repo_file}: expected an object")
+    if not meta and not repo_meta:
+        raise UserError(f"{d}: no battery.json, and no {REPO_FILE} two levels up (Corograph's "
+                        f"<repository>/batteries/<name>/ layout): add a battery.json naming repository and commit")
+    return meta, repo_meta, "corograph" if repo_meta else "ctxgauge"
 
 
 def check_evidence(battery: Battery, corpus) -> list[str]:

@@ -17,7 +17,7 @@ from ctxgauge.records import read_run, read_units
 from ctxgauge.suites.qa._battery import Battery
 from ctxgauge.suites.qa._rubric import RubricJudge
 from ctxgauge.suites.qa._run import QAConfig, _client, load_source, score_text
-from ctxgauge.suites.qa._scoring import Judge
+from ctxgauge.suites.qa._scoring import SCORER_V1, Judge, check_scorer
 from ctxgauge.suites.qa._summary import summarize
 
 _HEADER = re.compile(r"\A<!--.*?-->\n\n", re.S)
@@ -31,7 +31,34 @@ def read_answer(run_dir: Path, answer_file: str) -> str:
     return _HEADER.sub("", path.read_text(encoding="utf-8"), count=1).rstrip("\n")
 
 
-def rescore_run(run_dir: str | Path, *, judge: str | None = None, judge_provider: str | None = None,
+def find_source(run_dir: Path, context: dict, spec: dict, override: str | Path | None = None):
+    """The run's battery or question set, wherever the rescore is run from: `override` if given, else the
+    path recorded relative to the run directory, else the source as the run was given it (a bundled name,
+    an absolute path, or a path from the directory the run was started in). The first whose hash matches
+    the recorded one wins; a changed battery is refused, since another key reproduces nothing."""
+    recorded = (context.get("source_identity") or {}).get("hash")
+    given = context.get("source") or spec["source"]
+    tried, changed = [], None
+    candidates = [str(override)] if override is not None else [
+        *([str(run_dir / context["source_from_run"])] if context.get("source_from_run") else []), given]
+    for cand in candidates:
+        try:
+            source = load_source(cand)
+        except UserError as exc:
+            tried.append(f"{cand} ({exc})")
+            continue
+        if not recorded or source.identity()["hash"] == recorded:
+            return source
+        changed = changed or (cand, source.identity()["hash"])
+    if changed:
+        raise UserError(f"{run_dir}: the battery at {changed[0]} changed since the run (hash {changed[1]} != "
+                        f"{recorded}); rescoring against another key would not reproduce anything")
+    raise UserError(f"{run_dir}: cannot find the run's battery {given!r} (tried {'; '.join(tried)}); "
+                    "give --battery PATH")
+
+
+def rescore_run(run_dir: str | Path, *, judge: str | None = None, battery: str | Path | None = None,
+                scorer: str | None = None, judge_provider: str | None = None,
                 judge_base_url: str | None = None, cache_dir: Path | None = None, use_cache: bool = True,
                 timeout: float = 120.0, retries: int = 3, backoff: float = 1.0,
                 env: Mapping[str, str] | None = None, sleep=None) -> dict:
@@ -44,11 +71,7 @@ def rescore_run(run_dir: str | Path, *, judge: str | None = None, judge_provider
     if not record.get("results"):
         raise UserError(f"{run_dir}: the run has no results ({record.get('status')}); resume it first")
     spec, context, results = record["spec"], record.get("context") or {}, record["results"]
-    source = load_source(context.get("source") or spec["source"])
-    recorded = (context.get("source_identity") or {}).get("hash")
-    if recorded and source.identity()["hash"] != recorded:
-        raise UserError(f"{run_dir}: the battery changed since the run (hash {source.identity()['hash']} != "
-                        f"{recorded}); rescoring against another key would not reproduce anything")
+    source = find_source(run_dir, context, spec, battery)
     judge_model = judge or spec.get("judge")
     if not judge_model:
         raise UserError(f"{run_dir}: the run had no judge; give --judge MODEL to rescore it")
@@ -58,8 +81,9 @@ def rescore_run(run_dir: str | Path, *, judge: str | None = None, judge_provider
                           judge_base_url, cfg, env, sleep)
     if client is None:
         raise UserError(f"judge {judge_model!r} is not available: {why}")
+    scorer = check_scorer(scorer or spec.get("scorer") or SCORER_V1)  # runs before scorer versions were v1
     battery = source if isinstance(source, Battery) else None
-    judge_obj = Judge(client, battery) if battery else None
+    judge_obj = Judge(client, battery, scorer=scorer) if battery else None
     rubric = RubricJudge(client) if not battery else None
     by_qid = {q.qid: q for q in source.questions}
     units, changed = [], []
@@ -68,7 +92,7 @@ def rescore_run(run_dir: str | Path, *, judge: str | None = None, judge_provider
             u = dict(u)
             if u.get("answer_status") == "ok" and u.get("answer_file"):
                 text = read_answer(run_dir, u["answer_file"])
-                new = score_text(by_qid[u["qid"]], text, battery, source, judge_obj, rubric)
+                new = score_text(by_qid[u["qid"]], text, battery, source, judge_obj, rubric, scorer)
                 old = u.get("verdict") or {}
                 if (old.get("result"), old.get("tier"), old.get("aggregate")) != (
                         new.get("result"), new.get("tier"), new.get("aggregate")):

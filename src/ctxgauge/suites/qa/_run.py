@@ -37,6 +37,7 @@ the response cache makes free for the turns already answered.
 
 from __future__ import annotations
 
+import os
 import tempfile
 import time
 from dataclasses import asdict, dataclass, field
@@ -53,7 +54,7 @@ from ctxgauge.suites.qa._battery import Battery, load_battery, resolve_battery_d
 from ctxgauge.suites.qa._protocols import PROTOCOLS, Answer, ArmContext, retrieve_only, run_protocol
 from ctxgauge.suites.qa._questions import QuestionSet, load_question_set
 from ctxgauge.suites.qa._rubric import RubricJudge
-from ctxgauge.suites.qa._scoring import Judge, Verdict, score_answer
+from ctxgauge.suites.qa._scoring import SCORER_VERSION, Judge, Verdict, check_scorer, score_answer
 from ctxgauge.suites.qa._source import open_battery_corpus
 from ctxgauge.suites.qa._summary import run_record, summarize, unit_id
 
@@ -88,6 +89,8 @@ class QAConfig:
     max_tokens: int = 1024
     command_timeout: float = 600.0
     rates: str | None = None
+    scorer: str = SCORER_VERSION
+    """The scorer version (SCORERS): ctxgauge-qa-2, or ctxgauge-qa-1 for Corograph's published behaviour."""
     extra: dict = field(default_factory=dict)
 
     def spec(self) -> dict:
@@ -105,6 +108,15 @@ def load_source(source: str) -> Battery | QuestionSet:
         return load_question_set(p)
     resolve_battery_dir(source)
     return load_battery(source)
+
+
+def source_from_run(given: str, source, run_dir: Path) -> str | None:
+    """Where the source lies relative to the run directory (so `qa rescore` finds it from any working
+    directory); None for a bundled battery, found by its name wherever ctxgauge is installed."""
+    path = Path(getattr(source, "path", None) or given)
+    if "/" not in given and not Path(given).exists():
+        return None  # a bundled battery's name: recording its install path would pin one machine
+    return Path(os.path.relpath(path.resolve(), Path(run_dir).resolve())).as_posix()
 
 
 def _client(model: str | None, kind: str | None, base_url: str | None, cfg: QAConfig,
@@ -152,6 +164,7 @@ def plan(cfg: QAConfig, env: Mapping[str, str] | None = None, sleep=None) -> Pla
         raise UserError(f"unknown protocol {cfg.protocol!r} (known: {', '.join(PROTOCOLS)})")
     if cfg.repeat < 1:
         raise UserError("--repeat must be at least 1")
+    check_scorer(cfg.scorer)
     arms: list[ArmSpec] = list(dict.fromkeys(parse_arm(a) for a in cfg.arms))
     if not arms:
         raise UserError("give at least one --arm (none, context:ENGINE@k, tool:ENGINE, command:CMD)")
@@ -182,13 +195,14 @@ def run_qa(cfg: QAConfig, *, env: Mapping[str, str] | None = None, sleep=None,
     try:
         run = RunDir.start(out, suite=SUITE, spec=cfg.spec(), resume=cfg.resume,
                            context={"source": cfg.source, "source_identity": p.source.identity(),
+                                    "source_from_run": source_from_run(cfg.source, p.source, out),
                                     "base_url_given": bool(cfg.base_url)})
         with run, tempfile.TemporaryDirectory(prefix="ctxgauge-qa-") as tmp:
             work = Path(tmp)
             corpus = None
             if any(a.needs_corpus for a in p.arms):
                 corpus = open_battery_corpus(p.battery, work, cfg.repo) if p.battery else open_corpus(cfg.repo)
-            judge = Judge(p.judge_client, p.battery) if p.judge_client and p.battery else None
+            judge = Judge(p.judge_client, p.battery, scorer=cfg.scorer) if p.judge_client and p.battery else None
             rubric = RubricJudge(p.judge_client) if p.judge_client and not p.battery else None
             rows = [_run_arm(run, p, cfg, arm, corpus, work, judge, rubric, progress) for arm in p.arms]
             record = _record(run, p, cfg, rows)
@@ -301,7 +315,7 @@ def _run_arm_rep(run: RunDir, ctx: ArmContext, arm: ArmSpec, rep: int, questions
         if a.status == "ok":
             answer_file = f"arms/{arm.slug}/rep{rep:02d}/answers/{a.qid}.md"
             write_text_atomic(run.path / answer_file, _answer_md(str(arm), rep, q, a, cfg.model))
-            verdict = score_text(q, a.text, battery, source, judge, rubric)
+            verdict = score_text(q, a.text, battery, source, judge, rubric, cfg.scorer)
         status = {"ok": "ok", "skipped": "skipped"}.get(a.status, "failed")
         if verdict is not None and verdict.get("result") in ("infra",):
             status = "failed"  # the judge had an outage: the unit is a gap to retry
@@ -319,9 +333,9 @@ def _run_arm_rep(run: RunDir, ctx: ArmContext, arm: ArmSpec, rep: int, questions
     progress(f"{arm} rep {rep} done in {time.perf_counter() - t0:.1f}s")
 
 
-def score_text(q, text: str, battery: Battery | None, source, judge, rubric) -> dict:
+def score_text(q, text: str, battery: Battery | None, source, judge, rubric, scorer: str = SCORER_VERSION) -> dict:
     if battery is not None:
-        return score_answer(q, text, battery.gold[q.qid], judge).to_dict()
+        return score_answer(q, text, battery.gold[q.qid], judge, scorer).to_dict()
     if rubric is None:
         return {"qid": q.qid, "result": "not-judged", "reason": "no judge configured (give --judge)"}
     return rubric.score(q, text, source.ground_truth.get(q.qid)).to_dict()

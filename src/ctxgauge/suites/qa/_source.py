@@ -1,7 +1,8 @@
 """The code a battery is about: its repository at the pinned commit, as a Corpus.
 
-A battery names a bundled sample (`{"sample": "shelfd"}`, cloned from the bundle shipped in ctxgauge) or a
-path (relative to the battery directory); `--repo` points at another checkout of the same repository.
+A battery names a bundled sample (`{"sample": "shelfd"}`, cloned from the bundle shipped in ctxgauge), a
+path (relative to the battery directory), or only a URL (a Corograph battery): `--repo` points at a local
+clone or bare git directory of the same repository, and is required for a URL. Nothing is ever cloned.
 The corpus is always read at the pinned commit, never at whatever is checked out, so gold stays true.
 """
 
@@ -27,6 +28,10 @@ def battery_repo_path(battery: Battery, work_dir: Path, repo: str | Path | None 
                             "pass --repo PATH to a checkout of it") from None
         target = work_dir / str(battery.repository["sample"])
         return target if (target / ".git").exists() else materialize_sample(target)
+    if "path" not in battery.repository:
+        url = battery.repository.get("url") or "its repository"
+        raise UserError(f"battery {battery.name} is about {url} at {battery.commit[:12]}, whose code ctxgauge does not "
+                        "fetch: pass --repo PATH to a local clone (or bare git directory) holding that commit")
     path = Path(battery.repository["path"])
     return path if path.is_absolute() else (battery.path / path).resolve()
 
