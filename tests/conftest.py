@@ -4,12 +4,20 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Callable
 
 import pytest
+
+# The work cache never touches the user's own cache directory from a test: one fresh directory per test
+# session (set before anything runs, so CLI subprocesses inherit it). Tests that measure caching point
+# CTXGAUGE_CACHE at their own tmp_path or turn it off.
+_SESSION_CACHE = tempfile.mkdtemp(prefix="ctxgauge-test-cache-")
+os.environ["CTXGAUGE_CACHE"] = _SESSION_CACHE
 
 GIT_ENV = {
     "GIT_CONFIG_NOSYSTEM": "1",
@@ -99,3 +107,7 @@ def load_run_factory():
 @pytest.fixture
 def factory():
     return load_run_factory()
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    shutil.rmtree(_SESSION_CACHE, ignore_errors=True)

@@ -6,10 +6,14 @@ instant. Every user error (ctxgauge.errors.UserError) becomes one line on stderr
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+from typing import Optional
+
 import typer
 
 from ctxgauge.cli import (
-    battery, cases, check, demo, determinism, engines, export, fingerprint, qa, query, replay, report, runs,
+    battery, cache, cases, check, demo, determinism, engines, export, fingerprint, qa, query, replay, report, runs,
 )
 
 app = typer.Typer(
@@ -21,14 +25,22 @@ app = typer.Typer(
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 
-for module in (query, engines, check, demo, determinism, fingerprint, qa, battery, replay, cases, report, export, runs):
+for module in (query, engines, check, demo, determinism, fingerprint, qa, battery, replay, cases, report, export, runs,
+               cache):
     module.register(app)
 
 
 @app.callback()
 def _root(
     version: bool = typer.Option(False, "--version", help="Print the version and exit.", is_eager=True),
+    cache_dir: Optional[Path] = typer.Option(None, "--cache-dir", help="The work cache's directory (per-file tokens, parses, embeddings shared across runs; default: CTXGAUGE_CACHE, else the user's cache directory)."),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Read and write no work cache: every file is read, tokenised and embedded again."),
 ) -> None:
+    # The choice travels in the environment so worker processes a command starts make the same one.
+    if no_cache:
+        os.environ["CTXGAUGE_CACHE"] = "off"
+    elif cache_dir is not None:
+        os.environ["CTXGAUGE_CACHE"] = str(cache_dir.expanduser().absolute())
     if version:
         import ctxgauge
 

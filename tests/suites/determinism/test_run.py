@@ -189,3 +189,21 @@ def test_a_malformed_identity_is_written_as_undeclared(library_repo: Path, tmp_p
     result = run_determinism(DeterminismConfig(source=library_repo, out=tmp_path / "run", families=("query",),
                                                **FAST), factory=factory)  # type: ignore[arg-type]
     assert read_fingerprint(result.engines["bm25"].fingerprint_path).system is None  # type: ignore[arg-type]
+
+
+def test_independent_builds_read_and_write_no_work_cache(library_repo: Path, tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    # The base build, every rebuild and drift's noisy build compute everything themselves: the cache
+    # directory stays empty, even though the environment asks for one; the record says so.
+    monkeypatch.setenv("CTXGAUGE_CACHE", str(tmp_path / "cache"))
+    result = _run(library_repo, tmp_path / "run", engines=("bm25", "graph"), families=("rebuild", "query", "drift"))
+    assert not (tmp_path / "cache").exists() or not any(p.is_file() for p in (tmp_path / "cache").rglob("*"))
+    for name in ("bm25", "graph"):
+        fams = result.engines[name].families
+        assert fams["rebuild"].figures["work_cache"] == "off"
+        assert fams["drift"].figures["prose"]["work_cache"] == "off"
+    # the update path may use the cache, and still equals the fresh (uncached) build
+    result = _run(library_repo, tmp_path / "run2", engines=("bm25",), families=("update",))
+    u = result.engines["bm25"].families["update"].figures
+    assert u["work_cache"] == {"update": "on", "rebuild": "off"} and u["identical"]
+    assert any(p.is_file() for p in (tmp_path / "cache").rglob("*"))

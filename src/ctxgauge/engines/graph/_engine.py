@@ -44,6 +44,7 @@ leaves the artifact byte-identical to a fresh build of the new corpus.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
@@ -51,6 +52,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Sequence
 
+import ctxgauge.cache as work_cache
 from ctxgauge._io import canonical_json, write_text_atomic
 from ctxgauge.corpora import Change, Corpus
 from ctxgauge.engines._base import Engine, Hit, rank
@@ -126,7 +128,7 @@ class GraphEngine(Engine):
     # -- build ------------------------------------------------------------------------------------------
     def _read(self, corpus: Corpus) -> None:
         """Parse, tokenise and read manifests for the blobs not cached yet, in one pass over the corpus."""
-        from ctxgauge.engines.graph._parse import SourceParser, grammar_of
+        from ctxgauge.engines.graph._parse import Parsed, SourceParser, grammar_of
         from ctxgauge.engines.graph._resolve import is_manifest
 
         todo = {}
@@ -138,17 +140,41 @@ class GraphEngine(Engine):
                 todo.setdefault(f.path, f)
         if not todo:
             return
+        stage = self._parse_stage()
+        if stage is not None:  # parses from the work cache; a file is read only for what is still missing
+            for path, f in list(todo.items()):
+                grammar = grammar_of(f.path)
+                if grammar is None or is_manifest(f.path) or (grammar, f.blob) in self._parsed:
+                    continue
+                payload = stage.get(hashlib.sha256(f"{grammar}\0{f.blob}".encode()).hexdigest())
+                if payload is not None:
+                    imports, definitions = json.loads(payload)
+                    self._parsed[(grammar, f.blob)] = Parsed(tuple(imports), tuple(definitions))
+                    del todo[path]
         if self._parser is None:
             self._parser = SourceParser()
         for f, data in corpus.iter_bytes(list(todo.values())):
             grammar = grammar_of(f.path)
             if grammar is not None:
                 if (grammar, f.blob) not in self._parsed:
-                    self._parsed[(grammar, f.blob)] = self._parser.parse(grammar, data)
+                    parsed = self._parsed[(grammar, f.blob)] = self._parser.parse(grammar, data)
+                    if stage is not None:
+                        stage.put(hashlib.sha256(f"{grammar}\0{f.blob}".encode()).hexdigest(),
+                                  json.dumps([list(parsed.imports), list(parsed.definitions)],
+                                             ensure_ascii=False).encode())
             elif f.blob not in self._text:
                 self._text[f.blob] = Counter(self._tokens(code_tokens(data.decode("utf-8", "replace"))))
             if is_manifest(f.path):
                 self._manifests[f.blob] = data.decode("utf-8", "replace")
+
+    def _parse_stage(self):
+        """The work cache's stage for one blob's parse under one grammar (None when the cache is off)."""
+        store = work_cache.current()
+        if store is None:
+            return None
+        return store.stage("graph.parse", work_cache.stage_identity(
+            ("ctxgauge.engines.graph._parse",), {"format": 1},
+            [d for d in self.libraries if d.startswith("tree-sitter")]))
 
     def _parser_id(self) -> str:
         """SHA-256 of the extraction module's source and the grammar packages' versions."""

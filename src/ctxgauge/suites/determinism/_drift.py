@@ -12,9 +12,10 @@ and per kind:
     noise_in_top_k        how many queries list the noise file in their top k
     queries               how many queries were run
     drift                 1 - mean_jaccard_vs_base
+    work_cache            `off`: the noisy build ran with no work cache, on its own fresh engine object
 
 Drift is reported beside the level, never folded into it. The base rankings are re-run here rather than
-taken from the query family, so base and noisy answers come from the same engine object at the same time.
+taken from the query family, so base and noisy answers are asked at the same time.
 """
 
 from __future__ import annotations
@@ -45,13 +46,16 @@ def run_drift(ws: Workspace, engine: Any, base_dir: Path, base_rankings: Mapping
             figures[kind] = {"status": NOT_MEASURED, "reason": str(exc)}
             continue
         noisy = ws.corpus.overlay({noise.path: noise.data})
+        noisy_engine = None
         try:
             ws.progress(f"{ws.spec}: drift ({kind}) build", 0)
-            noisy_dir, _ = ws.build(engine, noisy, f"drift-{kind}")
+            # A fresh engine object and no work cache: the noisy build shares nothing with the base build.
+            noisy_engine = ws.new_engine()
+            noisy_dir, _ = ws.build(noisy_engine, noisy, f"drift-{kind}")
             jaccards, taus, surfaced = [], [], 0
             for query in ws.queries:
                 base = ws.rank(engine, base_dir, query)
-                moved = ws.rank(engine, noisy_dir, query, noisy)
+                moved = ws.rank(noisy_engine, noisy_dir, query, noisy)
                 jaccards.append(jaccard_at_k(base, moved, ws.k))
                 taus.append(kendall_tau_a(base, moved))
                 surfaced += noise.path in moved
@@ -59,6 +63,9 @@ def run_drift(ws: Workspace, engine: Any, base_dir: Path, base_rankings: Mapping
             remove_dir(noisy_dir)
         except EngineError as exc:
             return FamilyResult("drift", FAILED, f"{kind}: {exc}", figures)
+        finally:
+            if noisy_engine is not None:
+                ws.discard(noisy_engine)
         jaccard = mean(jaccards)
         figures[kind] = {
             "noise_file": noise.path,
@@ -69,6 +76,7 @@ def run_drift(ws: Workspace, engine: Any, base_dir: Path, base_rankings: Mapping
             "noise_in_top_k": surfaced,
             "queries": len(jaccards),
             "drift": 1.0 - jaccard,
+            "work_cache": "off",
         }
     measured = [k for k in kinds if "drift" in figures.get(k, {})]
     if not measured:

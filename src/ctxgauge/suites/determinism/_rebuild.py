@@ -10,6 +10,7 @@ measure the cache instead of the build. Figures:
     identical        distinct_hashes == 1
     hashes           the distinct hashes, in the order first seen
     hashed           what was hashed: `artifact file <name>` or `out directory`
+    work_cache       `off`: every build (the base one too) ran with no work cache and a fresh engine object
 """
 
 from __future__ import annotations
@@ -44,4 +45,5 @@ def run_rebuild(ws: Workspace, base_hash: str, rebuilds: int) -> FamilyResult:
         "identical": len(distinct) == 1,
         "hashes": distinct,
         "hashed": f"artifact file {artifact_file}" if artifact_file else "out directory",
+        "work_cache": "off",
     })

@@ -5,9 +5,11 @@ as it finishes, so an interrupted run resumes at the first family not recorded):
 
 1. base build: a cold build of the corpus with a fresh engine object, kept for the query work;
 2. rebuild: R - 1 more cold builds, each with its own fresh engine object;
+   (cold: no work cache is read or written, see `Workspace.build`)
 3. query: T trials per query on the base build (the engine object of the base build);
-4. drift: a noisy corpus built and queried with that same engine object;
-5. update: build at revision A, update to the measured revision, with a fresh engine object;
+4. drift: a noisy corpus built cold with a fresh engine object, its answers set beside the base build's;
+5. update: build at revision A, update to the measured revision, with a fresh engine object (the work
+   cache allowed, as for any incremental index);
 6. the fingerprint (base build's artifact hash, first-trial rankings) is written;
 7. cross-machine: the fingerprint compared with those given with `--against`.
 

@@ -14,6 +14,8 @@ engine object, so it starts from the artifact on disk, as an index updated tomor
     queries_identical       how many ranked lists equal the fresh build's
     mean_jaccard            mean Jaccard@k of updated vs fresh answers
     identical               artifact_identical and every ranked list equal
+    work_cache              {update: on|off, rebuild: off}: the update path may read the work cache; the
+                            fresh build it is compared with never does
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 
+import ctxgauge.cache as work_cache
 from ctxgauge.engines import call_engine
 from ctxgauge.corpora import Corpus
 from ctxgauge.errors import EngineError
@@ -51,7 +54,9 @@ def run_update(ws: Workspace, old: Corpus | None, why_not: str | None, rebuild_h
     }
     try:
         ws.progress(f"{ws.spec}: update, build at {str(old.rev)[:10]}", 0)
-        out, _ = ws.build(engine, old, "update")
+        # The update path may use the work cache, as an index updated on every commit would; the fresh
+        # build it is compared with (the base build) used none.
+        out, _ = ws.build(engine, old, "update", cached=True)
         ws.progress(f"{ws.spec}: update to {str(ws.corpus.rev)[:10]}", 0)
         call_engine("update", engine, engine.update, out, ws.corpus, changes)
         update_hash = artifact_hash_of_dir(out, getattr(engine, "artifact_file", None))
@@ -72,5 +77,6 @@ def run_update(ws: Workspace, old: Corpus | None, why_not: str | None, rebuild_h
         mean_jaccard=mean([jaccard_at_k(answers[q], base_rankings.get(q, []), ws.k) for q in ws.queries])
         if ws.queries else 1.0,
         identical=update_hash == rebuild_hash and same == len(ws.queries),
+        work_cache={"update": "on" if work_cache.current() is not None else "off", "rebuild": "off"},
     )
     return FamilyResult("update", OK, None, figures)

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
+import ctxgauge.cache as work_cache
 from ctxgauge.engines import call_engine, checked_hits
 from ctxgauge.corpora import Corpus
 from ctxgauge.fingerprints import artifact_hash_of_dir
@@ -91,10 +92,14 @@ class Workspace:
         path.mkdir(parents=True)
         return path
 
-    def build(self, engine: Any, corpus: Corpus, label: str) -> tuple[Path, str]:
-        """Build `corpus` with `engine` into a fresh directory; return (directory, artifact hash)."""
+    def build(self, engine: Any, corpus: Corpus, label: str, *, cached: bool = False) -> tuple[Path, str]:
+        """Build `corpus` with `engine` into a fresh directory; return (directory, artifact hash).
+
+        With no work cache unless `cached`: the base build, every rebuild and drift's noisy build must each
+        compute everything themselves, or Rebuild Identity would measure the cache instead of the build."""
         out = self.new_dir(label)
-        call_engine("build", engine, engine.build, corpus, out)
+        with contextlib.nullcontext() if cached else work_cache.disabled():
+            call_engine("build", engine, engine.build, corpus, out)
         return out, artifact_hash_of_dir(out, getattr(engine, "artifact_file", None))
 
     def rank(self, engine: Any, out_dir: Path, query: str, corpus: Corpus | None = None) -> list[str]:

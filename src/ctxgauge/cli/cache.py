@@ -1,0 +1,75 @@
+"""`ctxgauge cache show` and `ctxgauge cache prune`: the content-addressed work cache (per-blob tokens,
+parses and embeddings shared by every engine, suite and process). Where it lives: `--cache-dir` before the
+sub-command, else `CTXGAUGE_CACHE`, else the user's cache directory; `--no-cache` turns it off."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import typer
+
+from ctxgauge.cli._common import console, fail, print_json
+
+cache_app = typer.Typer(help="Show and prune the work cache (per-file tokens, parses and embeddings).",
+                        no_args_is_help=True)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(cache_app, name="cache")
+
+
+def _store():
+    import ctxgauge.cache as cache
+
+    store = cache.current()
+    if store is None:
+        fail("the work cache is off (--no-cache or CTXGAUGE_CACHE=off); give --cache-dir DIR to inspect one")
+    return store
+
+
+def _size(n: int) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return str(n)
+
+
+@cache_app.command("show")
+def show(json_out: bool = typer.Option(False, "--json", help="Print JSON: {dir, max_bytes, bytes, entries, stages: [{key, name, entries, bytes}]}.")) -> None:
+    """Where the cache is, its bound, and the entries and bytes of each stage that produced them."""
+    store = _store()
+    usage = store.usage()
+    total, entries = sum(u.bytes for u in usage), sum(u.entries for u in usage)
+    if json_out:
+        print_json({"dir": str(store.root), "max_bytes": store.max_bytes, "bytes": total, "entries": entries,
+                    "stages": [u.to_json() for u in usage]})
+        return
+    from rich.table import Table
+
+    console.print(f"work cache {store.root}: {entries} entries, {_size(total)} of {_size(store.max_bytes)}",
+                  soft_wrap=True)
+    if usage:
+        table = Table("stage", "key", "entries", "size")
+        for u in usage:
+            table.add_row(u.name, u.key[:12], str(u.entries), _size(u.bytes))
+        console.print(table)
+
+
+@cache_app.command("prune")
+def prune(
+    max_size: Optional[str] = typer.Option(None, "--max-size", help="Keep at most this much (e.g. 500M, 2G; default: the cache's bound, CTXGAUGE_CACHE_MAX)."),
+    all_entries: bool = typer.Option(False, "--all", help="Remove every entry."),
+    json_out: bool = typer.Option(False, "--json", help="Print JSON: {dir, removed, freed_bytes, bytes}."),
+) -> None:
+    """Remove least recently used entries until the cache fits its bound (or --max-size, or nothing with --all)."""
+    from ctxgauge.cache import parse_size
+
+    store = _store()
+    target = 0 if all_entries else (parse_size(max_size) if max_size is not None else None)
+    removed, freed = store.prune(target)
+    left = sum(u.bytes for u in store.usage())
+    if json_out:
+        print_json({"dir": str(store.root), "removed": removed, "freed_bytes": freed, "bytes": left})
+        return
+    console.print(f"removed {removed} entries ({_size(freed)}); {_size(left)} left in {store.root}", soft_wrap=True)
