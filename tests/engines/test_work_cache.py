@@ -94,7 +94,7 @@ def test_bm25_warm_build_tokenises_nothing(corpus, tmp_path, monkeypatch):
 
 
 def test_graph_warm_build_parses_nothing(corpus, tmp_path, monkeypatch):
-    from ctxgauge.engines import _graph_parse
+    from ctxgauge.engines.graph import _parse as _graph_parse
 
     store = cache.WorkCache(tmp_path / "cache")
     with cache.using(store):
