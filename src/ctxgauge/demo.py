@@ -26,6 +26,9 @@ from ctxgauge.engines import REFERENCE_ENGINES, engine_available, get_engine
 from ctxgauge.errors import UserError
 from ctxgauge.records import default_run_dir, read_run
 from ctxgauge.sample import materialize_sample
+from ctxgauge.suites.determinism import SUITE as DETERMINISM
+from ctxgauge.suites.qa import SUITE as QA
+from ctxgauge.suites.replay import SUITE as REPLAY
 
 Step = Callable[[str, int, int], None]
 """Progress callback: (what runs now, steps done in this phase, steps in this phase)."""
@@ -67,8 +70,8 @@ class DemoResult:
     def to_dict(self) -> dict:
         return {
             "out": str(self.out), "runs": {k: str(v) for k, v in self.runs.items()}, "skipped": self.skipped,
-            "replay": self.replay, "best_two": list(self.best_two) if self.best_two else None,
-            "comparison": self.comparison, "determinism": self.determinism, "qa": self.qa,
+            REPLAY: self.replay, "best_two": list(self.best_two) if self.best_two else None,
+            "comparison": self.comparison, DETERMINISM: self.determinism, QA: self.qa,
             "report_html": str(self.report_html) if self.report_html else None,
             "report_md": str(self.report_md) if self.report_md else None,
         }
@@ -80,7 +83,7 @@ def _slug(spec: str) -> str:
 
 def _finished(path: Path) -> bool:
     try:
-        return read_run(path).get("status") == "success"
+        return read_run(path).finished
     except UserError:
         return False
 
@@ -126,7 +129,7 @@ def run_demo(config: DemoConfig, step: Step = lambda what, done, total: None) ->
             path = out / name
             result.runs[name] = path
             if _finished(path):
-                return read_run(path)["results"]
+                return read_run(path).results or {}
             cfg = ReplayConfig(repo=sample, engine=engine, vs=vs, commits=config.commits, seed=config.seed,
                                out=path, resume=(path / "run.json").exists())
             label = f"replay {engine}" + (f" vs {vs}" if vs else "")
@@ -145,8 +148,8 @@ def run_demo(config: DemoConfig, step: Step = lambda what, done, total: None) ->
                 result.comparison = res.get("comparison")
         # 3. determinism: never inside share(), Rebuild Identity must build cold
         det_engines = [e for e in (config.determinism_engines or tuple(engines)) if e in engines]
-        det_path = out / "determinism"
-        result.runs["determinism"] = det_path
+        det_path = out / DETERMINISM
+        result.runs[DETERMINISM] = det_path
         if det_engines and not _finished(det_path):
             reporter = _DeterminismSteps(step)
             det = run_determinism(DeterminismConfig(
@@ -156,8 +159,8 @@ def run_demo(config: DemoConfig, step: Step = lambda what, done, total: None) ->
                                       "flags": [f.to_json() for f in e.flags]}
                                   for n, e in det.engines.items()}
         # 4. qa: the arms that need no model
-        qa_path = out / "qa"
-        result.runs["qa"] = qa_path
+        qa_path = out / QA
+        result.runs[QA] = qa_path
         if not _finished(qa_path):
             arms = ["none"] + [f"context:{e}@5" for e in engines if e in ("bm25", "graph", "hybrid")]
             step("qa (no model: retrieval arms only)", 0, 1)

@@ -1,81 +1,157 @@
+"""Writing and reading run directories: RunDir, read_run, read_units, the typed record."""
+
 from __future__ import annotations
 
+import dataclasses
 import json
+import os
+import platform
 
 import pytest
 
 from ctxgauge.errors import UserError
-from ctxgauge.records import SCHEMA_VERSION, RunDir, file_sha256, read_run, read_units
+from ctxgauge.records import (
+    SCHEMA_VERSION, RunDir, RunRecord, Subject, Unit, file_sha256, machine, provenance, read_run, read_units,
+)
+
+SUBJECT = Subject("demo", ["bm25", "grep"])
+
+
+def start(path, suite="s", spec=None, **kw):
+    return RunDir.start(path, suite=suite, suite_version=1, subject=SUBJECT, spec={} if spec is None else spec, **kw)
 
 
 def test_a_run_records_units_results_and_file_hashes(tmp_path):
     d = tmp_path / "run"
-    with RunDir.start(d, suite="replay", spec={"engine": "bm25", "seed": 7}) as run:
-        assert read_run(d)["status"] == "started"
-        run.add_unit("c1", "ok", figures={"hit@5": 1.0})
+    with start(d, "replay", {"engine": "bm25", "seed": 7}) as run:
+        assert read_run(d).status == "started"
+        run.add_unit("c1", "ok", figures={"hit@5": 1.0}, request="fix the parser")
         run.add_unit("c2", "failed", reason="engine timed out")
         run.add_unit("c3", "skipped", reason="merge")
         (d / "extra.json").write_text("{}")
-        run.finish(results={"hit@5": 1.0})
+        run.finish(results={"hit@5": 1.0}, headline="hit@5 1.000")
     rec = read_run(d)
-    assert rec["status"] == "success" and rec["schema_version"] == SCHEMA_VERSION
-    assert rec["counts"] == {"ok": 1, "failed": 1, "skipped": 1}
-    assert rec["files"] == {"extra.json": file_sha256(d / "extra.json"), "units.jsonl": file_sha256(d / "units.jsonl")}
-    assert rec["spec"] == {"engine": "bm25", "seed": 7}
-    assert "started_at" in rec["timing"] and "finished_at" in rec["timing"]
+    assert isinstance(rec, RunRecord)
+    assert rec.status == "success" and rec.schema_version == SCHEMA_VERSION and rec.finished
+    assert rec.suite == "replay" and rec.suite_version == 1 and rec.subject == SUBJECT
+    assert rec.counts == {"ok": 1, "failed": 1, "skipped": 1}
+    assert rec.files == {"extra.json": file_sha256(d / "extra.json"), "units.jsonl": file_sha256(d / "units.jsonl")}
+    assert rec.spec == {"engine": "bm25", "seed": 7}
+    assert rec.headline == "hit@5 1.000" and rec.results == {"hit@5": 1.0}
+    assert "started_at" in rec.timing and "finished_at" in rec.timing
+    units = read_units(d)
+    assert [u.id for u in units] == ["c1", "c2", "c3"] and all(isinstance(u, Unit) for u in units)
+    assert units[0].request == "fix the parser" and units[0].figures == {"hit@5": 1.0}
+    assert units[1].reason == "engine timed out" and units[1].request is None
+
+
+def test_the_json_form_round_trips_and_every_field_is_documented():
+    import ast
+    import inspect
+
+    import ctxgauge.records._model as model
+
+    rec = RunRecord("x", 3, "r1", Subject("d", ["a"], "m"), {"k": 1}, "success", {"c": 1}, {"p": 1}, {"r": 2},
+                    "h", {"ok": 1}, None, {"f": "0" * 64}, {"started_at": "t"})
+    assert RunRecord.from_json(json.loads(json.dumps(rec.to_json()))) == rec
+    unit = Unit("u", "ok", None, {"m": 1.0}, "req", {"s": 0.1}, {"expected": ["a.py"]})
+    assert unit.to_json()["expected"] == ["a.py"]  # the suite's own fields sit flat beside the typed ones
+    assert Unit.from_json(json.loads(json.dumps(unit.to_json()))) == unit
+    # A docstring under every field (STYLE: docstrings on every record field).
+    tree = ast.parse(inspect.getsource(model))
+    for cls in (RunRecord, Subject, Unit):
+        node = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == cls.__name__)
+        documented = {stmt.target.id for stmt, nxt in zip(node.body, node.body[1:])
+                      if isinstance(stmt, ast.AnnAssign) and isinstance(nxt, ast.Expr)
+                      and isinstance(nxt.value, ast.Constant) and isinstance(nxt.value.value, str)}
+        assert {f.name for f in dataclasses.fields(cls)} <= documented, cls.__name__
+
+
+def test_suite_version_is_a_required_integer(tmp_path):
+    with pytest.raises(TypeError):
+        RunDir.start(tmp_path / "a", suite="s", spec={}, subject=SUBJECT)  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match="suite_version must be an int"):
+        RunDir.start(tmp_path / "b", suite="s", suite_version="1", subject=SUBJECT, spec={})  # type: ignore[arg-type]
+    start(tmp_path / "c").finish()
+    data = json.loads((tmp_path / "c" / "run.json").read_text())
+    assert data["suite_version"] == 1 and "suite_version" not in data["spec"]
+    data["suite_version"] = "1"
+    (tmp_path / "c" / "run.json").write_text(json.dumps(data))
+    with pytest.raises(UserError, match="suite_version must be an integer"):
+        read_run(tmp_path / "c")
 
 
 def test_an_existing_run_is_never_overwritten(tmp_path):
     d = tmp_path / "run"
-    RunDir.start(d, suite="replay", spec={}).finish()
+    start(d, "replay").finish()
     with pytest.raises(UserError, match="already recorded"):
-        RunDir.start(d, suite="replay", spec={})
+        start(d, "replay")
     with pytest.raises(UserError, match="already finished"):
-        RunDir.start(d, suite="replay", spec={}, resume=True)
+        start(d, "replay", resume=True)
 
 
 def test_resume_skips_done_units_retries_failed_and_survives_a_torn_line(tmp_path):
     d = tmp_path / "run"
-    run = RunDir.start(d, suite="replay", spec={"n": 3})
+    run = start(d, "replay", {"n": 3})
     run.add_unit("a", "ok", figures={"x": 1})
     run.add_unit("b", "failed", reason="crash")
     with open(d / "units.jsonl", "a") as fh:
         fh.write('{"id": "c", "sta')  # the process died mid-line
     with pytest.raises(UserError, match="different options"):
-        RunDir.start(d, suite="replay", spec={"n": 4}, resume=True)
-    again = RunDir.start(d, suite="replay", spec={"n": 3}, resume=True)
+        start(d, "replay", {"n": 4}, resume=True)
+    again = start(d, "replay", {"n": 3}, resume=True)
     assert again.is_done("a") and not again.is_done("b") and not again.is_done("c")
+    assert again.done["a"]["figures"] == {"x": 1}  # the suite gets back the line it wrote
     again.add_unit("b", "ok")
     again.add_unit("c", "ok")
     rec = again.finish()
     assert rec["counts"] == {"ok": 3, "failed": 0, "skipped": 0}
-    assert [u["id"] for u in read_units(d)] == ["a", "b", "c"]
+    assert [u.id for u in read_units(d)] == ["a", "b", "c"]
 
 
 def test_an_exception_marks_the_run_error_and_ctrl_c_cancelled(tmp_path):
     with pytest.raises(RuntimeError):
-        with RunDir.start(tmp_path / "e", suite="s", spec={}):
+        with start(tmp_path / "e"):
             raise RuntimeError("boom")
-    assert read_run(tmp_path / "e")["status"] == "error"
+    assert read_run(tmp_path / "e").status == "error"
     with pytest.raises(KeyboardInterrupt):
-        with RunDir.start(tmp_path / "c", suite="s", spec={}):
+        with start(tmp_path / "c"):
             raise KeyboardInterrupt
-    assert read_run(tmp_path / "c")["status"] == "cancelled"
+    assert read_run(tmp_path / "c").status == "cancelled"
 
 
 def test_readers_refuse_a_newer_schema(tmp_path):
     d = tmp_path / "run"
-    RunDir.start(d, suite="s", spec={}).finish()
+    start(d).finish()
     rec = json.loads((d / "run.json").read_text())
     rec["schema_version"] = SCHEMA_VERSION + 1
     (d / "run.json").write_text(json.dumps(rec))
     with pytest.raises(UserError, match="newer than this ctxgauge reads"):
         read_run(d)
+    with pytest.raises(UserError, match="newer than this ctxgauge reads"):
+        read_units(d)
 
 
-def test_records_hold_no_absolute_home_path(tmp_path, monkeypatch):
+def test_records_hold_no_absolute_home_path(tmp_path):
     d = tmp_path / "run"
-    RunDir.start(d, suite="s", spec={}).finish()
-    import os
+    start(d).finish()
     text = (d / "run.json").read_text()
     assert os.path.expanduser("~") + "/" not in text
+
+
+def test_provenance_holds_the_machine_spec(tmp_path):
+    # ContextBenchmark's disclosure: CPU model, core count, memory, OS and architecture.
+    spec = provenance()["platform"]
+    assert spec["system"] == platform.system().lower() and spec["machine"] == platform.machine()
+    assert spec["release"] == platform.release()
+    assert spec["cpu_count"] == os.cpu_count()
+    if hasattr(os, "sysconf") and "SC_PHYS_PAGES" in os.sysconf_names:
+        assert spec["memory_bytes"] == os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    if os.path.exists("/proc/cpuinfo"):
+        names = [line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo", encoding="utf-8")
+                 if line.split(":")[0].strip() in ("model name", "Model", "Hardware", "cpu model")]
+        if names:
+            assert spec["cpu_model"] == names[0]
+    assert machine() == spec
+    start(tmp_path / "run").finish()
+    assert read_run(tmp_path / "run").provenance["platform"] == spec

@@ -46,7 +46,7 @@ def test_filters_and_get_by_path_or_id(runs):
     with ResultsStore.open(runs) as store:
         assert [r["path"] for r in store.list(suite="replay", status="success")] == ["replay-a"]
         row = store.get("qa-a")  # the run id
-        assert row["path"] == "nested/qa-a" and row["record"]["suite"] == "qa"
+        assert row["path"] == "nested/qa-a" and row["record"].suite == "qa"
         assert store.get("nested/qa-a")["run_id"] == "qa-a"
         assert store.get("nope") is None
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Sequence
 
-from ctxgauge.records import RunDir
+from ctxgauge.records import RunDir, Subject, figures_headline
 
 METRICS = ["hit@1", "recall@1", "ndcg@1", "hit@3", "recall@3", "ndcg@3", "mrr"]
 
@@ -40,16 +40,17 @@ def replay_run(root: Path, name: str, ranks: Sequence[int | None], vs_ranks: Seq
     from ctxgauge.metrics.scoring import compare, summarise
 
     vs = vs if vs_ranks is not None else None
-    spec = {"suite_version": 1, "engine": engine, "vs": vs, "ks": [1, 3], "seed": seed, "metrics": METRICS,
+    spec = {"engine": engine, "vs": vs, "ks": [1, 3], "seed": seed, "metrics": METRICS,
             ("repo" if suite == "replay" else "source"): repo}
-    run = RunDir.start(root / name, suite=suite, spec=spec)
+    subject = Subject(repo, [engine] + ([vs] if vs else []))
+    run = RunDir.start(root / name, suite=suite, suite_version=1, subject=subject, spec=spec)
     units = []
     for i, rank in enumerate(ranks):
         uid = f"{i:02d}" + "c0ffee" * 6 + f"{i:02d}"
         if i in failed:
             run.add_unit(uid, "failed", reason="engine crashed", request=f"request {i}", figures={})
             continue
-        extra = {"request" if suite == "replay" else "query": f"request <{i}>", "expected": [f"f{i}.py"],
+        extra = {"request": f"request <{i}>", "expected": [f"f{i}.py"],
                  "coverage_gap": [], "code": i % 2 == 0, "known_gap": i in gaps}
         if vs is not None:
             extra["vs"] = {"engine": vs, "figures": figures(vs_ranks[i]), "ranking": []}
@@ -68,7 +69,7 @@ def replay_run(root: Path, name: str, ranks: Sequence[int | None], vs_ranks: Seq
     else:
         results["pass"] = [{"metric": "recall@3", "threshold": 0.5, "value": results["summary"]["recall@3"],
                             "higher_is_better": True, "holds": (results["summary"]["recall@3"] or 0) >= 0.5}]
-    run.finish("success", results=results)
+    run.finish("success", results=results, headline=figures_headline(results["summary"], METRICS))
     return run.path
 
 
@@ -76,7 +77,8 @@ def determinism_run(root: Path, name: str, engines: dict[str, dict], corpus: str
     """A finished determinism run; `engines` maps a spec to {level, drift, status, reason, emr}."""
     out = {}
     spec = {"engines": list(engines), "corpus": {"name": corpus, "rev": "ab" * 20}, "k": 10}
-    run = RunDir.start(root / name, suite="determinism", spec=spec)
+    subject = Subject(f"{corpus}@{'ab' * 5}", list(engines))
+    run = RunDir.start(root / name, suite="determinism", suite_version=1, subject=subject, spec=spec)
     (run.path / "fingerprints").mkdir()
     for eng, e in engines.items():
         status = e.get("status", "measured")
@@ -101,7 +103,8 @@ def determinism_run(root: Path, name: str, engines: dict[str, dict], corpus: str
                     "fingerprint": None if status == "skipped" else fp}
         run.add_unit(f"{eng}/rebuild", "ok", engine=eng, family="rebuild")
     run.finish("success", results={"corpus": {"name": corpus, "rev": "ab" * 20, "files": 3}, "queries": ["q"],
-                                   "k": 10, "engines": out})
+                                   "k": 10, "engines": out},
+               headline=", ".join(f"{e} {r['label']}" for e, r in out.items()))
     return run.path
 
 
@@ -112,8 +115,8 @@ def qa_run(root: Path, name: str, arms: dict[str, list[str | None]], *, tokens: 
     tokens, cost = tokens or {}, cost or {}
     qids = [f"q{i + 1:02d}" for i in range(len(next(iter(arms.values()))))]
     spec = {"arms": list(arms), "model": model, "judge": model, "protocol": "zero-shot", "repeat": 1, "source": battery}
-    run = RunDir.start(root / name, suite="qa", spec=spec,
-                       context={"source_identity": {"name": battery, "questions": len(qids)}})
+    run = RunDir.start(root / name, suite="qa", suite_version=1, subject=Subject(battery, list(arms), model),
+                       spec=spec, context={"source_identity": {"name": battery, "questions": len(qids)}})
     summary, runs = {}, []
     for arm, verdicts in arms.items():
         slug = arm.replace(":", "_")
@@ -148,17 +151,21 @@ def qa_run(root: Path, name: str, arms: dict[str, list[str | None]], *, tokens: 
     trust = {"status": "pass", "not_measured": 1,
              "checks": [{"name": "questions_scored", "arm": None, "status": "pass", "value": len(qids),
                          "threshold": ">= 10", "detail": ""}]}
+    from ctxgauge.suites.qa._run import headline
+
     run.finish("success", results={"summary": summary, "questions": questions, "runs": runs, "trust": trust,
-                                   "skipped": [], "arms": [], "notes": []})
+                                   "skipped": [], "arms": [], "notes": []}, headline=headline({"summary": summary}, list(arms)))
     return run.path
 
 
 def unfinished_run(root: Path, name: str, suite: str = "replay", status: str = "started") -> Path:
     """A run that did not finish: `started` (crashed: no results, no hashes), or cancelled / error."""
     spec = {"engine": "bm25", "vs": None, "repo": "demo", "ks": [1, 3], "metrics": METRICS, "seed": 0}
+    subject = Subject("demo", ["bm25"])
     if suite == "qa":
         spec = {"arms": ["none"], "model": "m-1", "repeat": 2, "source": "mini"}
-    run = RunDir.start(root / name, suite=suite, spec=spec)
+        subject = Subject("mini", ["none"], "m-1")
+    run = RunDir.start(root / name, suite=suite, suite_version=1, subject=subject, spec=spec)
     run.add_unit("u1", "ok", figures={"hit@1": 1.0})
     if status != "started":
         run.finish(status, error="EngineError: boom")

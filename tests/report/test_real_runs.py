@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ctxgauge.records import check_export, export_runs
+from ctxgauge.export import check_export, export_runs
 from ctxgauge.report import BarsFigure, GridFigure, PairedFigure, Table, build_report, discover_runs, render_html
 
 

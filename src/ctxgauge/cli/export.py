@@ -26,7 +26,7 @@ def export(
     json_out: bool = typer.Option(False, "--json", help="Print JSON: the export's result, or the check's."),
 ) -> None:
     """Export every run with its files, a manifest of SHA-256s and derived summaries; or check an export."""
-    from ctxgauge.records import check_export, export_runs
+    from ctxgauge.export import check_export, export_runs
 
     if check:
         result = check_export(runs_dir, out)

@@ -4,11 +4,14 @@ store (an SQLite index beside the runs, rebuilt from the run directories wheneve
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import typer
 
 from ctxgauge.cli._common import console, err_console, print_json
+
+if TYPE_CHECKING:
+    from ctxgauge.records import RunRecord
 
 DEFAULT_RUNS = Path("ctxgauge-runs")
 
@@ -22,7 +25,7 @@ def register(app: typer.Typer) -> None:
 @runs_app.command("list")
 def list_runs(
     runs_dir: Path = typer.Argument(DEFAULT_RUNS, help="A directory of runs."),
-    suite: Optional[str] = typer.Option(None, "--suite", help="Only runs of this suite (replay, cases, determinism, qa)."),
+    suite: Optional[str] = typer.Option(None, "--suite", help="Only runs of this suite (a suite's name, as `runs list` shows it)."),
     status: Optional[str] = typer.Option(None, "--status", help="Only runs with this status (started, success, cancelled, error)."),
     json_out: bool = typer.Option(False, "--json", help="Print JSON: {store, runs: [{path, run_id, suite, status, ...}]}."),
 ) -> None:
@@ -68,32 +71,38 @@ def show(
         path, record = runs_dir / row["path"], row["record"]
     integrity = verify_files(path, record)
     if json_out:
-        print_json({"path": str(path), "record": record, "integrity": integrity})
+        print_json({"path": str(path), "record": record.to_json(), "integrity": integrity})
         return
     _print(path, record, integrity)
 
 
-def _print(path: Path, record: dict, integrity: dict[str, str]) -> None:
+def _print(path: Path, record: "RunRecord", integrity: dict[str, str]) -> None:
     from rich.table import Table
 
-    from ctxgauge.records._store import headline
-
-    prov, timing, counts = record.get("provenance") or {}, record.get("timing") or {}, record.get("counts") or {}
+    prov, timing, counts = record.provenance, record.timing, record.counts
     source = prov.get("source") or {}
-    status = record.get("status")
-    colour = "green" if status == "success" else "red"
-    console.print(f"[bold]{record.get('run_id')}[/]  {record.get('suite')}  [{colour}]{status}[/]  {path}")
-    if record.get("error"):
-        console.print(f"[red]error:[/] {record['error']}", soft_wrap=True)
+    status = record.status
+    colour = "green" if record.finished else "red"
+    console.print(f"[bold]{record.run_id}[/]  {record.suite}  [{colour}]{status}[/]  {path}")
+    if record.error:
+        console.print(f"[red]error:[/] {record.error}", soft_wrap=True)
     console.print(f"started {timing.get('started_at') or '-'}  finished {timing.get('finished_at') or '-'}")
     console.print(f"ctxgauge {prov.get('ctxgauge')} (source {str(source.get('commit') or '-')[:12]}"
                   f"{', dirty' if source.get('dirty') else ''}), python {prov.get('python')}, "
                   f"{(prov.get('platform') or {}).get('system')} {(prov.get('platform') or {}).get('machine')}")
+    machine = prov.get("platform") or {}
+    if machine.get("cpu_model") or machine.get("cpu_count"):
+        memory = machine.get("memory_bytes")
+        console.print(f"machine: {machine.get('cpu_model') or '-'}, {machine.get('cpu_count') or '-'} cores, "
+                      f"{'-' if not memory else f'{memory / 2**30:.1f} GiB'} memory")
     console.print("units: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())) if counts else "units: -")
-    if headline(record):
-        console.print(f"figures: {headline(record)}")
+    subject = record.subject
+    console.print(f"measured {', '.join(subject.systems) or '-'} on {subject.dataset}"
+                  + (f" with {subject.model}" if subject.model else ""))
+    if record.headline:
+        console.print(f"figures: {record.headline}")
     spec = Table("option", "value", title="spec", title_justify="left")
-    for key, value in sorted((record.get("spec") or {}).items()):
+    for key, value in sorted(record.spec.items()):
         text = str(value)
         spec.add_row(key, text if len(text) <= 100 else text[:99] + "…")
     console.print(spec)

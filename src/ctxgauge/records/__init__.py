@@ -1,39 +1,55 @@
-"""Run records: the run directory layout every suite writes, and its readers.
+"""Run records: the bottom of everything that reads runs.
 
-See `_run.py` for the layout. Readers refuse a newer schema and migrate an older one.
+The typed record (`RunRecord`, `Subject`, `Unit`, in `_model`), writing it (`RunDir`, `_run`), reading and
+migrating it (`read_run`, `read_units`, `_migrate`: readers refuse a newer schema and migrate an older
+one), discovering run directories (`discover_runs`, `_discover`), the results store over them (`_store`)
+and the secret scanner exports use (`_secrets`). Nothing here knows a suite by name, and nothing here
+imports the report or the export:
+
+    cli ─▶ export ─▶ report ─▶ records        suites ─▶ records
 """
 
-from ctxgauge.records._provenance import provenance, utc_now
-from ctxgauge.records._run import (
-    RUN_FILE,
+from ctxgauge.records._discover import (
+    EXPORT_KIND,
+    EXPORT_MANIFEST,
+    EXPORT_RUNS,
+    RunRef,
+    discover_runs,
+    find_run_dirs,
+    is_export_dir,
+    load_runs,
+)
+from ctxgauge.records._migrate import corpus_label, migrate, migrate_unit
+from ctxgauge.records._model import (
+    FINISHED,
+    RUN_KIND,
     SCHEMA_VERSION,
     STATUSES,
     UNIT_STATUSES,
+    RunRecord,
+    Subject,
+    Unit,
+    figures_headline,
+)
+from ctxgauge.records._provenance import machine, provenance, utc_now
+from ctxgauge.records._run import (
+    RUN_FILE,
     UNITS_FILE,
     RunDir,
     default_run_dir,
     file_sha256,
     hash_files,
-    migrate,
     read_run,
     read_units,
-)
-
-from ctxgauge.records._export import (
-    CheckResult,
-    ExportResult,
-    IntegrityError,
-    check_export,
-    export_runs,
-    plan_export,
     verify_files,
 )
 from ctxgauge.records._secrets import Finding, SecretFound, SecretScanner
 from ctxgauge.records._store import STORE_FILE, ResultsStore, SyncStats
 
 __all__ = [
-    "RUN_FILE", "SCHEMA_VERSION", "STATUSES", "UNITS_FILE", "UNIT_STATUSES", "RunDir", "default_run_dir",
-    "file_sha256", "hash_files", "migrate", "provenance", "read_run", "read_units", "utc_now",
-    "CheckResult", "ExportResult", "Finding", "IntegrityError", "ResultsStore", "STORE_FILE", "SecretFound",
-    "SecretScanner", "SyncStats", "check_export", "export_runs", "plan_export", "verify_files",
+    "EXPORT_KIND", "EXPORT_MANIFEST", "EXPORT_RUNS", "FINISHED", "RUN_FILE", "RUN_KIND", "SCHEMA_VERSION", "STATUSES", "STORE_FILE",
+    "UNITS_FILE", "UNIT_STATUSES", "Finding", "ResultsStore", "RunDir", "RunRecord", "RunRef", "SecretFound",
+    "SecretScanner", "Subject", "SyncStats", "Unit", "default_run_dir", "discover_runs", "figures_headline", "corpus_label", "file_sha256",
+    "find_run_dirs", "hash_files", "is_export_dir", "load_runs", "machine", "migrate", "migrate_unit",
+    "provenance", "read_run", "read_units", "utc_now", "verify_files",
 ]

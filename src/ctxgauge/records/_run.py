@@ -1,10 +1,11 @@
 """Run directories: the one layout every suite writes.
 
     <run dir>/
-      run.json      schema_version, status, suite, spec (every option and seed), provenance,
-                    results (at the end), counts, files (SHA-256 of every other file), timing
-      units.jsonl   one line per unit of work (a commit, a query, a case): id, status ok|failed|skipped,
-                    reason, figures; its wall-clock time under `timing`
+      run.json      a RunRecord (`_model`): schema_version, suite, suite_version, subject, status, spec
+                    (every option and seed), context, provenance, results and headline (at the end),
+                    counts, files (SHA-256 of every other file), timing
+      units.jsonl   one Unit per line (a commit, a query, a case): id, status ok|failed|skipped, reason,
+                    figures, request, the suite's own fields; its wall-clock time under `timing`
       ...           artifacts a suite's report needs (fingerprints, rankings)
 
 `run.json` is rewritten atomically at the start and at the end; units are appended and flushed as they
@@ -20,20 +21,16 @@ import os
 import uuid
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Iterator, Mapping
 
 from ctxgauge._io import write_json_atomic
 from ctxgauge.errors import UserError
+from ctxgauge.records._migrate import check_version, migrate, migrate_unit
+from ctxgauge.records._model import SCHEMA_VERSION, STATUSES, UNIT_STATUSES, RunRecord, Subject, Unit
 from ctxgauge.records._provenance import provenance, utc_now
 
-SCHEMA_VERSION = 1
 RUN_FILE = "run.json"
 UNITS_FILE = "units.jsonl"
-STATUSES = ("started", "success", "cancelled", "error")
-UNIT_STATUSES = ("ok", "failed", "skipped")
-
-# Migrations from an older schema version to the next: version -> function(record) -> record.
-MIGRATIONS: dict[int, Callable[[dict], dict]] = {}
 
 
 def default_run_dir(suite: str, root: str | Path = "ctxgauge-runs") -> Path:
@@ -43,6 +40,7 @@ def default_run_dir(suite: str, root: str | Path = "ctxgauge-runs") -> Path:
 
 
 def file_sha256(path: Path) -> str:
+    """SHA-256 hex of a file's bytes, read in blocks."""
     h = hashlib.sha256()
     with open(path, "rb") as fh:
         for block in iter(lambda: fh.read(1 << 20), b""):
@@ -60,46 +58,62 @@ def hash_files(run_dir: Path) -> dict[str, str]:
     return out
 
 
-def migrate(record: dict, source: str | Path = "run.json") -> dict:
-    """Bring a record to the current schema; refuse one written by a newer ctxgauge."""
-    version = record.get("schema_version")
-    if not isinstance(version, int):
-        raise UserError(f"{source}: not a ctxgauge run record (no schema_version)")
-    if version > SCHEMA_VERSION:
-        raise UserError(f"{source}: written with run schema {version}, newer than this ctxgauge reads "
-                        f"({SCHEMA_VERSION}); upgrade ctxgauge")
-    while version < SCHEMA_VERSION:
-        record = MIGRATIONS[version](record)
-        version = record["schema_version"]
-    return record
+def verify_files(run_dir: str | Path, record: RunRecord) -> dict[str, str]:
+    """Each file of a run against its record: `ok`, `changed` (SHA-256 differs), `missing`, or `unhashed`
+    (present but not in the record's `files`: added after the run finished, or the run never finished)."""
+    run_dir = Path(run_dir)
+    out = {}
+    for name, digest in sorted(record.files.items()):
+        src = run_dir / name
+        out[name] = "missing" if not src.is_file() else "ok" if file_sha256(src) == digest else "changed"
+    for name in hash_files(run_dir):
+        out.setdefault(name, "unhashed")
+    return dict(sorted(out.items()))
 
 
-def read_run(run_dir: str | Path) -> dict:
-    """The run record of a run directory, migrated to the current schema."""
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise UserError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
+
+
+def read_run(run_dir: str | Path) -> RunRecord:
+    """The run record of a run directory, migrated to the current schema (UserError: not a run, damaged,
+    or written by a newer ctxgauge)."""
     path = Path(run_dir) / RUN_FILE
     if not path.is_file():
         raise UserError(f"{run_dir}: not a run directory (no {RUN_FILE})")
-    try:
-        record = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise UserError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
-    return migrate(record, path)
+    data = _read_json(path)
+    if not isinstance(data, Mapping):
+        raise UserError(f"{path}: not a ctxgauge run record (not a JSON object)")
+    return RunRecord.from_json(migrate(data, str(path)), str(path))
 
 
-def read_units(run_dir: str | Path) -> list[dict]:
-    """The units of a run, the last line per id winning (a resumed run retries failed units); a torn last
-    line from a crash is ignored."""
-    path = Path(run_dir) / UNITS_FILE
+def _written_version(run_dir: Path) -> int:
+    # The schema the unit lines were written under is the one run.json was written with (before migration).
+    data = _read_json(run_dir / RUN_FILE) if (run_dir / RUN_FILE).is_file() else {}
+    version = data.get("schema_version", SCHEMA_VERSION) if isinstance(data, Mapping) else SCHEMA_VERSION
+    return check_version(version, str(run_dir / RUN_FILE))
+
+
+def read_units(run_dir: str | Path) -> list[Unit]:
+    """The units of a run, migrated to the current schema, the last line per id winning (a resumed run
+    retries failed units); a torn last line from a crash is ignored."""
+    run_dir = Path(run_dir)
+    path = run_dir / UNITS_FILE
+    version = _written_version(run_dir)
     if not path.exists():
         return []
-    units: dict[str, dict] = {}
+    units: dict[str, Unit] = {}
     with open(path, encoding="utf-8") as fh:
         for line in fh:
             try:
-                unit = json.loads(line)
+                data = json.loads(line)
             except json.JSONDecodeError:
                 continue
-            units[str(unit["id"])] = unit
+            unit = Unit.from_json(migrate_unit(data, version))
+            units[unit.id] = unit
     return list(units.values())
 
 
@@ -107,31 +121,41 @@ class RunDir:
     """A run being recorded. Create with `RunDir.start(...)` and use as a context manager: leaving the block
     normally does nothing (call `finish`), an exception marks the run `error`, Ctrl-C marks it `cancelled`."""
 
-    def __init__(self, path: Path, record: dict, done: dict[str, dict]):
+    def __init__(self, path: Path, record: RunRecord, done: dict[str, dict]):
         self.path = path
         self.record = record
-        self.done = done  # unit id -> unit, for units finished ok or skipped in an earlier attempt
+        self.done = done
+        """Unit id -> its JSON line, for units finished ok or skipped in an earlier attempt."""
 
     # -- lifecycle --------------------------------------------------------------------------------------
     @classmethod
-    def start(cls, path: str | Path, *, suite: str, spec: dict, resume: bool = False,
-              context: dict | None = None) -> "RunDir":
-        """Open a new run directory, or with `resume` reopen an unfinished one with the same spec."""
+    def start(cls, path: str | Path, *, suite: str, suite_version: int, subject: Subject, spec: dict,
+              resume: bool = False, context: dict | None = None) -> "RunDir":
+        """Open a new run directory, or with `resume` reopen an unfinished one with the same spec.
+
+        `suite_version` is the suite's own integer version; `subject` what it measures (every suite fills
+        it, so readers never guess the dataset or systems from a suite's options)."""
+        if not isinstance(suite_version, int) or isinstance(suite_version, bool):
+            raise TypeError(f"suite_version must be an int, not {suite_version!r}")
         path = Path(path)
         run_file = path / RUN_FILE
         if run_file.exists():
             if not resume:
                 raise UserError(f"{path}: a run is already recorded there; pass --resume to continue it or "
                                 "choose another --out")
+            if _written_version(path) != SCHEMA_VERSION:
+                # Its units were written in an older layout; appending new lines would mix two layouts.
+                raise UserError(f"{path}: that run was recorded by an older ctxgauge (run schema "
+                                f"{_written_version(path)}); resume it with that version or start a new run")
             old = read_run(path)
-            if old.get("suite") != suite or old.get("spec") != json.loads(json.dumps(spec)):
+            if old.suite != suite or old.spec != json.loads(json.dumps(spec)):
                 raise UserError(f"{path}: the recorded run has different options; --resume needs the same "
                                 "command, or choose another --out")
-            if old.get("status") == "success":
+            if old.status == "success":
                 raise UserError(f"{path}: that run already finished; nothing to resume")
-            done = {u["id"]: u for u in read_units(path) if u.get("status") in ("ok", "skipped")}
-            old["status"] = "started"
-            old.setdefault("timing", {})["resumed_at"] = utc_now()
+            done = {u.id: u.to_json() for u in read_units(path) if u.status in ("ok", "skipped")}
+            old.status = "started"
+            old.timing["resumed_at"] = utc_now()
             run = cls(path, old, done)
             run._repair_units()
             run._write()
@@ -139,21 +163,9 @@ class RunDir:
         if path.exists() and any(path.iterdir()):
             raise UserError(f"{path}: exists and is not empty; choose another --out")
         path.mkdir(parents=True, exist_ok=True)
-        record = {
-            "schema_version": SCHEMA_VERSION,
-            "kind": "ctxgauge.run",
-            "suite": suite,
-            "run_id": path.name,
-            "status": "started",
-            "spec": spec,
-            "context": context or {},
-            "provenance": provenance(),
-            "results": None,
-            "counts": {},
-            "error": None,
-            "files": {},
-            "timing": {"started_at": utc_now()},
-        }
+        record = RunRecord(suite=suite, suite_version=suite_version, run_id=path.name, subject=subject,
+                           spec=spec, context=context or {}, provenance=provenance(),
+                           timing={"started_at": utc_now()})
         run = cls(path, record, {})
         run._write()
         return run
@@ -167,13 +179,13 @@ class RunDir:
                 p.write_bytes(data[: data.rfind(b"\n") + 1])
 
     def _write(self) -> None:
-        write_json_atomic(self.path / RUN_FILE, self.record)
+        write_json_atomic(self.path / RUN_FILE, self.record.to_json())
 
     def __enter__(self) -> "RunDir":
         return self
 
     def __exit__(self, exc_type, exc, tb) -> None:
-        if exc_type is None or self.record["status"] != "started":
+        if exc_type is None or self.record.status != "started":
             return
         if issubclass(exc_type, KeyboardInterrupt):
             self.finish("cancelled", error="interrupted")
@@ -182,16 +194,16 @@ class RunDir:
 
     # -- units ------------------------------------------------------------------------------------------
     def is_done(self, unit_id: str) -> bool:
+        """Whether an earlier attempt finished this unit (ok or skipped)."""
         return str(unit_id) in self.done
 
     def add_unit(self, unit_id: str, status: str, *, figures: dict | None = None, reason: str | None = None,
-                 timing: dict | None = None, **extra: Any) -> dict:
-        """Append one finished unit (flushed and synced before returning, so a crash keeps it)."""
+                 timing: dict | None = None, request: str | None = None, **extra: Any) -> dict:
+        """Append one finished unit (flushed and synced before returning, so a crash keeps it); returns its
+        JSON line. `extra` holds the suite's own fields."""
         if status not in UNIT_STATUSES:
             raise ValueError(f"unit status must be one of {UNIT_STATUSES}")
-        unit = {"id": str(unit_id), "status": status, "reason": reason, "figures": figures or {}, **extra}
-        if timing:
-            unit["timing"] = timing
+        unit = Unit(str(unit_id), status, reason, figures or {}, request, timing or None, extra).to_json()
         with open(self.path / UNITS_FILE, "a", encoding="utf-8") as fh:
             fh.write(json.dumps(unit, sort_keys=True, ensure_ascii=False) + "\n")
             fh.flush()
@@ -200,22 +212,27 @@ class RunDir:
             self.done[str(unit_id)] = unit
         return unit
 
-    def units(self) -> list[dict]:
+    def units(self) -> list[Unit]:
+        """Every unit recorded so far (the last line per id)."""
         return read_units(self.path)
 
-    def iter_units(self) -> Iterator[dict]:
+    def iter_units(self) -> Iterator[Unit]:
+        """Iterate `units()`."""
         return iter(self.units())
 
     # -- end --------------------------------------------------------------------------------------------
-    def finish(self, status: str = "success", *, results: Any = None, error: str | None = None) -> dict:
-        """Write the results and the hash of every other file, and mark the run with its final status."""
+    def finish(self, status: str = "success", *, results: Any = None, error: str | None = None,
+               headline: str = "") -> dict:
+        """Write the results, their one-line headline and the hash of every other file, and mark the run
+        with its final status; returns the record's JSON."""
         if status not in STATUSES[1:]:
             raise ValueError(f"final status must be one of {STATUSES[1:]}")
         counts = {s: 0 for s in UNIT_STATUSES}
         for u in self.units():
-            counts[u["status"]] = counts.get(u["status"], 0) + 1
-        self.record.update(status=status, results=results, error=error, counts=counts)
-        self.record["timing"]["finished_at"] = utc_now()
-        self.record["files"] = hash_files(self.path)
+            counts[u.status] = counts.get(u.status, 0) + 1
+        rec = self.record
+        rec.status, rec.results, rec.error, rec.counts, rec.headline = status, results, error, counts, headline
+        rec.timing["finished_at"] = utc_now()
+        rec.files = hash_files(self.path)
         self._write()
-        return self.record
+        return rec.to_json()

@@ -19,11 +19,13 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from ctxgauge.errors import UserError
+from ctxgauge.records._discover import find_run_dirs
+from ctxgauge.records._model import RunRecord
 from ctxgauge.records._run import RUN_FILE, file_sha256, read_run
 
 STORE_FILE = ".ctxgauge-store.sqlite"
 """The store's name inside the runs directory (hidden: it is an index, not a run)."""
-STORE_SCHEMA = 1
+STORE_SCHEMA = 2
 """Bumped when the table changes; a store of another version is rebuilt."""
 
 COLUMNS = ("path", "run_id", "suite", "status", "finished", "dataset", "systems", "model", "headline",
@@ -55,48 +57,17 @@ class SyncStats:
     """`path: why` for run directories whose run.json could not be read (left out of the store)."""
 
 
-def headline(record: dict) -> str:
-    """One line of the run's main figures, for the runs list."""
-    results = record.get("results") or {}
-    suite = record.get("suite")
-    if suite in ("replay", "cases"):
-        summary = results.get("summary") or {}
-        metrics = (record.get("spec") or {}).get("metrics") or list(summary)
-        shown = [f"{m} {summary[m]:.3f}" for m in metrics if isinstance(summary.get(m), (int, float))][:2]
-        return ", ".join(shown)
-    spec = record.get("spec") or {}
-    if suite == "determinism":
-        found = results.get("engines") or {}
-        return ", ".join(f"{name} {found[name].get('label')}" for name in _ordered(found, spec.get("engines")))
-    if suite == "qa":
-        parts = []
-        summary = results.get("summary") or {}
-        for arm in _ordered(summary, spec.get("arms")):
-            s = summary[arm]
-            acc = s.get("accuracy")
-            parts.append(f"{arm} {'-' if acc is None else f'{100 * acc:.1f}%'}")
-        return ", ".join(parts)
-    return ""
-
-
-def _ordered(found: dict, given: list | None) -> list[str]:
-    # run.json stores its keys sorted; show them in the order the run was given them.
-    order = [k for k in given or [] if k in found]
-    return order + sorted(set(found) - set(order))
-
-
-def _row(rel: str, run_dir: Path, record: dict, stat) -> dict[str, Any]:
-    from ctxgauge.report import RunRef, dataset, model, systems
-
-    ref = RunRef(run_dir, rel, record)
-    counts, timing = record.get("counts") or {}, record.get("timing") or {}
+def _row(rel: str, run_dir: Path, record: RunRecord, stat) -> dict[str, Any]:
+    # Every column comes from the typed record (subject, headline): the store never needs to know a suite.
     return {
-        "path": rel, "run_id": ref.run_id, "suite": ref.suite, "status": ref.status, "finished": int(ref.finished),
-        "dataset": dataset(ref), "systems": json.dumps(systems(ref)), "model": model(ref),
-        "headline": headline(record), "started_at": timing.get("started_at"), "finished_at": timing.get("finished_at"),
-        "units_ok": counts.get("ok"), "units_failed": counts.get("failed"), "units_skipped": counts.get("skipped"),
-        "error": record.get("error"), "run_json_sha256": file_sha256(run_dir / RUN_FILE),
-        "mtime_ns": stat.st_mtime_ns, "size": stat.st_size, "record": json.dumps(record, sort_keys=True),
+        "path": rel, "run_id": record.run_id or run_dir.name, "suite": record.suite, "status": record.status,
+        "finished": int(record.finished), "dataset": record.subject.dataset,
+        "systems": json.dumps(record.subject.systems), "model": record.subject.model or "",
+        "headline": record.headline, "started_at": record.timing.get("started_at"),
+        "finished_at": record.timing.get("finished_at"), "units_ok": record.counts.get("ok"),
+        "units_failed": record.counts.get("failed"), "units_skipped": record.counts.get("skipped"),
+        "error": record.error, "run_json_sha256": file_sha256(run_dir / RUN_FILE),
+        "mtime_ns": stat.st_mtime_ns, "size": stat.st_size, "record": json.dumps(record.to_json(), sort_keys=True),
     }
 
 
@@ -143,8 +114,6 @@ class ResultsStore:
 
     def sync(self) -> SyncStats:
         """Bring the store in line with the run directories; returns what changed."""
-        from ctxgauge.report._runs import find_run_dirs
-
         stats = SyncStats()
         known = {r[0]: (r[1], r[2]) for r in self.conn.execute("SELECT path, mtime_ns, size FROM runs")}
         seen = set()
@@ -200,7 +169,7 @@ def _public(row: dict[str, Any], *, record: bool) -> dict[str, Any]:
     out["finished"] = bool(out["finished"])
     out["systems"] = json.loads(out["systems"] or "[]")
     if record:
-        out["record"] = json.loads(row["record"])
+        out["record"] = RunRecord.from_json(json.loads(row["record"]))
     return out
 
 

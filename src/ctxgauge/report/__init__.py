@@ -4,25 +4,30 @@
     report = build_report(load_runs(["ctxgauge-runs"]))
     write_html(report, "report.html")      # self-contained: inline CSS and SVG, no script, no request
 
-The model (`_model`) is sections of tables and figures, each naming the runs it comes from; each suite's
-part lives in its own module (`_retrieval` for replay and cases, `_determinism`, `_qa`); the derived
-summaries an export publishes (leaderboard, per-question, per-case, runs) are in `_summaries`. Reports read
-run records only: nothing here runs an engine or a model.
+The model (`_model`) is sections of tables and figures, each naming the runs it comes from. Each suite is
+read through its entry in the one registry of suite views (`_views`: section, leaderboard attempts,
+per-item rows); the suites' parts live in their own modules (`_retrieval`, `_determinism`, `_qa`). Reports
+read typed run records (`ctxgauge.records`) only: nothing here runs an engine or a model, and nothing
+here knows the export that publishes it.
+
+    cli ─▶ export ─▶ report ─▶ records
 """
 
-from ctxgauge.report._build import build_report, dataset, model, systems
+from ctxgauge.records import FINISHED, RunRef, discover_runs, is_export_dir, load_runs
+from ctxgauge.report._build import build_report
+from ctxgauge.report._common import interval
 from ctxgauge.report._html import render_html, write_html
+from ctxgauge.report._leaderboard import Attempt, Value
 from ctxgauge.report._markdown import render_markdown, write_markdown
 from ctxgauge.report._model import (
     Bar, BarsFigure, Cell, GridFigure, GridRow, Panel, PairedFigure, PairedRow, Report, Section, Table,
 )
-from ctxgauge.report._runs import FINISHED, RunRef, discover_runs, is_export_dir, load_runs
-from ctxgauge.report._summaries import SUMMARY_FILES, summaries
 from ctxgauge.report._terminal import render_terminal
+from ctxgauge.report._views import VIEWS, SuiteView, dataset, headline, model, register, systems, view
 
 __all__ = [
-    "Bar", "BarsFigure", "Cell", "FINISHED", "GridFigure", "GridRow", "Panel", "PairedFigure", "PairedRow", "Report",
-    "RunRef", "SUMMARY_FILES", "Section", "Table", "build_report", "dataset", "discover_runs", "is_export_dir",
-    "load_runs", "model", "render_html", "render_markdown", "render_terminal", "summaries", "systems", "write_html",
-    "write_markdown",
+    "Attempt", "Bar", "BarsFigure", "Cell", "FINISHED", "GridFigure", "GridRow", "Panel", "PairedFigure", "PairedRow",
+    "Report", "RunRef", "Section", "SuiteView", "Table", "VIEWS", "Value", "build_report", "dataset", "discover_runs",
+    "headline", "interval", "is_export_dir", "load_runs", "model", "register", "render_html", "render_markdown",
+    "render_terminal", "systems", "view", "write_html", "write_markdown",
 ]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Iterable, Sequence
 
 from ctxgauge.report._model import Cell
-from ctxgauge.report._runs import RunRef
+from ctxgauge.records import RunRef
 
 N_RESAMPLES = 10000
 """Bootstrap resamples of every interval a report draws (the suites' own default)."""
@@ -80,7 +80,7 @@ def dnf_note(runs: Sequence[RunRef]) -> list[str]:
     out = []
     for r in runs:
         if not r.finished:
-            why = r.record.get("error") or "no results recorded"
+            why = r.record.error or "no results recorded"
             out.append(f"{r.rel}: did not finish ({r.status}: {why}); shown in the runs table, left out of "
                        "every figure and mean.")
     return out

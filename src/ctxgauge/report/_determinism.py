@@ -10,19 +10,12 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+from ctxgauge.records import RunRef
 from ctxgauge.report._common import dnf_note, fmt, label_systems, nice_top
+from ctxgauge.report._leaderboard import Attempt, Value
 from ctxgauge.report._model import Bar, BarsFigure, Cell, Panel, Section, Table
-from ctxgauge.report._runs import RunRef
 
 FAMILY_OK = "ok"
-
-
-def dataset(run: RunRef) -> str:
-    """The corpus name (and short revision) the run measured."""
-    corpus = run.results.get("corpus") or run.spec.get("corpus") or {}
-    name = str(corpus.get("name") or "-")
-    rev = corpus.get("rev")
-    return f"{name}@{str(rev)[:10]}" if rev else name
 
 
 def engines(run: RunRef) -> dict[str, dict[str, Any]]:
@@ -144,12 +137,12 @@ def _drift_figure(runs: Sequence[RunRef]) -> BarsFigure | None:
                       "unrelated file of that kind joins the corpus. No interval: one noise file per kind.")
 
 
-def section(runs: Sequence[RunRef]) -> Section:
+def section(suite: str, title: str, runs: Sequence[RunRef]) -> Section:
     """The determinism section: per corpus, the CTL table and the drift bars."""
-    sec = Section("determinism", "Determinism: is the context the same every time?", notes=dnf_note(runs))
+    sec = Section(suite, title, notes=dnf_note(runs))
     done = [r for r in runs if r.finished]
-    for name in dict.fromkeys(dataset(r) for r in done):
-        group = [r for r in done if dataset(r) == name]
+    for name in dict.fromkeys(r.subject.dataset for r in done):
+        group = [r for r in done if r.subject.dataset == name]
         table = _table(group)
         table.title = f"{name}: {table.title}"
         sec.blocks.append(table)
@@ -160,23 +153,19 @@ def section(runs: Sequence[RunRef]) -> Section:
     return sec
 
 
-def systems(run: RunRef) -> list[str]:
-    """The engines a run measured or meant to (from its spec when it did not finish)."""
-    return list(engines(run)) or [str(e) for e in run.spec.get("engines") or []]
-
-
-def leaderboard_values(run: RunRef) -> list[tuple[str, str, float | None, str]]:
-    """(engine, metric, value, engine status) for every engine of a finished run."""
+def leaderboard(run: RunRef) -> list[Attempt]:
+    """One attempt per engine of a finished run (skipped when the engine was unavailable): its level, the
+    query-stability figures, the distinct artifact hashes and the drift per noise kind."""
     out = []
     for spec, r in engines(run).items():
-        status = str(r.get("status") or "measured")
+        if str(r.get("status") or "measured") == "skipped":
+            out.append(Attempt(spec, "skipped"))
+            continue
         q, _ = _family(r, "query")
         rb, _ = _family(r, "rebuild")
-        out.append((spec, "ctl", r.get("level"), status))
-        out.append((spec, "exact_match_rate", q.get("exact_match_rate"), status))
-        out.append((spec, "mean_jaccard", q.get("mean_jaccard"), status))
-        out.append((spec, "mean_kendall_tau", q.get("mean_kendall_tau"), status))
-        out.append((spec, "distinct_artifact_hashes", rb.get("distinct_hashes"), status))
-        for kind, value in sorted((r.get("drift") or {}).items()):
-            out.append((spec, f"drift:{kind}", value, status))
+        figures = [("ctl", r.get("level")), ("exact_match_rate", q.get("exact_match_rate")),
+                   ("mean_jaccard", q.get("mean_jaccard")), ("mean_kendall_tau", q.get("mean_kendall_tau")),
+                   ("distinct_artifact_hashes", rb.get("distinct_hashes"))]
+        figures += [(f"drift:{kind}", value) for kind, value in sorted((r.get("drift") or {}).items())]
+        out.append(Attempt(spec, "valid", tuple(Value(m, None if v is None else float(v)) for m, v in figures)))
     return out

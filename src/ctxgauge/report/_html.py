@@ -13,7 +13,7 @@ from pathlib import Path
 
 import ctxgauge
 from ctxgauge.records import RUN_FILE
-from ctxgauge.report import _svg
+import ctxgauge.report._svg as _svg
 from ctxgauge.report._common import nice_top, pval
 from ctxgauge.report._model import BarsFigure, Block, Cell, GridFigure, PairedFigure, Report, Section, Table
 from ctxgauge.report._style import CSS

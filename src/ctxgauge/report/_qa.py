@@ -12,9 +12,10 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+from ctxgauge.records import RunRef
 from ctxgauge.report._common import dnf_note, fmt, interval, label_systems, nice_top, num, pct, usd
+from ctxgauge.report._leaderboard import Attempt, Value
 from ctxgauge.report._model import Bar, BarsFigure, Cell, GridFigure, GridRow, Panel, Section, Table
-from ctxgauge.report._runs import RunRef
 
 ACCURACY_SEED = 0
 """Seed of the accuracy intervals (qa runs record no seed of their own)."""
@@ -24,17 +25,6 @@ VERDICT_LEGEND = {
     "infra": "provider outage: a gap, not a zero", "not-judged": "not judged (no judge model)",
     "skipped": "not answered (arm skipped)", "absent": "not asked in this run",
 }
-
-
-def dataset(run: RunRef) -> str:
-    """The battery or question set the run asked."""
-    ident = (run.record.get("context") or {}).get("source_identity") or {}
-    return str(ident.get("name") or run.spec.get("source") or "-")
-
-
-def model(run: RunRef) -> str:
-    """The answer model ('' for arms that need none)."""
-    return str(run.spec.get("model") or "")
 
 
 def arms(run: RunRef) -> dict[str, dict[str, Any]]:
@@ -67,8 +57,8 @@ def _outcomes(run: RunRef, arm: str) -> list[float]:
              if r.get("arm") == arm and (r.get("validity") or {}).get("ok")}
     out = []
     for u in run.units():
-        if u.get("arm") == arm and u.get("rep") in valid:
-            result = (u.get("verdict") or {}).get("result")
+        if u.data.get("arm") == arm and u.data.get("rep") in valid:
+            result = (u.data.get("verdict") or {}).get("result")
             if result in ("pass", "fail", "adjudicate"):
                 out.append(1.0 if result == "pass" else 0.0)
     return out
@@ -166,12 +156,16 @@ def _trust(run: RunRef) -> Table | None:
                  ["check", "arm", "status", "value", "needs", "detail"], rows, sources=[run.rel])
 
 
-def section(runs: Sequence[RunRef]) -> Section:
+def _key(run: RunRef) -> tuple[str, str]:
+    return run.subject.dataset, run.subject.model or ""
+
+
+def section(suite: str, title: str, runs: Sequence[RunRef]) -> Section:
     """The qa section: per battery and model, accuracy and cost figures, the arms table, verdicts, trust."""
-    sec = Section("qa", "QA: does the context help a model answer?", notes=dnf_note(runs))
+    sec = Section(suite, title, notes=dnf_note(runs))
     done = [r for r in runs if r.finished]
-    for key in dict.fromkeys((dataset(r), model(r)) for r in done):
-        group = [r for r in done if (dataset(r), model(r)) == key]
+    for key in dict.fromkeys(_key(r) for r in done):
+        group = [r for r in done if _key(r) == key]
         for fig in _figures(group):
             fig.title = f"{key[0]} · {key[1] or 'no model'}: {fig.title}"
             sec.blocks.append(fig)
@@ -187,11 +181,6 @@ def section(runs: Sequence[RunRef]) -> Section:
             if trust is not None:
                 sec.blocks.append(trust)
     return sec
-
-
-def systems(run: RunRef) -> list[str]:
-    """The arms a run measured or meant to (from its spec when it did not finish)."""
-    return list(arms(run)) or [str(a) for a in run.spec.get("arms") or []]
 
 
 def rep_values(run: RunRef, arm: str) -> list[tuple[bool, str, dict[str, float | None]]]:
@@ -229,6 +218,27 @@ def rep_values(run: RunRef, arm: str) -> list[tuple[bool, str, dict[str, float |
 def arm_values(run: RunRef, arm: str) -> dict[str, float | None]:
     """Arm-level figures only the summary holds (measured over the first repetition)."""
     return {"retrieval_hit_rate": arms(run).get(arm, {}).get("retrieval_hit_rate")}
+
+
+def repetitions(run: RunRef) -> int:
+    """Attempts per arm: the run's repetitions."""
+    return int(run.spec.get("repeat") or 1)
+
+
+def leaderboard(run: RunRef) -> list[Attempt]:
+    """Per arm of a finished run: a skipped arm once; otherwise one attempt per repetition (valid; skipped
+    when no answer was given, as with no model; else did-not-finish) with its figures, then the arm-level
+    figures of the summary."""
+    out = []
+    for arm, summary in arms(run).items():
+        if (summary.get("status") or "measured") == "skipped":
+            out.append(Attempt(arm, "skipped"))
+            continue
+        for ok, reason, values in rep_values(run, arm):
+            outcome = "valid" if ok else "skipped" if reason == "skipped" else "dnf"
+            out.append(Attempt(arm, outcome, tuple(Value(m, v) for m, v in values.items()) if ok else ()))
+        out.append(Attempt(arm, None, tuple(Value(m, v) for m, v in arm_values(run, arm).items())))
+    return out
 
 
 def item_rows(run: RunRef) -> list[dict]:

@@ -5,10 +5,11 @@ measured engine and, with `--vs`, `vs: {engine, figures}` for the other; `result
 paired comparison. Means and intervals are recomputed here from the ok units, so a figure on the page is
 exactly what the units say (the interval seeded with the run's own `spec.seed`).
 
-A cases run is read the same way (the cases suite shares replay's scoring; its units name the request
-`query` where replay's say `request`); a unit with `known_gap: true` is in the known-gaps lane: drawn in
-the per-case grid and listed in per-case.csv, kept out of every mean, as that suite's pass lines do.
-`results.pass` holds the pass lines ({metric, threshold, value, holds}).
+A cases run is read the same way (the cases suite shares replay's scoring; every unit names its request
+`request`); a unit with `known_gap: true` is in the known-gaps lane: drawn in the per-case grid and listed
+in per-case.csv, kept out of every mean, as that suite's pass lines do. `results.pass` holds the pass lines
+({metric, threshold, value, holds}). The measured engine is the first of the subject's systems, the `--vs`
+engine the second.
 """
 
 from __future__ import annotations
@@ -16,22 +17,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
+from ctxgauge.records import RunRef, Unit
 from ctxgauge.report._common import defined, dnf_note, fmt, interval, label_systems, num, pct
+from ctxgauge.report._leaderboard import Attempt, Value
 from ctxgauge.report._model import Bar, BarsFigure, Cell, GridFigure, GridRow, PairedFigure, PairedRow, Panel, \
     Section, Table
-from ctxgauge.report._runs import RunRef
 
 KNOWN_GAPS = "known-gaps"
 
 
-def known_gap(unit: dict) -> bool:
+def known_gap(unit: Unit) -> bool:
     """Whether a unit is in the known-gaps lane (reported, never averaged)."""
-    return bool(unit.get("known_gap")) or unit.get("lane") == KNOWN_GAPS
+    return bool(unit.data.get("known_gap")) or unit.data.get("lane") == KNOWN_GAPS
 
-
-def request(unit: dict) -> str:
-    """The request text of a unit (replay: `request`; cases: `query`)."""
-    return str(unit.get("request") or unit.get("query") or "")
 
 HIT_LEGEND = {
     "hit": "expected file in the top {k0}",
@@ -60,17 +58,14 @@ class EngineFigures:
 
 
 def engine_name(run: RunRef) -> str:
-    """The measured engine's spec; a cases run scoring an external ranking names its run file."""
-    name = run.spec.get("engine") or run.results.get("engine")
-    if name:
-        return str(name)
-    return f"external:{run.spec['run']}" if run.spec.get("run") else "engine"
+    """The measured engine's spec (the subject's first system; a cases run scoring an external ranking
+    names its run file there)."""
+    return run.subject.systems[0] if run.subject.systems else "engine"
 
 
-def dataset(run: RunRef) -> str:
-    """What the run measured on: the repository (replay) or the case set (cases)."""
-    spec = run.spec
-    return str(spec.get("repo") or spec.get("dataset") or spec.get("source") or "-")
+def vs_name(run: RunRef) -> str | None:
+    """The engine compared against (`--vs`: the subject's second system), or None."""
+    return run.subject.systems[1] if len(run.subject.systems) > 1 else None
 
 
 def metrics_of(run: RunRef) -> list[str]:
@@ -89,19 +84,19 @@ def engine_figures(run: RunRef, *, gaps: bool = False) -> list[EngineFigures]:
     """The measured engine (and the --vs engine) of a finished run, from its units (known-gaps lane units
     only with `gaps`: they are reported, never averaged)."""
     main = EngineFigures(engine_name(run), run, {}, set())
-    vs_name = run.spec.get("vs") or run.results.get("vs")
-    other = EngineFigures(str(vs_name), run, {}, set(), role="vs") if vs_name else None
+    vs = vs_name(run)
+    other = EngineFigures(vs, run, {}, set(), role="vs") if vs else None
     for u in run.units():
         if known_gap(u) and not gaps:
             continue
-        if u.get("status") == "failed":
-            main.failed.add(u["id"])
+        if u.status == "failed":
+            main.failed.add(u.id)
             if other:
-                other.failed.add(u["id"])
-        elif u.get("status") == "ok":
-            main.units[u["id"]] = u.get("figures") or {}
-            if other and "vs" in u:
-                other.units[u["id"]] = (u["vs"] or {}).get("figures") or {}
+                other.failed.add(u.id)
+        elif u.status == "ok":
+            main.units[u.id] = u.figures
+            if other and "vs" in u.data:
+                other.units[u.id] = (u.data["vs"] or {}).get("figures") or {}
     return [main] + ([other] if other else [])
 
 
@@ -151,7 +146,7 @@ def _paired(run: RunRef) -> PairedFigure | None:
                       c["wins"], c["ties"], c["losses"]) for m in metrics_of(run) if (c := metrics.get(m))]
     a, b = str(comp.get("engine")), str(comp.get("vs"))
     # n: units where both engines had a value (a case with nothing scorable pairs nothing).
-    n = max((r.wins + r.ties + r.losses for r in rows), default=int(comp.get("commits") or comp.get("cases") or 0))
+    n = max((r.wins + r.ties + r.losses for r in rows), default=0)
     return PairedFigure(f"{a} vs {b}, paired on the same {n} units", a, b, n, rows, [run.rel],
                         caption=f"Difference {a} − {b} per metric with its seeded 95% bootstrap interval "
                         f"(seed {comp.get('seed')}); p: paired randomization test; win/tie/loss: units where "
@@ -178,10 +173,10 @@ def _grid(engines: Sequence[EngineFigures], unit: str) -> GridFigure:
     order: dict[str, str] = {}
     for e in engines:
         for u in e.run.units():
-            if u.get("status") in ("ok", "failed"):
-                name = u["id"][:10] if unit == "commit" else u["id"]
+            if u.status in ("ok", "failed"):
+                name = u.id[:10] if unit == "commit" else u.id
                 gap = " [known gap: not counted]" if known_gap(u) else ""
-                order.setdefault(u["id"], f"{name} {request(u)}".strip() + gap)
+                order.setdefault(u.id, f"{name} {u.request or ''}".strip() + gap)
     labels = label_systems([(e.engine, e.run) for e in engines])
     rows = [GridRow(label, [_cell_state(e.units.get(uid), uid in e.failed, k0, k1) for uid in order], run=e.run.rel)
             for label, e in zip(labels, engines)]
@@ -252,15 +247,14 @@ def _by_kind(runs: Sequence[RunRef]) -> Table | None:
                  sources=[r.rel for r in runs])
 
 
-def section(suite: str, runs: Sequence[RunRef]) -> Section:
-    """The replay or cases section: per dataset, bars with intervals, every metric, the paired
-    comparisons, the per-unit hit map; runs that did not finish are named and left out."""
-    unit = "commit" if suite == "replay" else "case"
-    sec = Section(suite, "Replay: the repository's own commits as requests" if suite == "replay"
-                  else "Cases: hand-labelled requests", notes=dnf_note(runs))
+def section(suite: str, title: str, runs: Sequence[RunRef], *, unit: str, by_kind: bool = False) -> Section:
+    """A retrieval suite's section: per dataset, bars with intervals, every metric, the paired comparisons,
+    (with `by_kind`) commits touching code against the rest, the per-unit hit map; runs that did not
+    finish are named and left out. `unit` names a unit in captions (`commit`, `case`)."""
+    sec = Section(suite, title, notes=dnf_note(runs))
     done = [r for r in runs if r.finished]
-    for name in dict.fromkeys(dataset(r) for r in done):
-        group = [r for r in done if dataset(r) == name]
+    for name in dict.fromkeys(r.subject.dataset for r in done):
+        group = [r for r in done if r.subject.dataset == name]
         engines = [e for r in group for e in engine_figures(r)]
         sec.blocks.append(_bars(engines, headline(group[0]), f"{name}: per-engine metrics"))
         sec.blocks.append(_table(engines, unit))
@@ -268,7 +262,7 @@ def section(suite: str, runs: Sequence[RunRef]) -> Section:
             for extra in (_paired(r), _gate(r)):
                 if extra is not None:
                     sec.blocks.append(extra)
-        if suite == "replay":
+        if by_kind:
             kinds = _by_kind(group)
             if kinds is not None:
                 sec.blocks.append(kinds)
@@ -285,35 +279,34 @@ def section(suite: str, runs: Sequence[RunRef]) -> Section:
     return sec
 
 
-def leaderboard_values(run: RunRef) -> list[tuple[str, str, list[float], int]]:
-    """(system, metric, unit values, seed) for every engine and metric of a finished run."""
-    out = []
+def leaderboard(run: RunRef) -> list[Attempt]:
+    """One valid attempt per engine of a finished run, with every metric's mean over its units."""
     seed = int(run.spec.get("seed") or 0)
+    out = []
     for e in engine_figures(run):
+        values = []
         for m in metrics_of(run):
-            out.append((e.engine, m, e.values(m), seed))
+            units = e.values(m)
+            values.append(Value(m, sum(units) / len(units) if units else None, tuple(units), seed))
+        out.append(Attempt(e.engine, "valid", tuple(values)))
     return out
-
-
-def systems(run: RunRef) -> list[str]:
-    """The engines a run measured (or meant to: read from its spec, so a run that crashed still counts)."""
-    return [engine_name(run)] + ([str(run.spec["vs"])] if run.spec.get("vs") else [])
 
 
 def item_rows(run: RunRef) -> list[dict]:
     """Per unit and engine: scored or not, and whether it passed (hit at the smallest k)."""
     k0 = ks_of(run)[0]
     rows = []
-    by_id = {u["id"]: u for u in run.units()}
+    by_id = {u.id: u for u in run.units()}
     for e in engine_figures(run, gaps=True):
         for uid in list(e.units) + sorted(e.failed):
             figures = e.units.get(uid)
             scored = figures is not None and any(v is not None for v in figures.values())
-            unit = by_id.get(uid) or {}
-            rows.append({"case": uid, "request": request(unit), "system": e.engine,
+            unit = by_id.get(uid)
+            rows.append({"case": uid, "request": (unit.request if unit else None) or "", "system": e.engine,
                          "scored": scored, "passed": bool(scored and figures.get(f"hit@{k0}")),
-                         "pass_metric": f"hit@{k0}", "lane": KNOWN_GAPS if known_gap(unit) else ""})
+                         "pass_metric": f"hit@{k0}",
+                         "lane": KNOWN_GAPS if unit is not None and known_gap(unit) else ""})
     return rows
 
 
-__all__ = ["dataset", "fmt", "item_rows", "leaderboard_values", "section", "systems"]
+__all__ = ["engine_name", "fmt", "item_rows", "leaderboard", "section", "vs_name"]

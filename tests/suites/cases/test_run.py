@@ -7,8 +7,18 @@ from pathlib import Path
 import pytest
 
 from ctxgauge.errors import UserError
-from ctxgauge.records import read_run, read_units
+from ctxgauge.records import read_run as _read_run, read_units as _read_units
 from ctxgauge.suites.cases import CasesConfig, PassLine, load_cases, run_cases, score_external
+
+
+# These tests check the JSON layout the suite wrote: the typed record and units in their JSON form.
+def read_run(run_dir):
+    return _read_run(run_dir).to_json()
+
+
+def read_units(run_dir):
+    return [u.to_json() for u in _read_units(run_dir)]
+
 
 FILES = {
     "src/loans.py": "def charge(loan):\n    return overdue(loan) * fee\n",   # overdue, fee

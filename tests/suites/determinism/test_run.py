@@ -12,9 +12,19 @@ from ctxgauge.corpora import open_corpus
 from ctxgauge.engines import get_engine
 from ctxgauge.errors import UserError
 from ctxgauge.fingerprints import artifact_hash_of_dir, query_hash, read_fingerprint
-from ctxgauge.records import read_run, read_units
+from ctxgauge.records import read_run as _read_run, read_units as _read_units
 from ctxgauge.suites._requests import recent_requests
 from ctxgauge.suites.determinism import FAMILIES, DeterminismConfig, fingerprint_file_name, run_determinism
+
+
+# These tests check the JSON layout the suite wrote: the typed record and units in their JSON form.
+def read_run(run_dir):
+    return _read_run(run_dir).to_json()
+
+
+def read_units(run_dir):
+    return [u.to_json() for u in _read_units(run_dir)]
+
 
 FAST = dict(rebuilds=2, trials=2, k=5)
 

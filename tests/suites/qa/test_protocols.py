@@ -12,10 +12,15 @@ from qa_helpers import ENV, FACTS, Reply, fake_llm, oracle, qid_of  # type: igno
 from ctxgauge.corpora import open_corpus
 from ctxgauge.engines import Hit
 from ctxgauge.errors import UserError
-from ctxgauge.records import read_units
+from ctxgauge.records import read_units as _read_units
 from ctxgauge.suites.qa import QAConfig, parse_arm, run_qa
 from ctxgauge.suites.qa._arms import render_context
 from ctxgauge.suites.qa._prompts import extract_answers
+
+
+# These tests check the JSON layout the suite wrote: the typed record and units in their JSON form.
+def read_units(run_dir):
+    return [u.to_json() for u in _read_units(run_dir)]
 
 
 @pytest.mark.parametrize("text", ["none", "context:bm25@5", "context:bm25(b=0.5,k1=1.2)@3", "tool:grep",

@@ -28,7 +28,7 @@ def test_rescore_finds_its_battery_from_any_working_directory(mini_battery, open
     openai_server.route(oracle(RIGHT))
     monkeypatch.chdir(mini_battery.path.parent)
     run_qa(config("battery", openai_server, tmp_path, out="runs/one"), env=ENV)  # a relative battery path
-    assert read_run(mini_battery.path.parent / "runs/one")["context"]["source_from_run"] == "../../battery"
+    assert read_run(mini_battery.path.parent / "runs/one").context["source_from_run"] == "../../battery"
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     monkeypatch.chdir(elsewhere)

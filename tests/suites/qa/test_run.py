@@ -8,8 +8,18 @@ import json
 import pytest
 
 from qa_helpers import ENV, FACTS, Reply, fake_llm, oracle  # type: ignore[import-not-found]
-from ctxgauge.records import read_run, read_units
+from ctxgauge.records import read_run as _read_run, read_units as _read_units
 from ctxgauge.suites.qa import QAConfig, rescore_run, run_qa
+
+
+# These tests check the JSON layout the suite wrote: the typed record and units in their JSON form.
+def read_run(run_dir):
+    return _read_run(run_dir).to_json()
+
+
+def read_units(run_dir):
+    return [u.to_json() for u in _read_units(run_dir)]
+
 
 RIGHT = {"q01", "q02", "q03", "q04", "q05", "q06", "q07"}
 

@@ -10,8 +10,17 @@ import pytest
 
 from ctxgauge.engines.grep import GrepEngine
 from ctxgauge.errors import UserError
-from ctxgauge.records import read_run, read_units
+from ctxgauge.records import read_run as _read_run, read_units as _read_units
 from ctxgauge.suites.replay import ReplayConfig, replay
+
+
+# These tests check the JSON layout the suite wrote: the typed record and units in their JSON form.
+def read_run(run_dir):
+    return _read_run(run_dir).to_json()
+
+
+def read_units(run_dir):
+    return [u.to_json() for u in _read_units(run_dir)]
 
 
 @pytest.fixture

@@ -26,7 +26,7 @@ from ctxgauge.engines import call_engine, checked_hits
 from ctxgauge.corpora import Corpus, open_corpus
 from ctxgauge.engines import engine_available, get_engine
 from ctxgauge.errors import EngineError, UserError
-from ctxgauge.records import RunDir, default_run_dir
+from ctxgauge.records import RunDir, Subject, default_run_dir, figures_headline
 from ctxgauge.suites.cases._model import Case, CaseFile, split_corpus
 from ctxgauge.metrics.scoring import Labels, PassLine, compare, metric_names, score, summarise
 
@@ -156,7 +156,7 @@ def _finish(run: RunDir, units: list[dict], metrics: list[str], lines: Sequence[
     )
     if trec is not None:
         _write_trec(Path(trec), units, engine_names)
-    run.finish("success", results=result.results())
+    run.finish("success", results=result.results(), headline=figures_headline(summary, metrics))
     return result
 
 
@@ -193,7 +193,7 @@ def run_cases(case_file: CaseFile, config: CasesConfig, progress: Progress | Non
                 corpora[c.corpus] = open_corpus(*split_corpus(c.corpus))
             except UserError as exc:
                 raise UserError(f"{case_file.source}: case {c.name!r}: corpus {exc} (a directory, or REPO@REV)") from None
-    spec = {"suite_version": SUITE_VERSION, "source": case_file.source, "cases": [c.name for c in case_file.cases],
+    spec = {"source": case_file.source, "cases": [c.name for c in case_file.cases],
             "engine": engines[0].name, "engine_identity": engines[0].identity(),
             "vs": engines[1].name if len(engines) > 1 else None, "ks": list(config.ks), "depth": depth,
             "seed": config.seed, "pass": {line.metric: line.value for line in lines}, "metrics": metrics,
@@ -201,7 +201,9 @@ def run_cases(case_file: CaseFile, config: CasesConfig, progress: Progress | Non
     out = Path(config.out) if config.out is not None else default_run_dir(SUITE)
     units: dict[str, dict] = {}
     try:
-        with RunDir.start(out, suite=SUITE, spec=spec, resume=config.resume) as run, \
+        subject = Subject(dataset=case_file.source, systems=[e.name for e in engines])
+        with RunDir.start(out, suite=SUITE, suite_version=SUITE_VERSION, subject=subject, spec=spec,
+                          resume=config.resume) as run, \
                 tempfile.TemporaryDirectory(prefix="ctxgauge-cases-") as tmp:
             done = 0
             for n, (key, corpus) in enumerate(corpora.items()):
@@ -233,7 +235,7 @@ def run_cases(case_file: CaseFile, config: CasesConfig, progress: Progress | Non
 
 def _one(case: Case, corpus: Corpus, built: list, metrics: list[str], depth: int) -> dict:
     labels, gap = case.labels(set(corpus.paths))
-    unit: dict = {"id": case.name, "query": case.query, "corpus": _corpus_record(corpus),
+    unit: dict = {"id": case.name, "request": case.query, "corpus": _corpus_record(corpus),
                   "expected": list(case.expected), "coverage_gap": list(gap), "known_gap": case.known_gap}
     if case.any_of:
         unit["expected_any_of"] = [list(g) for g in case.any_of]
@@ -275,18 +277,20 @@ def score_external(qrels: str | Path, run_file: str | Path, config: CasesConfig)
     # External rankings are scored as given, whatever their length: only the cutoffs need checking.
     _check(CasesConfig(ks=config.ks, depth=10**9, resume=config.resume, out=config.out), lines)
     metrics = metric_names(config.ks, extra=[line.metric for line in lines])
-    spec = {"suite_version": SUITE_VERSION, "source": Path(qrels).name, "run": Path(run_file).name,
+    spec = {"source": Path(qrels).name, "run": Path(run_file).name,
             "engine": None, "ks": list(config.ks), "seed": config.seed, "metrics": metrics,
             "pass": {line.metric: line.value for line in lines}}
     out = Path(config.out) if config.out is not None else default_run_dir(SUITE)
-    with RunDir.start(out, suite=SUITE, spec=spec, resume=config.resume) as run:
+    subject = Subject(dataset=Path(qrels).name, systems=[f"external:{Path(run_file).name}"])
+    with RunDir.start(out, suite=SUITE, suite_version=SUITE_VERSION, subject=subject, spec=spec,
+                      resume=config.resume) as run:
         units = []
         for qid, docs in judged.items():
             relevant = frozenset(d for d, rel in docs.items() if rel > 0)
             if not relevant:
                 continue
             ranking = rankings.get(qid, [])
-            unit = {"id": qid, "status": "ok", "reason": None, "query": None, "expected": sorted(relevant),
+            unit = {"id": qid, "status": "ok", "reason": None, "expected": sorted(relevant),
                     "coverage_gap": [], "known_gap": False, "ranked": qid in rankings,
                     "figures": score(ranking, Labels(relevant), metrics),
                     "ranking": [{"path": p, "score": None} for p in ranking]}

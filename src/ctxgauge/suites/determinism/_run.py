@@ -28,7 +28,7 @@ from typing import Any, Protocol
 from ctxgauge.engines import call_engine
 from ctxgauge.engines import engine_available, get_engine
 from ctxgauge.errors import EngineError, UserError
-from ctxgauge.records import RunDir, default_run_dir
+from ctxgauge.records import RunDir, Subject, corpus_label, default_run_dir
 
 from ._config import DeterminismConfig
 from ._cross_machine import run_cross_machine
@@ -42,9 +42,11 @@ from ._results import ENGINE_FAILED, MEASURED, SKIPPED, DeterminismResult, Engin
 from ._update import run_update
 from ._work import FAILED, FAMILIES, NOT_MEASURED, FamilyResult, Workspace, scratch_dir
 
-__all__ = ["ProgressReporter", "run_determinism"]
+__all__ = ["ProgressReporter", "SUITE", "SUITE_VERSION", "run_determinism"]
 
 SUITE = "determinism"
+SUITE_VERSION = 1
+"""The suite's own version (run records of dc65eaf and before carried none: read as 1)."""
 
 
 class ProgressReporter(Protocol):
@@ -228,8 +230,10 @@ def run_determinism(config: DeterminismConfig, *, progress: ProgressReporter | N
     plan = make_plan(config, factory)
     try:
         run_path = Path(config.out) if config.out is not None else default_run_dir(SUITE)
-        with RunDir.start(run_path, suite=SUITE, spec=plan.record_spec(), resume=config.resume,
-                          context={"corpus": plan.corpus.summary()}) as run:
+        spec = plan.record_spec()
+        subject = Subject(dataset=corpus_label(spec["corpus"]), systems=list(plan.engines))
+        with RunDir.start(run_path, suite=SUITE, suite_version=SUITE_VERSION, subject=subject, spec=spec,
+                          resume=config.resume, context={"corpus": plan.corpus.summary()}) as run:
             reporter.set_total(_steps(plan))
             engines: dict[str, EngineResult] = {}
             with scratch_dir(Path(tempfile.mkdtemp(prefix="ctxgauge-determinism-"))) as scratch:
@@ -240,7 +244,10 @@ def run_determinism(config: DeterminismConfig, *, progress: ProgressReporter | N
                     finally:
                         one.close()
             result = DeterminismResult(run.path, plan.corpus.summary(), plan.queries, config.k, engines)
-            run.finish("success", results=result.to_json(record=True))
+            results = result.to_json(record=True)
+            run.finish("success", results=results, headline=", ".join(
+                f"{name} {results['engines'][name].get('label')}" for name in plan.engines
+                if name in results["engines"]))
         return result
     finally:
         plan.close()

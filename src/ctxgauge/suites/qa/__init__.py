@@ -20,14 +20,14 @@ from ctxgauge.suites.qa._protocols import PROTOCOLS, Answer
 from ctxgauge.suites.qa._questions import QuestionSet, load_question_set, question_set_hash
 from ctxgauge.suites.qa._rescore import rescore_run
 from ctxgauge.suites.qa._rubric import GROUNDED_WEIGHTS, WEIGHTS, RubricJudge, RubricScore, aggregate, mean_aggregate
-from ctxgauge.suites.qa._run import QAConfig, load_source, run_qa
+from ctxgauge.suites.qa._run import SUITE, SUITE_VERSION, QAConfig, load_source, run_qa
 from ctxgauge.suites.qa._scoring import Judge, Verdict, reads_as_pass, score_answer, tier1_match
 from ctxgauge.suites.qa._source import open_battery_corpus
 from ctxgauge.suites.qa._trust import ArmScores, trust_gate
 
 __all__ = [
     "ARM_KINDS", "Answer", "ArmScores", "ArmSpec", "Battery", "Exemplar", "GROUNDED_WEIGHTS", "Gold", "Judge",
-    "PROTOCOLS", "QAConfig", "Question", "QuestionSet", "RubricJudge", "RubricScore", "Verdict", "WEIGHTS",
+    "PROTOCOLS", "QAConfig", "SUITE", "SUITE_VERSION", "Question", "QuestionSet", "RubricJudge", "RubricScore", "Verdict", "WEIGHTS",
     "aggregate", "bundled_batteries", "check_evidence", "compare_baseline", "load_battery", "load_question_set",
     "load_source", "mean_aggregate", "open_battery_corpus", "parse_arm", "question_set_hash", "reads_as_pass",
     "rescore_run", "resolve_battery_dir", "run_qa", "save_baseline", "score_answer", "tier1_match", "trust_gate",

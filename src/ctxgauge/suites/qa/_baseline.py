@@ -14,6 +14,7 @@ from pathlib import Path
 from ctxgauge._io import write_json_atomic
 from ctxgauge.errors import UserError
 from ctxgauge.records import read_run
+from ctxgauge.suites.qa._run import SUITE
 
 BASELINE_KIND = "ctxgauge.qa.baseline"
 BASELINE_VERSION = 1
@@ -21,16 +22,16 @@ BASELINE_VERSION = 1
 
 def _figures(run_dir: Path) -> tuple[dict, dict]:
     record = read_run(run_dir)
-    if record.get("suite") != "qa" or record.get("status") != "success":
+    if record.suite != SUITE or not record.finished:
         raise UserError(f"{run_dir}: not a finished qa run")
-    results = record["results"]
+    results = record.results or {}
     arms = {}
     for name, s in results["summary"].items():
         score = s["accuracy"] * 100 if s.get("accuracy") is not None else s.get("mean_score")
         arms[name] = {"score": None if score is None else round(score, 4), "questions": s["questions"],
                       "status": s["status"]}
-    source = (record.get("context") or {}).get("source_identity") or {}
-    return arms, {"source": source, "trust": results["trust"]["status"], "run_id": record.get("run_id")}
+    source = record.context.get("source_identity") or {}
+    return arms, {"source": source, "trust": results["trust"]["status"], "run_id": record.run_id}
 
 
 def save_baseline(run_dir: str | Path, path: str | Path) -> dict:

@@ -16,7 +16,7 @@ from ctxgauge.errors import UserError
 from ctxgauge.records import read_run, read_units
 from ctxgauge.suites.qa._battery import Battery
 from ctxgauge.suites.qa._rubric import RubricJudge
-from ctxgauge.suites.qa._run import QAConfig, _client, load_source, score_text
+from ctxgauge.suites.qa._run import SUITE, QAConfig, _client, load_source, score_text
 from ctxgauge.suites.qa._scoring import SCORER_V1, Judge, check_scorer
 from ctxgauge.suites.qa._summary import summarize
 
@@ -66,11 +66,11 @@ def rescore_run(run_dir: str | Path, *, judge: str | None = None, battery: str |
     runs, trust}` with the recomputed figures."""
     run_dir = Path(run_dir)
     record = read_run(run_dir)
-    if record.get("suite") != "qa":
-        raise UserError(f"{run_dir}: a {record.get('suite')} run, not a qa run")
-    if not record.get("results"):
-        raise UserError(f"{run_dir}: the run has no results ({record.get('status')}); resume it first")
-    spec, context, results = record["spec"], record.get("context") or {}, record["results"]
+    if record.suite != SUITE:
+        raise UserError(f"{run_dir}: a {record.suite} run, not a qa run")
+    if not record.results:
+        raise UserError(f"{run_dir}: the run has no results ({record.status}); resume it first")
+    spec, context, results = record.spec, record.context, record.results
     source = find_source(run_dir, context, spec, battery)
     judge_model = judge or spec.get("judge")
     if not judge_model:
@@ -88,8 +88,8 @@ def rescore_run(run_dir: str | Path, *, judge: str | None = None, battery: str |
     by_qid = {q.qid: q for q in source.questions}
     units, changed = [], []
     try:
-        for u in read_units(run_dir):
-            u = dict(u)
+        for unit in read_units(run_dir):
+            u = unit.to_json()
             if u.get("answer_status") == "ok" and u.get("answer_file"):
                 text = read_answer(run_dir, u["answer_file"])
                 new = score_text(by_qid[u["qid"]], text, battery, source, judge_obj, rubric, scorer)

@@ -48,7 +48,7 @@ from ctxgauge._io import write_json_atomic, write_text_atomic
 from ctxgauge.corpora import open_corpus
 from ctxgauge.errors import EngineError, UserError
 from ctxgauge.providers import Client, ProviderConfig, make_client, provider_status
-from ctxgauge.records import RunDir, default_run_dir
+from ctxgauge.records import RunDir, Subject, default_run_dir
 from ctxgauge.suites.qa._arms import ArmSpec, EngineHandle, parse_arm
 from ctxgauge.suites.qa._battery import Battery, load_battery, resolve_battery_dir
 from ctxgauge.suites.qa._protocols import PROTOCOLS, Answer, ArmContext, retrieve_only, run_protocol
@@ -59,7 +59,8 @@ from ctxgauge.suites.qa._source import open_battery_corpus
 from ctxgauge.suites.qa._summary import run_record, summarize, unit_id
 
 SUITE = "qa"
-SUITE_VERSION = "1"
+SUITE_VERSION = 1
+"""The suite's own version (an integer; dc65eaf and before wrote the string "1" in each arm's identity)."""
 
 
 @dataclass
@@ -193,7 +194,10 @@ def run_qa(cfg: QAConfig, *, env: Mapping[str, str] | None = None, sleep=None,
     p = plan(cfg, env, sleep)
     out = Path(cfg.out) if cfg.out else default_run_dir(SUITE)
     try:
-        run = RunDir.start(out, suite=SUITE, spec=cfg.spec(), resume=cfg.resume,
+        subject = Subject(dataset=str(p.source.identity().get("name") or cfg.source), systems=[str(a) for a in p.arms],
+                          model=cfg.model)
+        run = RunDir.start(out, suite=SUITE, suite_version=SUITE_VERSION, subject=subject, spec=cfg.spec(),
+                           resume=cfg.resume,
                            context={"source": cfg.source, "source_identity": p.source.identity(),
                                     "source_from_run": source_from_run(cfg.source, p.source, out),
                                     "base_url_given": bool(cfg.base_url)})
@@ -266,7 +270,7 @@ def _record(run: RunDir, p: Plan, cfg: QAConfig, rows: list[dict]) -> dict:
     """Phase 4: the per-run records, the summary and the trust gate, derived from the units; then finish."""
     questions = p.source.questions
     evidence = {q.qid: p.battery.gold[q.qid].evidence_files for q in questions} if p.battery else {}
-    units = run.units()
+    units = [u.to_json() for u in run.units()]
     results = summarize(rows, cfg.repeat, units, questions, evidence, p.identity)
     by_arm = {a["arm"]: a for a in rows}
     for r in results["runs"]:
@@ -277,9 +281,20 @@ def _record(run: RunDir, p: Plan, cfg: QAConfig, rows: list[dict]) -> dict:
     gaps = sum(1 for u in units if u.get("status") == "failed")
     # A gap (an outage, a failed engine) leaves the run unfinished: published with its results, but marked
     # error so `--resume` can fill it, and never read as a finished score.
-    return run.finish("error" if gaps else "success", results=results,
+    return run.finish("error" if gaps else "success", results=results, headline=headline(results, p.arms),
                       error=f"{gaps} unit(s) failed (provider outage or engine failure); "
                             "run again with --resume to fill the gaps" if gaps else None)
+
+
+def headline(results: dict, arms: list) -> str:
+    """The runs list's one line: each arm's accuracy (`-` where not measured), in the order given."""
+    summary = results.get("summary") or {}
+    parts = []
+    for arm in (str(a) for a in arms):
+        if arm in summary:
+            acc = summary[arm].get("accuracy")
+            parts.append(f"{arm} {'-' if acc is None else f'{100 * acc:.1f}%'}")
+    return ", ".join(parts)
 
 
 def write_run_record(path: Path, row: dict, rep: int, units: list[dict], questions, identity: dict) -> dict:

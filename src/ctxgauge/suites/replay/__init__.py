@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ctxgauge.records import RunDir, default_run_dir
+from ctxgauge.records import RunDir, Subject, default_run_dir, figures_headline
 from ctxgauge.suites.replay import _report
 from ctxgauge.suites.replay._cases import CommitLabels, ReplayCase, case_from_commit, changed_in_parent, label
 from ctxgauge.suites.replay._compare import comparison, gate
@@ -58,7 +58,9 @@ def replay(config: ReplayConfig, progress: Progress | None = None) -> ReplayResu
     p = plan(config)
     try:
         out = Path(config.out) if config.out is not None else default_run_dir(SUITE)
-        with RunDir.start(out, suite=SUITE, spec=p.spec, resume=config.resume) as run:
+        subject = Subject(dataset=p.spec["repo"], systems=[e.name for e in p.engines])
+        with RunDir.start(out, suite=SUITE, suite_version=SUITE_VERSION, subject=subject, spec=p.spec,
+                          resume=config.resume) as run:
             units = execute(p, run, progress)
             engine = p.engines[0].name
             vs = p.engines[1].name if len(p.engines) > 1 else None
@@ -76,7 +78,7 @@ def replay(config: ReplayConfig, progress: Progress | None = None) -> ReplayResu
             )
             if config.trec is not None:
                 write_trec(Path(config.trec), units, engine, vs)
-            run.finish("success", results=result.results())
+            run.finish("success", results=result.results(), headline=figures_headline(result.summary, p.metrics))
         return result
     finally:
         p.close()

@@ -119,9 +119,9 @@ def plan(config: ReplayConfig) -> Plan:
     baseline = baseline_id = None
     if config.baseline is not None:
         record = read_run(config.baseline)
-        if record.get("suite") != SUITE:
-            raise UserError(f"{config.baseline}: not a replay run (suite {record.get('suite')!r})")
-        baseline, baseline_id = read_units(config.baseline), record.get("run_id")
+        if record.suite != SUITE:
+            raise UserError(f"{config.baseline}: not a replay run (suite {record.suite!r})")
+        baseline, baseline_id = [u.to_json() for u in read_units(config.baseline)], record.run_id
     repo = Repo(config.repo)
     try:
         head = repo.resolve(config.rev)
@@ -141,7 +141,6 @@ def plan(config: ReplayConfig) -> Plan:
                             "repository, --rev and --commits as the baseline")
     metrics = metric_names(config.ks, pack=True)
     spec = {
-        "suite_version": SUITE_VERSION,
         "repo": _repo_name(repo),
         "rev": config.rev,
         "head": head,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ctxgauge.errors import UserError
-from ctxgauge.records import export_runs
+from ctxgauge.export import export_runs
 from ctxgauge.report import discover_runs, load_runs
 
 
@@ -37,7 +37,7 @@ def test_missing_directory_and_newer_schema_are_user_errors(tmp_path, factory):
     with pytest.raises(UserError, match="no such directory"):
         discover_runs(tmp_path / "nope")
     path = factory.replay_run(tmp_path, "r", [1], vs=None)
-    text = (path / "run.json").read_text().replace('"schema_version": 1', '"schema_version": 99')
+    text = (path / "run.json").read_text().replace('"schema_version": 2', '"schema_version": 99')
     (path / "run.json").write_text(text)
     with pytest.raises(UserError, match="newer"):
         discover_runs(tmp_path)

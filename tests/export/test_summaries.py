@@ -7,7 +7,8 @@ import io
 import json
 
 from ctxgauge.metrics import bootstrap_ci
-from ctxgauge.report import discover_runs, summaries
+from ctxgauge.export import summaries
+from ctxgauge.records import discover_runs
 from ctxgauge.report._common import N_RESAMPLES
 
 

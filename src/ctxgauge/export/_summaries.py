@@ -1,7 +1,9 @@
 """The derived summaries an export publishes: leaderboard.csv, per-question.csv, per-case.csv, runs.json.
 
 Pure functions of the run records, written with fixed number formats and a fixed order, so the same runs
-always give the same bytes (`export --check` relies on it).
+always give the same bytes (`export --check` relies on it). Each suite's part comes from its view in the
+one registry (`ctxgauge.report.view`): its leaderboard attempts, its per-case rows (`misses`) and its
+per-question rows (`verdicts`); nothing here knows a suite by name.
 
 Leaderboard: one row per suite x dataset x system (engine or arm) x model x metric, in long form.
   runs      attempts: a replay/cases run, a determinism run's engine, a qa arm's repetition
@@ -24,11 +26,8 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from ctxgauge.records import RUN_FILE, file_sha256
-from ctxgauge.report import _determinism, _qa, _retrieval
-from ctxgauge.report._build import dataset, model, systems
-from ctxgauge.report._common import interval
-from ctxgauge.report._runs import RunRef
+from ctxgauge.records import RUN_FILE, RunRef, file_sha256
+from ctxgauge.report import dataset, interval, model, systems, view
 
 SUMMARY_FILES = ("leaderboard.csv", "per-case.csv", "per-question.csv", "runs.json")
 """The summaries every export writes, in the order written."""
@@ -72,6 +71,7 @@ class _Group:
 def _collect(runs: Sequence[RunRef]) -> dict[tuple[str, str, str, str], _Group]:
     groups: dict[tuple[str, str, str, str], _Group] = defaultdict(_Group)
     for run in runs:
+        v = view(run.suite)
         key = (run.suite, dataset(run), model(run))
 
         def g(system: str) -> _Group:
@@ -79,45 +79,19 @@ def _collect(runs: Sequence[RunRef]) -> dict[tuple[str, str, str, str], _Group]:
 
         if not run.finished:
             for system in systems(run):
-                reps = int(run.spec.get("repeat") or 1) if run.suite == "qa" else 1
+                reps = v.attempts(run)
                 g(system).runs += reps
                 g(system).dnf += reps
             continue
-        if run.suite in ("replay", "cases"):
-            for system in systems(run):
-                g(system).runs += 1
-                g(system).valid += 1
-            for system, metric, units, seed in _retrieval.leaderboard_values(run):
-                g(system).add(metric, sum(units) / len(units) if units else None, units, seed)
-        elif run.suite == "determinism":
-            counted: set[str] = set()
-            for system, metric, value, status in _determinism.leaderboard_values(run):
-                if system not in counted:
-                    counted.add(system)
-                    g(system).runs += 1
-                    if status == "skipped":
-                        g(system).skipped += 1
-                    else:
-                        g(system).valid += 1
-                if status != "skipped":
-                    g(system).add(metric, None if value is None else float(value))
-        elif run.suite == "qa":
-            for arm, summary in _qa.arms(run).items():
-                if (summary.get("status") or "measured") == "skipped":
-                    g(arm).runs += 1
-                    g(arm).skipped += 1
-                    continue
-                for ok, reason, values in _qa.rep_values(run, arm):
-                    g(arm).runs += 1
-                    g(arm).valid += int(ok)
-                    # A repetition whose every answer was skipped (no model) is skipped, not unfinished.
-                    g(arm).skipped += int(not ok and reason == "skipped")
-                    g(arm).dnf += int(not ok and reason != "skipped")
-                    if ok:
-                        for metric, value in values.items():
-                            g(arm).add(metric, value)
-                for metric, value in _qa.arm_values(run, arm).items():
-                    g(arm).add(metric, value)
+        for attempt in v.leaderboard(run):
+            grp = g(attempt.system)
+            if attempt.outcome is not None:
+                grp.runs += 1
+                grp.valid += int(attempt.outcome == "valid")
+                grp.skipped += int(attempt.outcome == "skipped")
+                grp.dnf += int(attempt.outcome == "dnf")
+            for value in attempt.values:
+                grp.add(value.metric, value.value, list(value.units), value.seed)
     return groups
 
 
@@ -152,9 +126,10 @@ def per_case(runs: Sequence[RunRef]) -> bytes:
     finished runs: how often it was scored and passed (hit at the run's smallest k)."""
     agg: dict[tuple, dict] = {}
     for run in runs:
-        if not run.finished or run.suite not in ("replay", "cases"):
+        misses = view(run.suite).misses
+        if not run.finished or misses is None:
             continue
-        for r in _retrieval.item_rows(run):
+        for r in misses(run):
             key = (run.suite, dataset(run), r["case"], r["system"])
             a = agg.setdefault(key, {"request": r["request"], "lane": r["lane"], "metric": r["pass_metric"],
                                      "runs": 0, "scored": 0, "passed": 0})
@@ -174,9 +149,10 @@ def per_question(runs: Sequence[RunRef]) -> bytes:
     """per-question.csv: per question and arm, over the finished qa runs, the count of each verdict."""
     agg: dict[tuple, dict] = {}
     for run in runs:
-        if not run.finished or run.suite != "qa":
+        verdicts = view(run.suite).verdicts
+        if not run.finished or verdicts is None:
             continue
-        for r in _qa.item_rows(run):
+        for r in verdicts(run):
             key = (dataset(run), model(run), r["qid"], r["arm"])
             a = agg.setdefault(key, {"difficulty": r["difficulty"], "categories": r["categories"], "answers": 0,
                                      **{v: 0 for v in VERDICTS}, "other": 0})
@@ -192,8 +168,8 @@ def runs_table(runs: Sequence[RunRef]) -> bytes:
     """runs.json: one flat row per run (finished or not), sorted by path."""
     rows = []
     for run in sorted(runs, key=lambda r: r.rel.encode()):
-        rec, counts = run.record, run.record.get("counts") or {}
-        prov, timing = rec.get("provenance") or {}, rec.get("timing") or {}
+        rec = run.record
+        counts, prov, timing = rec.counts, rec.provenance, rec.timing
         source = prov.get("source") or {}
         rows.append({
             "path": run.rel, "run_id": run.run_id, "suite": run.suite, "status": run.status,
@@ -202,7 +178,7 @@ def runs_table(runs: Sequence[RunRef]) -> bytes:
             "ctxgauge": prov.get("ctxgauge"), "source_commit": source.get("commit"),
             "source_dirty": source.get("dirty"),
             "units_ok": counts.get("ok"), "units_failed": counts.get("failed"), "units_skipped": counts.get("skipped"),
-            "error": rec.get("error"), "run_json_sha256": file_sha256(run.path / RUN_FILE),
+            "error": rec.error, "run_json_sha256": file_sha256(run.path / RUN_FILE),
         })
     return (json.dumps(rows, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode("utf-8")
 

@@ -1,4 +1,4 @@
-"""Finding run directories and reading them once: the only way reports and exports touch records.
+"""Finding run directories and reading them once: the only way reports, exports and the store find runs.
 
 A run is a directory holding `run.json`. A runs directory may nest runs at any depth (suites write
 `ctxgauge-runs/<suite>-<time>-<id>/`, users group them by hand); discovery never descends into a run, never
@@ -13,13 +13,15 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from ctxgauge.errors import UserError
-from ctxgauge.records import RUN_FILE, read_run, read_units
-
-FINISHED = "success"
-"""The one status whose figures enter a mean; every other status is published as did-not-finish."""
+from ctxgauge.records._model import RunRecord, Subject, Unit
+from ctxgauge.records._run import RUN_FILE, read_run, read_units
 
 EXPORT_MANIFEST = "manifest.json"
+"""The file at the root of an export tree (`ctxgauge.export`), which discovery recognises and skips."""
 EXPORT_KIND = "ctxgauge.export"
+"""`kind` of an export's manifest."""
+EXPORT_RUNS = "runs"
+"""The folder of an export tree holding its copies of the runs."""
 
 
 def is_export_dir(path: Path) -> bool:
@@ -41,41 +43,46 @@ class RunRef:
     """The run directory."""
     rel: str
     """Its POSIX path relative to the runs directory it was found in (its name in exports and reports)."""
-    record: dict[str, Any]
+    record: RunRecord
     """`run.json`, migrated to the current schema."""
-    _units: list[dict] | None = field(default=None, repr=False)
+    _units: list[Unit] | None = field(default=None, repr=False)
 
     @property
     def suite(self) -> str:
-        """The suite that wrote the run (`replay`, `cases`, `determinism`, `qa`, ...)."""
-        return str(self.record.get("suite") or "unknown")
+        """The suite that wrote the run (a name in the suite-view registry)."""
+        return self.record.suite
 
     @property
     def status(self) -> str:
         """started, success, cancelled or error."""
-        return str(self.record.get("status") or "unknown")
+        return self.record.status
 
     @property
     def finished(self) -> bool:
         """True only for a run that finished successfully: the only kind whose figures enter a mean."""
-        return self.status == FINISHED
+        return self.record.finished
 
     @property
     def run_id(self) -> str:
         """The run's id (its directory name when written)."""
-        return str(self.record.get("run_id") or self.path.name)
+        return self.record.run_id or self.path.name
+
+    @property
+    def subject(self) -> Subject:
+        """What the run measured: dataset, systems, model."""
+        return self.record.subject
 
     @property
     def spec(self) -> dict[str, Any]:
         """The options the run was started with."""
-        return self.record.get("spec") or {}
+        return self.record.spec
 
     @property
     def results(self) -> dict[str, Any]:
         """The suite's results ({} for a run that did not finish)."""
-        return self.record.get("results") or {}
+        return self.record.results or {}
 
-    def units(self) -> list[dict]:
+    def units(self) -> list[Unit]:
         """The run's units (read on first use)."""
         if self._units is None:
             self._units = read_units(self.path)
@@ -101,7 +108,7 @@ def find_run_dirs(root: str | Path) -> list[tuple[str, Path]]:
     root = Path(root)
     if not root.is_dir():
         raise UserError(f"{root}: no such directory of runs")
-    start = root / "runs" if is_export_dir(root) and (root / "runs").is_dir() else root
+    start = root / EXPORT_RUNS if is_export_dir(root) and (root / EXPORT_RUNS).is_dir() else root
     found = [(d.name if d == start else d.relative_to(start).as_posix(), d) for d in _walk(start)]
     return sorted(found, key=lambda x: x[0].encode())
 

@@ -4,7 +4,7 @@
       manifest.json      every run's path with the SHA-256 of its run.json (whose `files` hash every other
                          file of the run), and the SHA-256 of every derived file: one root for the whole tree
       runs/<path>/...    each run copied byte for byte: run.json and the files it hashes
-      leaderboard.csv    per suite x dataset x engine or arm x model x metric (see ctxgauge.report._summaries)
+      leaderboard.csv    per suite x dataset x engine or arm x model x metric (see `_summaries`)
       per-case.csv, per-question.csv, runs.json
       report.html, report.md   the report, its links relative to this tree
 
@@ -15,8 +15,7 @@ not finish is published as such (`published_as: did-not-finish`, its files hashe
 record holds no hashes) and never enters a mean. Before a byte is written, every file is scanned for
 secrets and home paths (`_secrets`); a hit stops the export naming the file and line.
 
-Records sit below reports in the data flow, yet an export publishes the report: the report package is
-imported inside the functions, so `ctxgauge.records` stays importable on its own.
+The export sits above both records and the report it publishes: it imports them, neither imports it.
 """
 
 from __future__ import annotations
@@ -28,21 +27,19 @@ import shutil
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Mapping, Union
+from typing import Mapping, Union
 
 from ctxgauge._io import canonical_json
 from ctxgauge.errors import UserError
-from ctxgauge.records._run import RUN_FILE, file_sha256, hash_files
-from ctxgauge.records._secrets import SecretScanner
-
-if TYPE_CHECKING:
-    from ctxgauge.report import RunRef
+from ctxgauge.export._summaries import summaries
+from ctxgauge.records import EXPORT_KIND, EXPORT_MANIFEST, EXPORT_RUNS, RUN_FILE, RunRef, SecretScanner, discover_runs, \
+    file_sha256, hash_files
+from ctxgauge.report import build_report, render_html, render_markdown
 
 EXPORT_SCHEMA = 1
 """Version of the manifest's layout."""
-EXPORT_KIND = "ctxgauge.export"
-MANIFEST = "manifest.json"
-RUNS_FOLDER = "runs"
+MANIFEST = EXPORT_MANIFEST
+RUNS_FOLDER = EXPORT_RUNS
 REPORT_FILES = ("report.html", "report.md")
 
 Source = Union[Path, bytes]
@@ -99,24 +96,10 @@ def _sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def verify_files(run_dir: str | Path, record: Mapping) -> dict[str, str]:
-    """Each file of a run against its record: `ok`, `changed` (SHA-256 differs), `missing`, or `unhashed`
-    (present but not in the record's `files`: added after the run finished, or the run never finished)."""
-    run_dir = Path(run_dir)
-    recorded: Mapping[str, str] = record.get("files") or {}
-    out = {}
-    for name, digest in sorted(recorded.items()):
-        src = run_dir / name
-        out[name] = "missing" if not src.is_file() else "ok" if file_sha256(src) == digest else "changed"
-    for name in hash_files(run_dir):
-        out.setdefault(name, "unhashed")
-    return dict(sorted(out.items()))
-
-
 def _run_files(run: RunRef) -> tuple[dict[str, Path], dict[str, str] | None, list[str]]:
     """(export-relative name -> source path, manifest file hashes or None, warnings) for one run."""
     base = f"{RUNS_FOLDER}/{run.rel}"
-    recorded: Mapping[str, str] = run.record.get("files") or {}
+    recorded: Mapping[str, str] = run.record.files
     items = {f"{base}/{RUN_FILE}": run.path / RUN_FILE}
     if run.status == "started" or not recorded:
         # No hashes in the record (a run that stopped before finish): hash what is there, in the manifest.
@@ -139,8 +122,6 @@ def _run_files(run: RunRef) -> tuple[dict[str, Path], dict[str, str] | None, lis
 def plan_export(runs_dir: str | Path) -> tuple[dict[str, Source], dict, list[str]]:
     """Every file of the export of `runs_dir` by relative path (run files first, then derived files, the
     manifest last), the manifest itself, and warnings. Reads and verifies; writes nothing."""
-    from ctxgauge.report import build_report, discover_runs, render_html, render_markdown, summaries
-
     runs = discover_runs(runs_dir)
     if not runs:
         raise UserError(f"{runs_dir}: no run directories (a run directory holds {RUN_FILE})")

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from ctxgauge.errors import UserError
-from ctxgauge.records import IntegrityError, SecretFound, check_export, export_runs, file_sha256, verify_files
+from ctxgauge.export import IntegrityError, check_export, export_runs
+from ctxgauge.records import SecretFound, file_sha256, read_run, verify_files
 
 
 @pytest.fixture
@@ -95,7 +96,7 @@ def test_check_names_a_run_file_changed_in_the_store(store, tmp_path):
     assert "does not match" in check.differences[0]
     with pytest.raises(IntegrityError, match="runs/det-a/fingerprints/bm25.fingerprint.json"):
         export_runs(store, tmp_path / "again", environ={})
-    assert verify_files(store / "det-a", json.loads((store / "det-a/run.json").read_text()))[
+    assert verify_files(store / "det-a", read_run(store / "det-a"))[
         "fingerprints/bm25.fingerprint.json"] == "changed"
 
 
@@ -157,3 +158,15 @@ def test_cli_export_then_check_exit_codes(store, tmp_path):
     assert "runs/qa/a/units.jsonl" in r.stderr
     r = _cli("export", str(store), "--out", str(out), "--check", "--json")
     assert json.loads(r.stdout)["first"] == "runs/qa/a/units.jsonl"
+
+
+def test_the_export_vocabulary_is_written_once():
+    # dc65eaf wrote the manifest's name and kind twice (records/_export.py and report/_runs.py).
+    import ast
+
+    src = Path(__file__).resolve().parents[2] / "src" / "ctxgauge"
+    for literal in ("ctxgauge.export", "manifest.json"):
+        found = [p.relative_to(src).as_posix() for p in sorted(src.rglob("*.py"))
+                 for n in ast.walk(ast.parse(p.read_text(encoding="utf-8")))
+                 if isinstance(n, ast.Constant) and n.value == literal]
+        assert found == ["records/_discover.py"], literal

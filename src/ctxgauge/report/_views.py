@@ -1,0 +1,136 @@
+"""The one registry of suite views: how reports, summaries and exports read each suite's runs.
+
+A suite is known to every reader by one entry here: its report section, its leaderboard rows and its
+per-item rows (`misses`: per-case.csv; `verdicts`: per-question.csv). What every run has whatever its
+suite (systems, dataset, model, headline) is read from the typed record (`RunRecord.subject`,
+`RunRecord.headline`), so an entry only overrides it when a suite knows better. The store reads the typed
+record alone and needs no view. Outside `ctxgauge/suites/<name>/` and this module no code names a suite
+(`tests/report/test_suite_names.py` greps for it).
+
+Adding a suite: its own package (`suites/<name>/`, writing its record through `ctxgauge.records.RunDir`)
+plus one entry in VIEWS (or `register(name, view)` from a plugin). A run of a suite without a view is
+listed in the runs table and drawn as a plain list of its runs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import partial
+from typing import Callable, Sequence
+
+from ctxgauge.records import RunRef
+import ctxgauge.report._determinism as _determinism
+import ctxgauge.report._qa as _qa
+import ctxgauge.report._retrieval as _retrieval
+from ctxgauge.report._common import dnf_note
+from ctxgauge.report._leaderboard import Attempt, Value
+from ctxgauge.report._model import Section
+
+
+def _subject_systems(run: RunRef) -> list[str]:
+    return list(run.subject.systems)
+
+
+def _subject_dataset(run: RunRef) -> str:
+    return run.subject.dataset
+
+
+def _subject_model(run: RunRef) -> str:
+    return run.subject.model or ""
+
+
+def _headline(run: RunRef) -> str:
+    return run.record.headline
+
+
+def _no_attempts(run: RunRef) -> list[Attempt]:
+    return []
+
+
+def _one_attempt(run: RunRef) -> int:
+    return 1
+
+
+def _plain_section(suite: str, title: str, runs: Sequence[RunRef]) -> Section:
+    return Section(suite, title, notes=[f"{r.rel}: {r.status}" for r in runs] + dnf_note([]))
+
+
+@dataclass(frozen=True)
+class SuiteView:
+    """How the readers show one suite's runs."""
+
+    title: str
+    """The report section's title."""
+    section: Callable[[str, str, Sequence[RunRef]], Section] = _plain_section
+    """(suite, title, runs) -> the report section of that suite's runs (finished or not)."""
+    leaderboard: Callable[[RunRef], list[Attempt]] = _no_attempts
+    """A finished run -> its attempts and figures, in the order leaderboard.csv lists them."""
+    misses: Callable[[RunRef], list[dict]] | None = None
+    """A finished run -> per request and system, whether it was scored and passed (per-case.csv rows:
+    case, request, system, scored, passed, pass_metric, lane); None: the suite has no such rows."""
+    verdicts: Callable[[RunRef], list[dict]] | None = None
+    """A finished run -> per question and arm, every repetition's verdict (per-question.csv rows: qid, arm,
+    difficulty, categories, verdicts); None: the suite has no such rows."""
+    attempts: Callable[[RunRef], int] = _one_attempt
+    """How many attempts per system a run stands for (repetitions), counted as did-not-finish when it did
+    not finish."""
+    systems: Callable[[RunRef], list[str]] = _subject_systems
+    """What a run measured (default: its subject's systems)."""
+    dataset: Callable[[RunRef], str] = _subject_dataset
+    """What it measured on (default: its subject's dataset)."""
+    model: Callable[[RunRef], str] = _subject_model
+    """The answering model ('' for none; default: its subject's model)."""
+    headline: Callable[[RunRef], str] = _headline
+    """One line of its main figures (default: the headline the suite recorded)."""
+
+
+VIEWS: dict[str, SuiteView] = {
+    "replay": SuiteView("Replay: the repository's own commits as requests",
+                        partial(_retrieval.section, unit="commit", by_kind=True), _retrieval.leaderboard,
+                        misses=_retrieval.item_rows),
+    "cases": SuiteView("Cases: hand-labelled requests", partial(_retrieval.section, unit="case"),
+                       _retrieval.leaderboard, misses=_retrieval.item_rows),
+    "determinism": SuiteView("Determinism: is the context the same every time?", _determinism.section,
+                             _determinism.leaderboard),
+    "qa": SuiteView("QA: does the context help a model answer?", _qa.section, _qa.leaderboard,
+                    verdicts=_qa.item_rows, attempts=_qa.repetitions),
+}
+"""Suite name -> its view, in the order the report draws the sections."""
+
+UNKNOWN = SuiteView("a suite this version of ctxgauge cannot draw")
+"""The view of a suite without an entry: listed, never drawn, never in the leaderboard."""
+
+
+def register(name: str, view: SuiteView) -> None:
+    """Add (or replace) a suite's view: a plugin suite's one registry entry."""
+    VIEWS[name] = view
+
+
+def view(suite: str) -> SuiteView:
+    """The view of `suite` (UNKNOWN when none is registered)."""
+    return VIEWS.get(suite, UNKNOWN)
+
+
+def suite_order(suites: set[str]) -> list[str]:
+    """Suites in report order: registered ones as VIEWS lists them, then any other by name."""
+    return [s for s in VIEWS if s in suites] + sorted(suites - set(VIEWS))
+
+
+def systems(run: RunRef) -> list[str]:
+    """What a run measured: engines or arms (its suite's view)."""
+    return view(run.suite).systems(run)
+
+
+def dataset(run: RunRef) -> str:
+    """What a run measured on: a repository, a corpus or a battery (its suite's view)."""
+    return view(run.suite).dataset(run)
+
+
+def model(run: RunRef) -> str:
+    """The answer model of a run ('' for the suites that use none)."""
+    return view(run.suite).model(run)
+
+
+def headline(run: RunRef) -> str:
+    """One line of a run's main figures."""
+    return view(run.suite).headline(run)
