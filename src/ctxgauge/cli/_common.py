@@ -8,6 +8,11 @@ from typing import Any
 
 from rich.console import Console
 
+EXIT_UNFINISHED = 6
+"""Exit code of a command whose run did not finish (DESIGN.md's table): some units are gaps; --resume."""
+EXIT_NOTHING_MEASURED = 7
+"""Exit code of a command that measured nothing: every unit failed or was skipped."""
+
 console = Console(highlight=False)
 err_console = Console(stderr=True, highlight=False)
 

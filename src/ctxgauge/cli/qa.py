@@ -1,4 +1,4 @@
-"""`ctxgauge qa run|rescore|baseline`: does an engine's context help a model answer questions?"""
+"""`ctxgauge qa run|rescore|adjudicate|baseline`: does an engine's context help a model answer questions?"""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Optional
 
 import typer
 
-from ctxgauge.cli._common import console, err_console, print_json
+from ctxgauge.cli._common import EXIT_NOTHING_MEASURED, EXIT_UNFINISHED, console, err_console, print_json
 
 qa_app = typer.Typer(help="Question batteries: arms, protocols, judging, trust gate.", no_args_is_help=True)
 baseline_app = typer.Typer(help="Save a run's figures as a baseline, or compare a run against one.",
@@ -58,6 +58,13 @@ def _print_summary(result: dict, title: str) -> None:
         console.print(f"  {c['status']:<12} {c['name']}{where} = {value} (needs {c['threshold']}){why}")
 
 
+def _exit_code(gaps: dict | None) -> int:
+    """0 finished, 6 unfinished (some units are gaps), 7 nothing measured (every unit a gap)."""
+    if not gaps:
+        return 0
+    return EXIT_NOTHING_MEASURED if gaps.get("nothing_measured") else EXIT_UNFINISHED
+
+
 @qa_app.command("run")
 def run(
     battery: str = typer.Argument(..., help="A battery directory, a bundled battery name (shelfd), or a dokimi question-set JSON file."),
@@ -80,9 +87,11 @@ def run(
     scorer: str = typer.Option("ctxgauge-qa-2", "--scorer", help="Scorer version: ctxgauge-qa-2, or ctxgauge-qa-1 (Corograph's published tier 1 and judge retry)."),
     out: Optional[Path] = typer.Option(None, "--out", help="Run directory (default ctxgauge-runs/qa-<time>-<id>)."),
     resume: bool = typer.Option(False, "--resume", help="Continue an unfinished run in --out."),
-    json_out: bool = typer.Option(False, "--json", help="Print JSON: {run_dir, summary: {arm: {questions, passed, accuracy, tokens, cost_usd}}, questions, trust, skipped}."),
+    json_out: bool = typer.Option(False, "--json", help="Print JSON: {run_dir, summary: {arm: {questions, passed, accuracy, tokens, cost_usd}}, questions, trust, skipped, finished, unfinished, exit_code}."),
 ) -> None:
-    """Ask a battery's questions under each arm, score the answers, and gate the result."""
+    """Ask a battery's questions under each arm, score the answers, and gate the result. Exit code 6 when
+    the run did not finish (an outage, a failed harness or engine): `--resume` with the same --out fills
+    the gaps."""
     from ctxgauge.suites.qa import QAConfig, run_qa
 
     cfg = QAConfig(source=battery, arms=list(arm), model=model, judge=judge, provider=provider, base_url=base_url,
@@ -91,11 +100,17 @@ def run(
                    retries=retries, token_budget=token_budget, rates=rates, scorer=scorer)
     progress = (lambda s: None) if json_out else (lambda s: err_console.print(f"[dim]{s}[/]"))
     result = run_qa(cfg, progress=progress)
+    gaps = result.get("unfinished")
     if json_out:
-        print_json({k: result[k] for k in ("run_dir", "summary", "questions", "trust", "skipped", "notes")})
-        return
-    _print_summary(result, f"qa {battery} ({protocol}, {repeat} repetition(s))")
-    console.print(f"run recorded in {result['run_dir']}")
+        print_json({**{k: result[k] for k in ("run_dir", "summary", "questions", "trust", "skipped", "notes")},
+                    "finished": gaps is None, "unfinished": gaps, "exit_code": _exit_code(gaps)})
+    else:
+        _print_summary(result, f"qa {battery} ({protocol}, {repeat} repetition(s))")
+        console.print(f"run recorded in {result['run_dir']}")
+    if gaps:
+        # Exit code 6: not a score. The record says which units are gaps; --resume fills them.
+        err_console.print(f"[bold yellow]{gaps['message']}[/] ({result['run_dir']})", soft_wrap=True)
+        raise typer.Exit(_exit_code(gaps))
 
 
 @qa_app.command("rescore")
@@ -133,6 +148,29 @@ def rescore(
                 console.print(f"  {c['unit']}: {c['recorded']} -> {c['rescored']} ({c['reason']})")
     if not result["reproduced"]:
         raise typer.Exit(1)
+
+
+@qa_app.command("adjudicate")
+def adjudicate_cmd(
+    run_dir: Path = typer.Argument(..., help="A finished qa run directory."),
+    qid: str = typer.Argument(..., help="The question whose answer a human grades."),
+    verdict: str = typer.Option(..., "--verdict", help="pass or fail: outranks the judge in every figure."),
+    why: str = typer.Option(..., "--why", help="Why, in one line a reader can check against the answer."),
+    arm: Optional[str] = typer.Option(None, "--arm", help="The arm whose answer (needed when several arms answered)."),
+    rep: Optional[int] = typer.Option(None, "--rep", min=1, help="One repetition (default: every repetition of the arm)."),
+    by: Optional[str] = typer.Option(None, "--by", help="Who adjudicates (default $CTXGAUGE_ADJUDICATOR or $USER)."),
+    json_out: bool = typer.Option(False, "--json", help="Print JSON: {adjudications: [{unit, qid, arm, rep, verdict, why, by, at, judge_result}], summary}."),
+) -> None:
+    """Record a human verdict on one question's answer: who and when are recorded, the judge's verdict is
+    kept beside it, and the run's figures are derived again with the human's verdict."""
+    from ctxgauge.suites.qa._adjudicate import adjudicate
+
+    result = adjudicate(run_dir, qid, verdict, why, arm=arm, rep=rep, by=by)
+    if json_out:
+        print_json(result)
+        return
+    for a in result["adjudications"]:
+        console.print(f"{a['unit']}: {a['judge_result'] or '-'} -> [bold]{a['verdict']}[/] by {a['by']} at {a['at']}")
 
 
 @baseline_app.command("save")

@@ -14,78 +14,16 @@ from pathlib import Path
 
 import pytest
 
+from qa_helpers import MEMOS_COMMIT, corograph_folder, memos_repo, published  # type: ignore[import-not-found]
 from ctxgauge.corpora import open_corpus
 from ctxgauge.errors import UserError
 from ctxgauge.suites.qa import load_battery
 from ctxgauge.suites.qa._anchors import anchor_summary, check_anchors, find_anchors
 from ctxgauge.suites.qa._scoring import SCORERS, short_forms, tier1_match
 
-ROOT = Path(__file__).resolve().parents[3]
-PUBLISHED = (ROOT / "../shared/interop/corograph/usememos-memos").resolve()
-MEMOS_COMMIT = "2d01420c23372d5708904ec78e03485edb44d49b"
-
-
-def memos_repo() -> Path | None:
-    """A local clone (or bare git directory) of usememos/memos: $CTXGAUGE_MEMOS_REPO, or the machine's mirror."""
-    for cand in (os.environ.get("CTXGAUGE_MEMOS_REPO"), ROOT.parent / ".mirror/usememos+memos/repo",
-                 ROOT.parent.parent / ".mirror/usememos+memos/repo"):
-        if cand and Path(cand).is_dir():
-            ok = subprocess.run(["git", "--git-dir", str(cand), "cat-file", "-e", f"{MEMOS_COMMIT}^{{commit}}"],
-                                capture_output=True)
-            if ok.returncode == 0:
-                return Path(cand)
-    return None
-
-
-def published() -> Path:
-    if not (PUBLISHED / "repo.json").is_file():
-        pytest.skip("../shared/interop/corograph is absent (a user's clone has no ../shared)")
-    return PUBLISHED
-
-
 def cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
     env = {"PATH": "/usr/bin:/bin", "COLUMNS": "200", "PYTHONPATH": os.environ.get("PYTHONPATH", "")}
     return subprocess.run([sys.executable, "-m", "ctxgauge", *args], capture_output=True, text=True, env=env, cwd=cwd)
-
-
-SOURCE = {
-    "srv/server.go": "package srv\n\nfunc Start() {\n\tstartRunners()\n}\n\nfunc startRunners() {\n\tgo tick()\n}\n",
-    "srv/runner/tick.go": "package runner\n\nconst interval = 12\n",
-    "lib/a/util.go": "package a\n", "lib/b/util.go": "package b\n",
-}
-
-
-def corograph_folder(tmp_path: Path, repo_builder, *, gold_extra: str = "", policies=None, amendments=None,
-                     battery_json=None, name: str = "mini-hard") -> tuple[Path, Path, str]:
-    """(repository folder, git repository, commit) in Corograph's published layout."""
-    rb = repo_builder("code")
-    commit = rb.commit("the code", SOURCE)
-    folder = tmp_path / "pub" / "acme-srv"
-    bdir = folder / "batteries" / name
-    bdir.mkdir(parents=True)
-    (folder / "repo.json").write_text(json.dumps({
-        "commit_date": "2026-07-28T15:29:32Z", "commit_sha": commit, "public_folder": "acme-srv",
-        "repo_key": "srv", "source_url": "https://example.org/acme/srv"}))
-    (bdir / "questions.json").write_text(json.dumps([
-        {"qid": "h01", "position": 1, "prompt": "Where are the runners started?", "output_structure": "path:line",
-         "difficulty": 4, "categories": ["nameless-entry"]},
-        {"qid": "h02", "position": 2, "prompt": "What is the tick interval?", "output_structure": "value",
-         "difficulty": 3, "categories": ["config"]}]))
-    (bdir / "gold.json").write_text(json.dumps([
-        {"qid": "h01", "gold_rev": 1, "answer_gold": "startRunners in srv/server.go:7-9, called from Start (:4)"
-         + gold_extra, "answer_gold_variants": None, "facet_guide": "the interval is not it (tick.go:3)"},
-        {"qid": "h02", "gold_rev": 1, "answer_gold": "interval = 12 in srv/runner/tick.go:3",
-         "answer_gold_variants": ["SSE"], "facet_guide": ""}]))
-    (bdir / "exemplars.json").write_text(json.dumps([
-        {"qid": "h01", "kind": "correct", "answer": "startRunners, srv/server.go:7", "why": "line in range",
-         "adjudicated_by": "owner", "adjudicated_at": "2026-08-05T01:54:29Z"}]))
-    if policies is not None:
-        (bdir / "policies.json").write_text(json.dumps(policies))
-    if amendments is not None:
-        (bdir / "amendments.json").write_text(json.dumps(amendments))
-    if battery_json is not None:
-        (bdir / "battery.json").write_text(json.dumps(battery_json))
-    return folder, rb.path, commit
 
 
 def test_a_corograph_folder_loads_as_published(tmp_path, repo_builder):

@@ -150,7 +150,8 @@ def test_json_is_what_cli_prints(mini_battery, openai_server, tmp_path):
                              env={"OPENAI_API_KEY": "sk-x"})
     assert res.exit_code == 0, res.output
     data = json.loads(res.stdout)
-    assert set(data) == {"run_dir", "summary", "questions", "trust", "skipped", "notes"}
+    assert set(data) == {"run_dir", "summary", "questions", "trust", "skipped", "notes", "finished", "unfinished",
+                         "exit_code"}
     for arm in ("none", "context:bm25@5"):
         s = data["summary"][arm]
         assert {"questions", "passed", "accuracy", "tokens", "cost_usd"} <= set(s)

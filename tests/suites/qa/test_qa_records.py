@@ -9,7 +9,7 @@ import shutil
 
 import pytest
 
-from qa_helpers import ENV, oracle  # type: ignore[import-not-found]
+from qa_helpers import ENV, MEMOS_COMMIT, corograph_folder, gold_harness, memos_repo, oracle, published  # type: ignore[import-not-found]
 from ctxgauge.records import read_run
 from ctxgauge.suites.qa import QAConfig, rescore_run, run_qa
 
@@ -42,3 +42,154 @@ def test_rescore_finds_its_battery_from_any_working_directory(mini_battery, open
         rescore_run(mini_battery.path.parent / "runs/one", judge_base_url=openai_server.base_url, env=ENV)
     assert rescore_run(mini_battery.path.parent / "runs/one", battery=moved, judge_base_url=openai_server.base_url,
                        cache_dir=tmp_path / "cache", env=ENV)["reproduced"]
+
+
+def cli(*args: str, cwd=None):
+    import subprocess
+    import sys
+
+    env = {"PATH": "/usr/bin:/bin", "COLUMNS": "200", "PYTHONPATH": os.environ.get("PYTHONPATH", ""), **ENV}
+    return subprocess.run([sys.executable, "-m", "ctxgauge", *args], capture_output=True, text=True, env=env, cwd=cwd)
+
+
+def tier1_share(run_dir, arm_slug: str) -> float:
+    got = json.loads((run_dir / "arms" / arm_slug / "rep01" / "verdicts.json").read_text())["verdicts"]
+    return sum(v["result"] == "pass" and v["tier"] == 1 for v in got) / len(got)
+
+
+def only_arm_slug(run_dir) -> str:
+    (slug,) = [p.name for p in (run_dir / "arms").iterdir()]
+    return slug
+
+
+@pytest.mark.parametrize("layout", ["ctxgauge", "corograph"])
+def test_a_command_arm_answering_with_the_gold_scores_high_on_tier1_alone(layout, mini_battery, tmp_path,
+                                                                          repo_builder):
+    if layout == "ctxgauge":
+        bdir, extra = mini_battery.path, []
+    else:
+        folder, repo, _ = corograph_folder(tmp_path / "pub", repo_builder)
+        bdir, extra = folder / "batteries" / "mini-hard", ["--repo", str(repo)]
+    for shift, out in ((0, "gold"), (1, "other")):
+        arm = gold_harness(tmp_path, bdir, shift=shift)
+        r = cli("qa", "run", str(bdir), "--arm", arm, "--out", str(tmp_path / out), "--json", *extra)
+        assert r.returncode == 0, r.stderr
+        share = tier1_share(tmp_path / out, only_arm_slug(tmp_path / out))
+        # No model and no judge: tier 1 alone decides. The gold passes; another question's gold does not.
+        assert (share >= 0.9) if shift == 0 else (share <= 0.2)
+    assert tier1_share(tmp_path / "gold", only_arm_slug(tmp_path / "gold")) == 1.0
+
+
+def test_published_memos_battery_with_a_gold_command_arm(tmp_path):
+    bdir = published() / "batteries" / "memos-hard"
+    repo = memos_repo()
+    if repo is None:
+        pytest.skip(f"no local clone of usememos/memos at {MEMOS_COMMIT[:8]} (set CTXGAUGE_MEMOS_REPO)")
+    for shift, out in ((0, "gold"), (3, "other")):
+        r = cli("qa", "run", str(bdir), "--repo", str(repo), "--arm", gold_harness(tmp_path, bdir, shift=shift),
+                "--out", str(tmp_path / out), "--json")
+        assert r.returncode == 0, r.stderr
+        share = tier1_share(tmp_path / out, only_arm_slug(tmp_path / out))
+        assert share == 18 / 20 if shift == 0 else share <= 0.2  # h04 and h10 are ruling text
+
+
+def test_an_unfinished_run_exits_6_and_resume_fills_it(mini_battery, tmp_path):
+    flag = tmp_path / "broken"
+    flag.write_text("")
+    arm = gold_harness(tmp_path, mini_battery.path, fail_flag=flag, failing=("q03", "q07"))
+    run_dir = tmp_path / "run"
+    r = cli("qa", "run", str(mini_battery.path), "--arm", arm, "--out", str(run_dir), "--json")
+    assert r.returncode == 6, r.stderr
+    data = json.loads(r.stdout)
+    assert data["finished"] is False and data["exit_code"] == 6
+    slug = only_arm_slug(run_dir)
+    assert data["unfinished"]["gaps"] == [f"{slug}/rep01/q03", f"{slug}/rep01/q07"]
+    assert data["unfinished"]["did_not_finish"] == [f"{arm} rep 1"]
+    lines = [x for x in r.stderr.splitlines() if "unfinished" in x]
+    assert len(lines) == 1 and "--resume" in lines[0]
+    assert read_run(run_dir).status == "error"
+    # Every question has a verdict, the gaps included; the assembled score is null (not finished).
+    v = json.loads((run_dir / "arms" / slug / "rep01" / "verdicts.json").read_text())
+    assert [x["qid"] for x in v["verdicts"]] == [f"q{i:02d}" for i in range(1, 11)]
+    assert [x["result"] for x in v["verdicts"]].count("infra") == 2 and v["score"]["total"] is None
+    assert "exited with 3" in v["verdicts"][2]["reason"]
+    text = cli("qa", "run", str(mini_battery.path), "--arm", arm, "--out", str(tmp_path / "run2"))
+    assert text.returncode == 6 and "unfinished: 2 unit(s) are gaps" in text.stderr
+    flag.unlink()
+    r = cli("qa", "run", str(mini_battery.path), "--arm", arm, "--out", str(run_dir), "--resume", "--json")
+    assert r.returncode == 0, r.stderr
+    data = json.loads(r.stdout)
+    assert data["finished"] and data["unfinished"] is None and data["summary"][arm]["accuracy"] == 1.0
+    assert read_run(run_dir).status == "success"
+
+
+def test_a_refused_connection_measures_nothing_and_says_so(mini_battery, tmp_path):
+    import socket
+
+    with socket.socket() as s:  # a port nobody listens on: every request is refused
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    r = cli("qa", "run", str(mini_battery.path), "--arm", "none", "--model", "gpt-4o-mini", "--base-url",
+            f"http://127.0.0.1:{port}/v1", "--retries", "0", "--timeout", "2", "--no-cache", "--out",
+            str(tmp_path / "run"), "--json")
+    assert r.returncode == 7, r.stderr
+    data = json.loads(r.stdout)
+    assert data["unfinished"]["nothing_measured"] and len(data["unfinished"]["gaps"]) == 10
+
+
+def test_transcripts_and_token_source_per_unit(mini_battery, openai_server, tmp_path):
+    openai_server.route(oracle(RIGHT))
+    arm = gold_harness(tmp_path, mini_battery.path)
+    run_qa(config(mini_battery.path, openai_server, tmp_path, arms=["none", arm], judge=None), env=ENV)
+    run_dir = tmp_path / "run"
+    lines = [json.loads(x) for x in (run_dir / "arms/none/rep01/transcript/q01.jsonl").read_text().splitlines()]
+    assert [x["event"] for x in lines] == ["user", "assistant", "turn_end"]
+    assert "compute_1" in lines[0]["text"] and lines[1]["text"] == "It returns value1x."
+    assert lines[2]["usage"] == {"tokens_input": 100, "tokens_output": 20, "tokens_cache_read": 0,
+                                 "tokens_cache_write": 0}
+    slug = [p.name for p in (run_dir / "arms").iterdir() if p.name != "none"][0]
+    cmd = [json.loads(x) for x in (run_dir / f"arms/{slug}/rep01/transcript/q02.jsonl").read_text().splitlines()]
+    assert [x["event"] for x in cmd] == ["user", "assistant", "tool_result", "turn_end"]
+    assert cmd[2] == {"event": "tool_result", "name": "grep", "status": "reported", "count": 2}
+    none_rec = json.loads((run_dir / "arms/none/rep01/record.json").read_text())
+    cmd_rec = json.loads((run_dir / f"arms/{slug}/rep01/record.json").read_text())
+    assert none_rec["economics"]["token_source"] == "provider" and cmd_rec["economics"]["token_source"] == "harness"
+    assert cmd_rec["economics"]["tokens_input"] == 10 * 11 and len(cmd_rec["economics"]["per_question"]) == 10
+    ident = none_rec["identity"]
+    assert ident["family"] == "none" and ident["exam"] == "zero-shot" and ident["denominator"] == 10
+    assert ident["commit"] == mini_battery.commit and ident["scorer"] == "ctxgauge-qa-2"
+    assert ident["run_key"].endswith("|none|gpt-4o-mini|None|ctxgauge-qa-2|pass-fail:qa-prompts-1|rep01")
+    assert none_rec["scoring"]["scorer"] == ["ctxgauge-qa-2"]
+
+
+def test_a_human_adjudication_outranks_the_judge(mini_battery, openai_server, tmp_path):
+    from ctxgauge.records import verify_files
+
+    openai_server.route(oracle(RIGHT))
+    run_qa(config(mini_battery.path, openai_server, tmp_path), env=ENV)
+    run_dir = tmp_path / "run"
+    r = cli("qa", "adjudicate", str(run_dir), "q08", "--verdict", "pass", "--why", "Names the constant in other words.",
+            "--by", "ada", "--json")
+    assert r.returncode == 0, r.stderr
+    (a,) = json.loads(r.stdout)["adjudications"]
+    assert (a["unit"], a["verdict"], a["by"], a["judge_result"]) == ("none/rep01/q08", "pass", "ada", "fail")
+    assert a["at"].endswith("Z")
+    record = read_run(run_dir)
+    assert record.results["summary"]["none"]["passed"] == 8
+    assert record.results["summary"]["none"]["accuracy"] == pytest.approx(0.8)
+    assert record.results["adjudications"] == [a]
+    sub = json.loads((run_dir / "arms/none/rep01/record.json").read_text())
+    assert sub["scoring"]["total"] == 8 and sub["scoring"]["adjudications"] == [a]
+    assert sub["scoring"]["tier_census"] == {"tier1": 7, "tier2": 2, "human": 1}
+    v = {x["qid"]: x for x in json.loads((run_dir / "arms/none/rep01/verdicts.json").read_text())["verdicts"]}
+    assert v["q08"]["tier"] == "human" and v["q08"]["judge_verdict"]["result"] == "fail"
+    # The record stays a valid hash chain (the adjudications file is hashed), and the judge's verdict is kept.
+    assert set(verify_files(run_dir, record).values()) == {"ok"} and "adjudications.jsonl" in record.files
+    assert json.loads([x for x in (run_dir / "units.jsonl").read_text().splitlines()
+                       if '"none/rep01/q08"' in x][-1])["verdict"]["result"] == "fail"
+    # A rescore re-judges, yet the human's verdict still outranks it.
+    again = rescore_run(run_dir, judge_base_url=openai_server.base_url, cache_dir=tmp_path / "cache", env=ENV)
+    assert again["reproduced"] and again["summary"]["none"]["passed"] == 8
+    # Several arms answered? Then the arm must be named.
+    bad = cli("qa", "adjudicate", str(run_dir), "q99", "--verdict", "pass", "--why", "x")
+    assert bad.returncode == 2 and "no question 'q99'" in bad.stderr

@@ -63,9 +63,9 @@ def test_end_to_end_records_and_rescore(mini_battery, openai_server, tmp_path):
     assert answer.endswith("It returns value1x.\n") and answer.startswith("<!-- qid: q01")
     sub = json.loads((run_dir / "arms/context_bm25@5/rep01/record.json").read_text())
     assert sub["validity"]["ok"] and sub["scoring"]["total"] == 7 and sub["scoring"]["denominator"] == 10
-    assert sub["scoring"]["tier_census"] == {"tier1": 7, "tier2": 3}
+    assert sub["scoring"]["tier_census"] == {"tier1": 7, "tier2": 3, "human": 0}
     assert sub["identity"]["arm"] == "context:bm25@5" and sub["identity"]["engine_identity"]["id"].startswith("sha256:")
-    verdicts = json.loads((run_dir / "arms/none/rep01/verdicts.json").read_text())
+    verdicts = json.loads((run_dir / "arms/none/rep01/verdicts.json").read_text())["verdicts"]
     assert [v["result"] for v in verdicts].count("fail") == 3 and verdicts[7]["reason"] == "Wrong constant named."
     for secretless in run_dir.rglob("*"):
         if secretless.is_file():

@@ -168,6 +168,8 @@ class CommandOutcome:
     usage: Usage
     tool_calls: dict[str, int]
     cost_usd: float | None
+    usage_reported: bool = False
+    """The envelope carried a `usage` object (else the zeros are nobody's count)."""
 
 
 def run_command(command: str, prompt: str, *, cwd: Path | None, env: dict[str, str], timeout: float) -> CommandOutcome:
@@ -194,5 +196,6 @@ def run_command(command: str, prompt: str, *, cwd: Path | None, env: dict[str, s
             cost = env_.get("cost_usd")
             return CommandOutcome(env_["answer"], Usage.from_dict(env_.get("usage")),
                                   {str(k): int(v) for k, v in calls.items()} if isinstance(calls, dict) else {},
-                                  float(cost) if isinstance(cost, (int, float)) else None)
+                                  float(cost) if isinstance(cost, (int, float)) else None,
+                                  isinstance(env_.get("usage"), dict))
     return CommandOutcome(out, Usage(), {}, None)

@@ -45,6 +45,21 @@ class Answer:
     """Paths that fitted the token budget and so reached the model."""
     cost_reported: float | None = None
     seconds: float = 0.0
+    token_source: str | None = None
+    """Who counted the tokens: provider (the model API's usage), harness (a command arm's envelope), or
+    None (nobody reported any: the four columns are not a measurement)."""
+    transcript: list[dict] = field(default_factory=list)
+    """The unit's transcript (TRANSCRIPT_EVENTS), written as JSON lines beside the answer."""
+
+
+TRANSCRIPT_EVENTS = {
+    "user": "a message to the model or harness: {event, text}",
+    "assistant": "a reply: {event, text, tool_calls: [ids]}",
+    "tool_result": "one tool call answered: {event, id, name, status ok|error|reported, latency_ms, arguments "
+                   "(search, read) or size (characters returned), count (a harness's reported calls)}",
+    "turn_end": "a model call or harness run ended: {event, usage: the four token columns, cached}",
+}
+"""Every transcript record by its `event`: the one table the records and docs read."""
 
 
 @dataclass
@@ -79,6 +94,7 @@ class Session:
         assert client is not None
         start = len(self.messages)
         self.messages.append(Message("user", user_text))
+        answer.transcript.append({"event": "user", "text": user_text})
         tools = self.toolbox.tools if self.toolbox else ()
         before = Counter(self.toolbox.counts) if self.toolbox else Counter()
         try:
@@ -88,10 +104,22 @@ class Session:
                 answer.llm_calls += 1
                 answer.cache_hits += int(result.cached)
                 answer.usage += result.usage
+                answer.token_source = "provider"
+                answer.transcript += [
+                    {"event": "assistant", "text": result.text, "tool_calls": [c.id for c in result.tool_calls]},
+                    {"event": "turn_end", "usage": result.usage.to_dict(), "cached": bool(result.cached)}]
                 if result.tool_calls and self.toolbox:
                     self.messages.append(Message("assistant", result.text, tool_calls=result.tool_calls))
                     for call in result.tool_calls:
-                        self.messages.append(Message("tool", self.toolbox.call(call), tool_call_id=call.id))
+                        t0 = time.perf_counter()
+                        out = self.toolbox.call(call)
+                        answer.transcript.append({
+                            "event": "tool_result", "id": call.id, "name": call.name,
+                            "status": "error" if out.startswith("error:") else "ok",
+                            "latency_ms": round(1000 * (time.perf_counter() - t0), 1),
+                            **({"arguments": call.arguments} if call.name == "search" or call.name == "read"
+                               else {"size": len(out)})})
+                        self.messages.append(Message("tool", out, tool_call_id=call.id))
                     continue
                 self.messages.append(Message("assistant", result.text))
                 return result.text
@@ -131,9 +159,17 @@ def _ask(ctx: ArmContext, session: Session | None, q: Question, text: str) -> An
     try:
         if ctx.arm.kind == "command":
             env = {"CTXGAUGE_QID": q.qid, "CTXGAUGE_REPO": str(ctx.corpus_dir or "")}
+            answer.transcript.append({"event": "user", "text": text})
             out = run_command(ctx.arm.command or "", text, cwd=ctx.corpus_dir, env=env, timeout=ctx.command_timeout)
             answer.text, answer.usage, answer.tool_calls, answer.cost_reported = (
                 out.answer, out.usage, out.tool_calls, out.cost_usd)
+            answer.token_source = "harness" if out.usage_reported else None
+            # What the harness reported, as it reported it: its own transcript is not ours to invent.
+            answer.transcript += [{"event": "assistant", "text": out.answer, "tool_calls": []},
+                                  *({"event": "tool_result", "name": name, "status": "reported", "count": n}
+                                    for name, n in sorted(out.tool_calls.items())),
+                                  {"event": "turn_end", "usage": out.usage.to_dict() if out.usage_reported else None,
+                                   "cached": False}]
         else:
             assert session is not None
             answer.text = session.turn(text, answer)
@@ -189,9 +225,10 @@ def _whole_battery(ctx: ArmContext, questions: list[Question], repetition: int,
         a = probes[q.qid]
         a.status, a.reason = sheet.status, sheet.reason
         a.text = texts.get(q.qid, "")
+        a.token_source = sheet.token_source
         if i == 0:  # one call answered the whole sheet: its cost is counted once
             a.usage, a.llm_calls, a.cache_hits, a.tool_calls = sheet.usage, sheet.llm_calls, sheet.cache_hits, sheet.tool_calls
-            a.seconds, a.cost_reported = sheet.seconds, sheet.cost_reported
+            a.seconds, a.cost_reported, a.transcript = sheet.seconds, sheet.cost_reported, sheet.transcript
         on_answer(a)
         out.append(a)
     return out

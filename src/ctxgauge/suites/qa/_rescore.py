@@ -18,7 +18,7 @@ from ctxgauge.suites.qa._battery import Battery
 from ctxgauge.suites.qa._rubric import RubricJudge
 from ctxgauge.suites.qa._run import SUITE, QAConfig, _client, load_source, score_text
 from ctxgauge.suites.qa._scoring import SCORER_V1, Judge, check_scorer
-from ctxgauge.suites.qa._summary import summarize
+from ctxgauge.suites.qa._summary import adjudicated, read_adjudications, summarize
 
 _HEADER = re.compile(r"\A<!--.*?-->\n\n", re.S)
 
@@ -104,6 +104,7 @@ def rescore_run(run_dir: str | Path, *, judge: str | None = None, battery: str |
         client.close()
     evidence = {q.qid: battery.gold[q.qid].evidence_files for q in source.questions} if battery else {}
     identity = {"battery": source.identity(), "protocol": spec.get("protocol")}
+    units = adjudicated(units, read_adjudications(run_dir))  # a human's verdict outranks any judge's
     new_results = summarize(results["arms"], int(spec.get("repeat") or 1), units, source.questions, evidence, identity)
     same = not changed and all(
         results["summary"][a]["passed"] == new_results["summary"][a]["passed"]

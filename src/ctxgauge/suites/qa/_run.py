@@ -37,6 +37,7 @@ the response cache makes free for the turns already answered.
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 import time
@@ -51,12 +52,15 @@ from ctxgauge.providers import Client, ProviderConfig, make_client, provider_sta
 from ctxgauge.records import RunDir, Subject, default_run_dir
 from ctxgauge.suites.qa._arms import ArmSpec, EngineHandle, parse_arm
 from ctxgauge.suites.qa._battery import Battery, load_battery, resolve_battery_dir
+from ctxgauge.suites.qa._prompts import PROMPT_VERSION
 from ctxgauge.suites.qa._protocols import PROTOCOLS, Answer, ArmContext, retrieve_only, run_protocol
 from ctxgauge.suites.qa._questions import QuestionSet, load_question_set
 from ctxgauge.suites.qa._rubric import RubricJudge
 from ctxgauge.suites.qa._scoring import SCORER_VERSION, Judge, Verdict, check_scorer, score_answer
 from ctxgauge.suites.qa._source import open_battery_corpus
-from ctxgauge.suites.qa._summary import run_record, summarize, unit_id
+from ctxgauge.suites.qa._summary import (
+    adjudicated, all_verdicts, read_adjudications, run_record, summarize, unfinished, unit_id,
+)
 
 SUITE = "qa"
 SUITE_VERSION = 1
@@ -181,6 +185,7 @@ def plan(cfg: QAConfig, env: Mapping[str, str] | None = None, sleep=None) -> Pla
         notes.append(f"answers tier 1 cannot pass are not judged: {judge_why}")
     identity = {"battery": source.identity(), "model": client.identity() if client else {"model": cfg.model},
                 "judge": judge_client.identity() if judge_client else None, "protocol": cfg.protocol,
+                "scorer": cfg.scorer, "rubric": f"{'pass-fail' if battery else 'rubric'}:{PROMPT_VERSION}",
                 "suite_version": SUITE_VERSION}
     return Plan(source, battery, "pass-fail" if battery else "rubric", arms, client, client_why, judge_client,
                 identity, notes)
@@ -271,14 +276,8 @@ def _record(run: RunDir, p: Plan, cfg: QAConfig, rows: list[dict]) -> dict:
     questions = p.source.questions
     evidence = {q.qid: p.battery.gold[q.qid].evidence_files for q in questions} if p.battery else {}
     units = [u.to_json() for u in run.units()]
-    results = summarize(rows, cfg.repeat, units, questions, evidence, p.identity)
-    by_arm = {a["arm"]: a for a in rows}
-    for r in results["runs"]:
-        mine = [u for u in units if u.get("arm") == r["arm"] and u.get("rep") == r["repetition"]]
-        write_run_record(run.path / r["path"], by_arm[r["arm"]], r["repetition"], mine, questions, p.identity)
-    results["arms"] = rows
-    results["notes"] = p.notes
-    gaps = sum(1 for u in units if u.get("status") == "failed")
+    results = derive(run.path, rows, cfg.repeat, units, questions, evidence, p.identity, p.notes)
+    gaps = len((results["unfinished"] or {}).get("gaps") or ())
     # A gap (an outage, a failed engine) leaves the run unfinished: published with its results, but marked
     # error so `--resume` can fill it, and never read as a finished score.
     return run.finish("error" if gaps else "success", results=results, headline=headline(results, p.arms),
@@ -297,14 +296,40 @@ def headline(results: dict, arms: list) -> str:
     return ", ".join(parts)
 
 
+def derive(run_path: Path, rows: list[dict], repeat: int, units: list[dict], questions, evidence: dict,
+           identity: dict, notes: list[str]) -> dict:
+    """Every derived file and figure of a run from its units and its human adjudications (which outrank
+    the judge): each repetition's record.json and verdicts.json, and the results run.json holds."""
+    adjudications = read_adjudications(run_path)
+    units = adjudicated(units, adjudications)
+    results = summarize(rows, repeat, units, questions, evidence, identity)
+    by_arm = {a["arm"]: a for a in rows}
+    for r in results["runs"]:
+        mine = [u for u in units if u.get("arm") == r["arm"] and u.get("rep") == r["repetition"]]
+        write_run_record(run_path / r["path"], by_arm[r["arm"]], r["repetition"], mine, questions, identity)
+    results.update(arms=rows, notes=notes, identity=identity, unfinished=unfinished(units, results["runs"]),
+                   adjudications=adjudications)
+    return results
+
+
 def write_run_record(path: Path, row: dict, rep: int, units: list[dict], questions, identity: dict) -> dict:
-    """`record.json` and `verdicts.json` of one arm x repetition."""
+    """`record.json` and `verdicts.json` (a verdict for every question, gaps included, and the assembled
+    score) of one arm x repetition."""
     rec = run_record(row, rep, units, questions, {**identity, "arm": row["arm"], "engine": row.get("engine"),
                                                   "engine_identity": row.get("engine_identity")})
     write_json_atomic(path / "record.json", rec)
-    write_json_atomic(path / "verdicts.json", sorted((u["verdict"] for u in units if u.get("verdict")),
-                                                     key=lambda v: v["qid"]))
+    write_json_atomic(path / "verdicts.json", {"verdicts": all_verdicts(units, questions), "score": rec["scoring"]})
     return rec
+
+
+def write_transcript(run_path: Path, rep_dir: str, a: Answer) -> str | None:
+    """`transcript/<qid>.jsonl` of one unit (see TRANSCRIPT_EVENTS); its path relative to the run."""
+    if not a.transcript:
+        return None
+    rel = f"{rep_dir}/transcript/{a.qid}.jsonl"
+    write_text_atomic(run_path / rel, "".join(json.dumps(e, sort_keys=True, ensure_ascii=False) + "\n"
+                                              for e in a.transcript))
+    return rel
 
 
 def _run_arm_rep(run: RunDir, ctx: ArmContext, arm: ArmSpec, rep: int, questions, cfg: QAConfig,
@@ -322,7 +347,7 @@ def _run_arm_rep(run: RunDir, ctx: ArmContext, arm: ArmSpec, rep: int, questions
         q = by_qid[a.qid]
         figures = {**a.usage.to_dict(), "llm_calls": a.llm_calls, "cache_hits": a.cache_hits,
                    "tool_calls": a.tool_calls, "retrieved": a.retrieved, "in_context": a.in_context,
-                   "seconds": round(a.seconds, 3),
+                   "seconds": round(a.seconds, 3), "token_source": a.token_source,
                    "cost_usd": a.cost_reported if arm.kind == "command" else (
                        ctx.client.cost(a.usage) if ctx.client else None)}
         verdict = None
@@ -331,12 +356,13 @@ def _run_arm_rep(run: RunDir, ctx: ArmContext, arm: ArmSpec, rep: int, questions
             answer_file = f"arms/{arm.slug}/rep{rep:02d}/answers/{a.qid}.md"
             write_text_atomic(run.path / answer_file, _answer_md(str(arm), rep, q, a, cfg.model))
             verdict = score_text(q, a.text, battery, source, judge, rubric, cfg.scorer)
+        transcript_file = write_transcript(run.path, f"arms/{arm.slug}/rep{rep:02d}", a)
         status = {"ok": "ok", "skipped": "skipped"}.get(a.status, "failed")
         if verdict is not None and verdict.get("result") in ("infra",):
             status = "failed"  # the judge had an outage: the unit is a gap to retry
         run.add_unit(unit_id(arm.slug, rep, a.qid), status, figures=figures, reason=a.reason, arm=str(arm), rep=rep,
                      qid=a.qid, answer_status=a.status, answer_file=answer_file, answer_text_len=len(a.text.strip()),
-                     verdict=verdict, scoring=scoring)
+                     verdict=verdict, scoring=scoring, transcript_file=transcript_file)
 
     if retrieval_only:
         for a in retrieve_only(ctx, todo):

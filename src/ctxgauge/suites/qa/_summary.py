@@ -23,6 +23,73 @@ def unit_id(arm_slug: str, rep: int, qid: str) -> str:
     return f"{arm_slug}/rep{rep:02d}/{qid}"
 
 
+def all_verdicts(units: list[dict], questions: list[Question]) -> list[dict]:
+    """A verdict for every question, in question order: the scored one, or for a gap its kind (`infra`:
+    an outage or a failed harness; `skipped`; `unanswered`: no unit at all) with the reason."""
+    by_q = {u["qid"]: u for u in units}
+    out = []
+    for q in questions:
+        u = by_q.get(q.qid)
+        if u is not None and u.get("verdict") and u.get("status") != "failed":
+            out.append(u["verdict"])
+            continue
+        result = "unanswered" if u is None else "infra" if u.get("status") == "failed" else str(
+            u.get("answer_status") or "skipped")
+        why = "no answer was recorded" if u is None else u.get("reason") or (u.get("verdict") or {}).get("reason")
+        out.append({"qid": q.qid, "result": result, "tier": None, "reason": why or "",
+                    **({"judge_verdict": u["verdict"]} if u is not None and u.get("verdict") else {})})
+    return out
+
+
+def unfinished(units: list[dict], runs: list[dict]) -> dict | None:
+    """What keeps a run from being finished, or None: failed units (infra gaps, failed harness or engine:
+    `--resume` retries them) and repetitions that did not finish. Exit code 6 when not None."""
+    gaps = sorted(u["id"] for u in units if u.get("status") == "failed")
+    dnf = [f"{r['arm']} rep {r['repetition']}" for r in runs if (r.get("validity") or {}).get("reason") == "did-not-finish"]
+    if not gaps and not dnf:
+        return None
+    # Nothing measured (exit 7): not one answer, and no retrieval either; every figure would be a gap.
+    nothing = not any(u.get("status") == "ok" or (u.get("figures") or {}).get("retrieved") is not None
+                      for u in units)
+    what = "nothing measured" if nothing else "unfinished"
+    return {"gaps": gaps, "did_not_finish": dnf, "nothing_measured": nothing,
+            "message": f"{what}: {len(gaps)} unit(s) are gaps and {len(dnf)} repetition(s) did not finish; "
+                       "run again with --resume (same --out) to fill them"}
+
+
+ADJUDICATIONS_FILE = "adjudications.jsonl"
+"""Human verdicts of a run, one JSON object a line, in the order made (see `_adjudicate`)."""
+
+
+def read_adjudications(run_dir) -> list[dict]:
+    """Every adjudication of a run directory, in the order made (none: an empty list)."""
+    import json
+    from pathlib import Path
+
+    path = Path(run_dir) / ADJUDICATIONS_FILE
+    if not path.is_file():
+        return []
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def adjudicated(units: list[dict], adjudications: list[dict]) -> list[dict]:
+    """The units with each human adjudication in place of the judge's verdict (the latest per unit wins);
+    the judge's verdict is kept under `judge_verdict`, never lost."""
+    latest = {a["unit"]: a for a in adjudications}
+    out = []
+    for u in units:
+        a = latest.get(u["id"])
+        if a is None or u.get("status") != "ok":
+            out.append(u)
+            continue
+        old = u.get("verdict") or {}
+        out.append({**u, "verdict": {"qid": u["qid"], "result": a["verdict"], "tier": "human", "reason": a["why"],
+                                     "facets": {}, "judge": f"human:{a['by']}", "gold_rev": old.get("gold_rev"),
+                                     "scorer": old.get("scorer"), "judged_at": a["at"], "adjudication": a,
+                                     "judge_verdict": old}})
+    return out
+
+
 def _score(unit: dict) -> float | None:
     """0-100 for a decided pass/fail verdict or a scored rubric answer, else None."""
     v = unit.get("verdict") or {}
@@ -78,6 +145,8 @@ def run_record(arm: dict, rep: int, units: list[dict], questions: list[Question]
         cache_hits += f.get("cache_hits") or 0
         costs.append(f.get("cost_usd"))
     cost = sum(costs) if costs and all(c is not None for c in costs) else None
+    sources = {(u.get("figures") or {}).get("token_source") for u in units if u.get("answer_status") == "ok"}
+    token_source = sources.pop() if len(sources) == 1 else ("mixed" if sources else None)
     verdicts = [u.get("verdict") or {} for u in units]
     results = Counter(v.get("result") for v in verdicts if v)
     scores = [s for u in units if (s := _score(u)) is not None]
@@ -98,20 +167,44 @@ def run_record(arm: dict, rep: int, units: list[dict], questions: list[Question]
         "mean_score_by_scale": scales or None,
         "by_difficulty": dict(sorted(by_diff.items())),
         "tier_census": {"tier1": sum(v.get("tier") == 1 for v in verdicts),
-                        "tier2": sum(v.get("tier") == 2 for v in verdicts)},
+                        "tier2": sum(v.get("tier") == 2 for v in verdicts),
+                        "human": sum(v.get("tier") == "human" for v in verdicts)},
+        "scorer": sorted({v["scorer"] for v in verdicts if v.get("scorer")}) or None,
+        "adjudications": [v["adjudication"] for v in sorted(verdicts, key=lambda v: v.get("qid") or "")
+                          if v.get("adjudication")],
         "results": dict(sorted((k, n) for k, n in results.items() if k)),
         "adjudicate": sorted(u["qid"] for u in units if (u.get("verdict") or {}).get("result") == "adjudicate"),
         "infra": sorted(u["qid"] for u in units if (u.get("verdict") or {}).get("result") == "infra"),
         "note": ("grounded and ungrounded rubric scores are different scales: see mean_score_by_scale" if mixed
                  else None if complete else "no score: the run did not finish or some verdicts are missing"),
     }
-    economics = {**usage.to_dict(), "cost_usd": cost, "cost_basis": arm.get("cost_basis"),
+    economics = {**usage.to_dict(), "token_source": token_source, "cost_usd": cost, "cost_basis": arm.get("cost_basis"),
                  "seconds": round(seconds, 3), "llm_calls": llm_calls, "cache_hits": cache_hits,
                  "tool_calls": {"total": sum(tools.values()), "by_tool": dict(sorted(tools.items()))},
                  "index_adoption": {"questions_with_search": adopted, "questions": len(units)},
-                 "judge": judge_usage.to_dict()}
-    return {"identity": {**identity, "repetition": rep}, "validity": validity, "economics": economics,
-            "scoring": scoring}
+                 "judge": judge_usage.to_dict(),
+                 "per_question": [{"qid": u["qid"], **{k: (u.get("figures") or {}).get(k) for k in (
+                     "tokens_input", "tokens_output", "tokens_cache_read", "tokens_cache_write", "token_source",
+                     "llm_calls", "seconds", "cost_usd")}, "tool_calls": (u.get("figures") or {}).get("tool_calls") or {}}
+                     for u in sorted(units, key=lambda u: u["qid"])]}
+    battery = identity.get("battery") or {}
+    ident = {**identity, "repetition": rep, "family": arm.get("kind"), "exam": identity.get("protocol"),
+             "denominator": len(questions), "repository": battery.get("repository"), "commit": battery.get("commit"),
+             "run_key": run_key(identity, arm, rep)}
+    return {"identity": ident, "validity": validity, "economics": economics, "scoring": scoring}
+
+
+def run_key(identity: dict, arm: dict, rep: int) -> str:
+    """What makes runs comparable, as one string: battery hash, protocol, arm, model, judge, scorer, plus
+    the repetition (two runs with the same key but the repetition are repeats of one measurement)."""
+    return "|".join(str(x) for x in comparable_key(identity, arm["arm"]) + (f"rep{rep:02d}",))
+
+
+def comparable_key(identity: dict, arm: str) -> tuple:
+    """(battery hash, protocol, arm, model, judge, scorer, rubric): runs sharing it may be averaged."""
+    battery, model, judge = identity.get("battery") or {}, identity.get("model") or {}, identity.get("judge") or {}
+    return (battery.get("hash"), identity.get("protocol"), arm, model.get("model"), judge.get("model"),
+            identity.get("scorer"), identity.get("rubric"))
 
 
 def summarize(arms: list[dict], repeat: int, units: list[dict], questions: list[Question],
