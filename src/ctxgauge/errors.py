@@ -10,3 +10,13 @@ class EngineError(Exception):
 
     In a suite this fails one unit and the run goes on; in a single `ctxgauge query` it is exit 2.
     """
+
+
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C while a run was being recorded: the run is marked cancelled and `run_dir` is where it lies, so
+    the one line the CLI prints can say how to resume it (its default name holds a time stamp the user never
+    saw)."""
+
+    def __init__(self, run_dir):
+        super().__init__(str(run_dir))
+        self.run_dir = run_dir

@@ -59,5 +59,29 @@ def main() -> None:
         fail(str(exc))
     except EngineError as exc:
         fail(f"engine failed: {exc}")
-    except KeyboardInterrupt:
-        fail("interrupted", code=130)
+    except KeyboardInterrupt as exc:
+        _interrupted(exc)
+    except SystemExit as exc:
+        # Typer turns Ctrl-C into a silent exit 130; the KeyboardInterrupt is still in the exception chain.
+        interrupt = _in_chain(exc, KeyboardInterrupt)
+        if interrupt is None:
+            raise
+        _interrupted(interrupt)
+
+
+def _in_chain(exc: BaseException | None, kind: type) -> BaseException | None:
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, kind):
+            return exc
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return None
+
+
+def _interrupted(exc: BaseException) -> None:
+    from ctxgauge.cli._common import fail
+
+    run_dir = getattr(exc, "run_dir", None)
+    fail(f"interrupted; the run is recorded as cancelled in {run_dir}: add --out {run_dir} --resume to the same "
+         "command to continue it" if run_dir else "interrupted", code=130)

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Iterator, Mapping
 
 from ctxgauge._io import write_json_atomic
-from ctxgauge.errors import UserError
+from ctxgauge.errors import Interrupted, UserError
 from ctxgauge.records._migrate import check_version, migrate, migrate_unit
 from ctxgauge.records._model import SCHEMA_VERSION, STATUSES, UNIT_STATUSES, RunRecord, Subject, Unit
 from ctxgauge.records._provenance import provenance, utc_now
@@ -189,6 +189,8 @@ class RunDir:
             return
         if issubclass(exc_type, KeyboardInterrupt):
             self.finish("cancelled", error="interrupted")
+            if not isinstance(exc, Interrupted):
+                raise Interrupted(self.path) from exc
         else:
             self.finish("error", error=f"{exc_type.__name__}: {exc}")
 
