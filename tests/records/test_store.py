@@ -101,6 +101,35 @@ def _cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "ctxgauge", *args], capture_output=True, text=True, cwd=cwd, env=env)
 
 
+def test_status_filter_takes_the_words_the_table_shows(runs):
+    with ResultsStore.open(runs) as store:
+        assert {r["path"] for r in store.list(status="finished")} == {"replay-a", "det-a", "nested/qa-a"}
+        assert [r["path"] for r in store.list(status="unfinished")] == ["replay-crashed"]
+        assert [r["path"] for r in store.list(suite="replay", status="finished")] == ["replay-a"]
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"status": "done"}, "--status 'done': not a run status; use one of started, success, cancelled, error, "
+                         "finished, unfinished"),
+    ({"suite": "replya"}, "--suite 'replya': no such suite; use one of determinism, qa, replay"),
+])
+def test_an_unknown_filter_is_a_user_error_not_an_empty_list(runs, kwargs, message):
+    with ResultsStore.open(runs) as store:
+        with pytest.raises(UserError) as err:
+            store.list(**kwargs)
+    assert str(err.value) == message
+
+
+def test_cli_filters_name_what_they_accept(runs):
+    r = _cli("runs", "list", str(runs), "--suite", "replya")
+    assert r.returncode == 2 and "no such suite" in r.stderr and "replay" in r.stderr
+    # A registered suite with no run here is a valid filter with an empty answer.
+    data = json.loads(_cli("runs", "list", str(runs), "--suite", "cases", "--json").stdout)
+    assert data["runs"] == []
+    data = json.loads(_cli("runs", "list", str(runs), "--status", "finished", "--json").stdout)
+    assert len(data["runs"]) == 3
+
+
 def test_cli_runs_list_and_show(runs):
     r = _cli("runs", "list", str(runs))
     assert r.returncode == 0, r.stderr

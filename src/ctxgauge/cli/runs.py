@@ -26,14 +26,15 @@ def register(app: typer.Typer) -> None:
 def list_runs(
     runs_dir: Path = typer.Argument(DEFAULT_RUNS, help="A directory of runs."),
     suite: Optional[str] = typer.Option(None, "--suite", help="Only runs of this suite (a suite's name, as `runs list` shows it)."),
-    status: Optional[str] = typer.Option(None, "--status", help="Only runs with this status (started, success, cancelled, error)."),
+    status: Optional[str] = typer.Option(None, "--status", help="Only runs with this status: finished, unfinished, or a record status (started, success, cancelled, error)."),
     json_out: bool = typer.Option(False, "--json", help="Print JSON: {store, runs: [{path, run_id, suite, status, ...}]}."),
 ) -> None:
     """Every run, oldest first: suite, status, what it measured and its main figures."""
     from ctxgauge.records import ResultsStore
+    from ctxgauge.report import VIEWS
 
     with ResultsStore.open(runs_dir) as store:
-        rows = store.list(suite=suite, status=status)
+        rows = store.list(suite=suite, status=status, known_suites=VIEWS)
         for why in store.last_sync.unreadable:
             err_console.print(f"[yellow]skipped[/] {why}", soft_wrap=True)
         if json_out:

@@ -16,12 +16,15 @@ import json
 import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterable, Iterator
 
 from ctxgauge.errors import UserError
 from ctxgauge.records._discover import find_run_dirs
-from ctxgauge.records._model import RunRecord
+from ctxgauge.records._model import STATUSES, RunRecord
 from ctxgauge.records._run import RUN_FILE, file_sha256, read_run
+
+STATUS_FILTERS = (*STATUSES, "finished", "unfinished")
+"""What `runs list --status` accepts: a record status, or the finished/unfinished the runs table shows."""
 
 STORE_FILE = ".ctxgauge-store.sqlite"
 """The store's name inside the runs directory (hidden: it is an index, not a run)."""
@@ -143,12 +146,27 @@ class ResultsStore:
         self.last_sync = stats
         return stats
 
-    def list(self, *, suite: str | None = None, status: str | None = None) -> list[dict[str, Any]]:
+    def list(self, *, suite: str | None = None, status: str | None = None,
+             known_suites: Iterable[str] = ()) -> list[dict[str, Any]]:
         """Runs, oldest first (by start time, then path), optionally of one suite or status; rows without
-        the stored record (use `get` for it)."""
+        the stored record (use `get` for it). `status` is a record status or `finished`/`unfinished` (the
+        words the runs table shows); an unknown status, or a suite neither in the store nor in
+        `known_suites`, is a user error rather than an empty list that reads as "no such runs"."""
+        if status is not None and status not in STATUS_FILTERS:
+            raise UserError(f"--status {status!r}: not a run status; use one of {', '.join(STATUS_FILTERS)}")
+        if suite is not None and suite not in self.suites() | set(known_suites):
+            raise UserError(f"--suite {suite!r}: no such suite; use one of "
+                            f"{', '.join(sorted(self.suites() | set(known_suites)))}")
+        finished = {"finished": 1, "unfinished": 0}.get(status or "")
+        record_status = None if status in ("finished", "unfinished") else status
         sql = "SELECT * FROM runs WHERE (? IS NULL OR suite = ?) AND (? IS NULL OR status = ?) " \
-              "ORDER BY started_at, path"
-        return [_public(r, record=False) for r in self._rows(sql, (suite, suite, status, status))]
+              "AND (? IS NULL OR finished = ?) ORDER BY started_at, path"
+        args = (suite, suite, record_status, record_status, finished, finished)
+        return [_public(r, record=False) for r in self._rows(sql, args)]
+
+    def suites(self) -> set[str]:
+        """The suites of the runs in the store."""
+        return {r["suite"] for r in self._rows("SELECT DISTINCT suite FROM runs", ())}
 
     def get(self, key: str) -> dict[str, Any] | None:
         """One run by its relative path or its run id (None when the store has neither)."""
