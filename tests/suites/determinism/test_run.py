@@ -113,6 +113,17 @@ def test_run_record_has_one_unit_per_engine_and_family(library_repo: Path, tmp_p
     assert str(library_repo) not in json.dumps(record)  # a record names no local path
 
 
+def test_an_existing_fingerprint_in_fingerprint_dir_is_never_replaced(library_repo: Path, tmp_path: Path) -> None:
+    fps = tmp_path / "fps"
+    fps.mkdir()
+    published = fps / fingerprint_file_name("bm25")
+    published.write_text('{"signed": "by someone"}\n')
+    with pytest.raises(UserError, match="already exists"):
+        _run(library_repo, tmp_path / "run", engines=("bm25",), fingerprint_dir=fps)
+    assert published.read_text() == '{"signed": "by someone"}\n'
+    assert not (tmp_path / "run").exists()  # refused before anything was measured or recorded
+
+
 def test_fingerprint_holds_the_base_build_and_first_trial_rankings(library_repo: Path, tmp_path: Path) -> None:
     result = _run(library_repo, tmp_path / "run", engines=("bm25",), fingerprint_dir=tmp_path / "fps")
     e = result.engines["bm25"]

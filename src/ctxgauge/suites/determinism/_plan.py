@@ -18,6 +18,7 @@ from ctxgauge.git import Repo
 from ctxgauge.suites._requests import recent_requests
 
 from ._config import DeterminismConfig
+from ._fingerprint import fingerprint_file_name
 from ._noise import NOISE_SEED, noise_directory
 
 __all__ = ["UPDATE_DISTANCE", "Plan", "make_plan"]
@@ -117,10 +118,23 @@ def _update_base(config: DeterminismConfig, corpus: Corpus) -> tuple[Repo | None
     return repo, Corpus.from_git(repo, old_rev, max_bytes=corpus.max_bytes, name=corpus.name), None
 
 
+def _keep_published(config: DeterminismConfig, engines: list[str]) -> None:
+    """A fingerprint already in --fingerprint-dir (perhaps signed and published) is never replaced by a new
+    run: refuse before measuring anything. A resumed run rewrites only the files it wrote itself."""
+    if config.fingerprint_dir is None or config.resume:
+        return
+    for spec in engines:
+        target = config.fingerprint_dir / fingerprint_file_name(spec)
+        if target.exists():
+            raise UserError(f"--fingerprint-dir: {target} already exists (an earlier fingerprint is never "
+                            "replaced); move it away or choose another --fingerprint-dir")
+
+
 def make_plan(config: DeterminismConfig, factory: Callable[[str], Any] = get_engine) -> Plan:
     """Validate the options and read what the run needs; UserError for anything the user must mend."""
     config.validate()
     engines = _engines(config, factory)
+    _keep_published(config, engines)
     corpus = open_corpus(config.source, config.rev, name=config.corpus_name)
     if "drift" in config.families and config.noise_dir is not None:
         noise_directory(corpus, config.noise_dir)  # a directory the corpus lacks is a typo: say so now
