@@ -140,6 +140,22 @@ def test_a_directory_that_is_not_an_export_is_never_replaced(store, tmp_path):
     assert (out / "notes.txt").read_text() == "keep me"
 
 
+def test_exporting_again_never_deletes_a_file_someone_added(store, tmp_path):
+    out = tmp_path / "pub"
+    export_runs(store, out, environ={})
+    (out / "README.md").write_text("our notes on these runs\n")
+    (out / "runs" / "replay-a" / "comments.txt").write_text("a reviewer's comment\n")
+    with pytest.raises(UserError, match=r"holds files the export did not write \(README.md, "
+                                        r"runs/replay-a/comments.txt\)"):
+        export_runs(store, out, environ={})
+    assert (out / "README.md").read_text() == "our notes on these runs\n"
+    assert (out / "runs" / "replay-a" / "comments.txt").is_file()
+    assert check_export(store, out, environ={}).ok is False  # the tree still is the old export plus the files
+    (out / "README.md").unlink()
+    (out / "runs" / "replay-a" / "comments.txt").unlink()
+    export_runs(store, out, environ={})  # only what the export wrote: replaced as before
+
+
 def _cli(*args: str) -> subprocess.CompletedProcess:
     # Child environment without HOME-like secrets: the runs were written under a temporary directory.
     return subprocess.run([sys.executable, "-m", "ctxgauge", *args], capture_output=True, text=True)

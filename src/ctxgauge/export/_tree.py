@@ -21,6 +21,7 @@ The export sits above both records and the report it publishes: it imports them,
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import secrets
 import shutil
@@ -154,6 +155,30 @@ def plan_export(runs_dir: str | Path) -> tuple[dict[str, Source], dict, list[str
 def _prepare_target(out: Path) -> None:
     if out.exists() and (not out.is_dir() or (any(out.iterdir()) and not (out / MANIFEST).is_file())):
         raise UserError(f"{out}: exists and is not a ctxgauge export; choose another --out")
+    if (out / MANIFEST).is_file():
+        # A new export replaces the old tree whole: a file someone added to it would be deleted with it.
+        added = sorted(set(_tree(out)) - _exported_names(out), key=str.encode)
+        if added:
+            more = f" and {len(added) - 3} more" if len(added) > 3 else ""
+            raise UserError(f"{out}: holds files the export did not write ({', '.join(added[:3])}{more}), which "
+                            "exporting again would delete; move them out or choose another --out")
+
+
+def _exported_names(out: Path) -> set[str]:
+    """The files an earlier export wrote into `out`, as its manifest (and each exported run.json) lists them."""
+    try:
+        manifest = json.loads((out / MANIFEST).read_text(encoding="utf-8"))
+        names = {MANIFEST, *manifest.get("derived", {})}
+        for entry in manifest.get("runs", []):
+            base = entry["path"]
+            names.add(f"{base}/{RUN_FILE}")
+            listed = entry.get("files")
+            if listed is None:
+                listed = json.loads((out / base / RUN_FILE).read_text(encoding="utf-8")).get("files", {})
+            names.update(f"{base}/{name}" for name in listed)
+    except (OSError, ValueError, TypeError, KeyError, AttributeError):
+        raise UserError(f"{out}: its {MANIFEST} cannot be read as a ctxgauge export's; choose another --out") from None
+    return names
 
 
 def export_runs(runs_dir: str | Path, out: str | Path, *, environ: Mapping[str, str] | None = None) -> ExportResult:
