@@ -155,3 +155,13 @@ def test_provenance_holds_the_machine_spec(tmp_path):
     assert machine() == spec
     start(tmp_path / "run").finish()
     assert read_run(tmp_path / "run").provenance["platform"] == spec
+
+
+def test_a_damaged_unit_line_is_a_user_error(tmp_path):
+    d = tmp_path / "run"
+    run = start(d)
+    run.add_unit("a", "ok")
+    with open(d / "units.jsonl", "a") as fh:
+        fh.write('["not", "a", "unit"]\n')
+    with pytest.raises(UserError, match=r"units.jsonl:2: not a unit"):
+        read_units(d)

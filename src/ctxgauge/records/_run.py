@@ -107,12 +107,15 @@ def read_units(run_dir: str | Path) -> list[Unit]:
         return []
     units: dict[str, Unit] = {}
     with open(path, encoding="utf-8") as fh:
-        for line in fh:
+        for number, line in enumerate(fh, start=1):
             try:
                 data = json.loads(line)
             except json.JSONDecodeError:
-                continue
-            unit = Unit.from_json(migrate_unit(data, version))
+                continue  # a torn line from a crash: the unit was not finished
+            if not isinstance(data, Mapping) or not isinstance(data.get("id"), (str, int)):
+                raise UserError(f"{path}:{number}: not a unit (a JSON object with an id); the run record is "
+                                "damaged: restore units.jsonl or record the run again")
+            unit = Unit.from_json(migrate_unit(dict(data), version))
             units[unit.id] = unit
     return list(units.values())
 

@@ -21,7 +21,7 @@ FAMILY_OK = "ok"
 def engines(run: RunRef) -> dict[str, dict[str, Any]]:
     """Engine spec -> its result in a finished run, in the order the run was given its engines."""
     found = run.results.get("engines") or {}
-    order = [e for e in run.spec.get("engines") or [] if e in found]
+    order = [e for e in run.subject.systems if e in found]
     return {e: found[e] for e in order + sorted(set(found) - set(order))}
 
 

@@ -31,7 +31,7 @@ def arms(run: RunRef) -> dict[str, dict[str, Any]]:
     """Arm spec -> its summary in a finished run, in the order the run was given its arms (run.json
     stores its keys sorted)."""
     summary = run.results.get("summary") or {}
-    order = [a for a in run.spec.get("arms") or [] if a in summary]
+    order = [a for a in run.subject.systems if a in summary]
     return {a: summary[a] for a in order + sorted(set(summary) - set(order))}
 
 
