@@ -32,6 +32,7 @@ def cases(
     trec: Optional[Path] = typer.Option(None, "--trec", help="Also write run.trec and qrels.txt into this directory."),
     out: Optional[Path] = typer.Option(None, "--out", help="Run directory (default ctxgauge-runs/cases-<time>-<id>)."),
     resume: bool = typer.Option(False, "--resume", help="Continue the unfinished run in --out."),
+    missing_as_miss: bool = typer.Option(False, "--missing-as-miss", help="An expected file the corpus does not have (by default an error: a typo?) is reported per case and counts as a miss."),
     json_out: bool = typer.Option(False, "--json", help="Print JSON: {summary, cases, pass, passed, comparison?, run_dir}."),
 ) -> None:
     """Score labelled cases; exit 0 when every pass line holds, 1 when one fails, 2 on bad input."""
@@ -39,7 +40,8 @@ def cases(
     from ctxgauge.suites import cases as api
 
     config = api.CasesConfig(engine=engine, vs=vs, ks=tuple(dict.fromkeys(k)), depth=depth, seed=seed,
-                             pass_lines=_pass_lines(pass_), out=out, resume=resume, trec=trec)
+                             pass_lines=_pass_lines(pass_), out=out, resume=resume, trec=trec,
+                             missing_as_miss=missing_as_miss)
     dropped: dict[str, int] = {}
     if qrels is not None and run is not None:
         if file is not None or engine is not None:

@@ -25,6 +25,7 @@ FILES = {
     "src/report.py": "# overdue fee rounding report\n",                      # overdue, fee, rounding
     "src/money.py": "CENTS = 100\n",
     "docs/guide.md": "How to lend books.\n",
+    "docs/lending.png": b"\x89PNG\r\n\x1a\n\x00\x00",  # in the tree, not indexed (binary): a coverage gap
 }
 
 
@@ -32,7 +33,8 @@ FILES = {
 def lib(tmp_path) -> Path:
     for rel, text in FILES.items():
         (tmp_path / "lib" / rel).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / "lib" / rel).write_text(text)
+        data = text if isinstance(text, bytes) else text.encode()
+        (tmp_path / "lib" / rel).write_bytes(data)
     (tmp_path / "cases.yaml").write_text("""
 pass:
   recall@5: 0.5
@@ -43,7 +45,7 @@ cases:
     expected: [src/loans.py, src/money.py]
   - name: lending
     query: how to lend books
-    expected: [docs/guide.md, src/missing.py]
+    expected: [docs/guide.md, docs/lending.png]
   - name: hard
     query: cents
     expected: [src/loans.py]
@@ -60,7 +62,7 @@ def test_figures_by_hand_and_the_known_gaps_lane(lib):
     assert fees["figures"]["recall@5"] == 1 / 2 and fees["figures"]["mrr"] == 1 / 2
     assert fees["figures"]["precision@5"] == 1 / 5
     lending = cases["lending"]
-    assert lending["coverage_gap"] == ["src/missing.py"] and lending["figures"]["recall@5"] == 1.0
+    assert lending["coverage_gap"] == ["docs/lending.png"] and lending["figures"]["recall@5"] == 1.0
     # The known gap runs and is reported, but the summary and pass lines read the counted cases only.
     assert cases["hard"]["known_gap"] and cases["hard"]["figures"]["recall@5"] == 0.0
     assert result.summary["recall@5"] == (1 / 2 + 1.0) / 2
@@ -89,7 +91,23 @@ def test_vs_compares_the_same_counted_cases_and_trec_files(lib):
     assert result.comparison["cases"] == 2 and result.comparison["seed"] == 4
     assert result.comparison["metrics"]["recall@5"]["n"] == 2
     assert {p.name for p in (lib / "trec").iterdir()} == {"run.trec", "run-vs.trec", "qrels.txt"}
-    assert (lib / "trec" / "qrels.txt").read_text().count("\n") == 2 + 1 + 1  # missing.py is a gap: not judged
+    assert (lib / "trec" / "qrels.txt").read_text().count("\n") == 2 + 1 + 1  # lending.png is a gap: not judged
+
+
+def test_an_expected_file_the_corpus_lacks_is_an_error_not_a_silent_gap(lib):
+    text = (lib / "cases.yaml").read_text().replace("[src/loans.py, src/money.py]", "[src/loans.py, src/mony.py]")
+    (lib / "cases.yaml").write_text(text)
+    with pytest.raises(UserError) as err:
+        run_cases(load_cases(lib / "cases.yaml"), CasesConfig(engine="grep", ks=(5,), out=lib / "run"))
+    assert str(err.value) == ("cases.yaml: case 'fees': expected file 'src/mony.py' (did you mean 'src/money.py'?) "
+                              "is not in corpus lib; fix the path, or pass --missing-as-miss to count it as a miss")
+    assert not (lib / "run").exists()  # refused before anything was written
+    # With the flag it is reported and counts as a miss (recall 1/2, as if the file were never ranked).
+    result = run_cases(load_cases(lib / "cases.yaml"),
+                       CasesConfig(engine="grep", ks=(5,), out=lib / "run", missing_as_miss=True))
+    fees = {c["name"]: c for c in result.cases}["fees"]
+    assert fees["missing"] == ["src/mony.py"] and fees["coverage_gap"] == []
+    assert fees["figures"]["recall@5"] == 1 / 2
 
 
 def test_corpus_at_a_git_revision(repo_builder, tmp_path):

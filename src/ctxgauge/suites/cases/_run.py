@@ -60,6 +60,9 @@ class CasesConfig:
     """Continue an unfinished run in `out`."""
     trec: Path | None = None
     """Also write `run.trec` (and `run-vs.trec`) and `qrels.txt` here."""
+    missing_as_miss: bool = False
+    """An expected file that is not in the corpus at all (a typo, or a file the revision lacks) is an error
+    unless this is set; then it is reported per case (`missing`) and counts as a miss, never dropped."""
 
 
 @dataclass
@@ -193,11 +196,14 @@ def run_cases(case_file: CaseFile, config: CasesConfig, progress: Progress | Non
                 corpora[c.corpus] = open_corpus(*split_corpus(c.corpus))
             except UserError as exc:
                 raise UserError(f"{case_file.source}: case {c.name!r}: corpus {exc} (a directory, or REPO@REV)") from None
+    missing = _missing_expected(case_file, corpora, config.missing_as_miss)
     spec = {"source": case_file.source, "cases": [c.name for c in case_file.cases],
             "engine": engines[0].name, "engine_identity": engines[0].identity(),
             "vs": engines[1].name if len(engines) > 1 else None, "ks": list(config.ks), "depth": depth,
             "seed": config.seed, "pass": {line.metric: line.value for line in lines}, "metrics": metrics,
             "corpora": sorted({corpora[c.corpus].content_hash() for c in case_file.cases})}
+    if config.missing_as_miss:
+        spec["missing_as_miss"] = True
     out = Path(config.out) if config.out is not None else default_run_dir(SUITE)
     units: dict[str, dict] = {}
     try:
@@ -222,7 +228,8 @@ def run_cases(case_file: CaseFile, config: CasesConfig, progress: Progress | Non
                     except EngineError as exc:
                         built.append(exc)
                 for case in todo:
-                    units[case.name] = _record(run, _one(case, corpus, built, metrics, depth))
+                    units[case.name] = _record(run, _one(case, corpus, built, metrics, depth,
+                                                         missing.get(case.name, ())))
                     done += 1
                     if progress is not None:
                         progress(done, len(case_file.cases), case.name)
@@ -233,10 +240,43 @@ def run_cases(case_file: CaseFile, config: CasesConfig, progress: Progress | Non
             getattr(eng, "close", lambda: None)()
 
 
-def _one(case: Case, corpus: Corpus, built: list, metrics: list[str], depth: int) -> dict:
-    labels, gap = case.labels(set(corpus.paths))
+def _missing_expected(case_file: CaseFile, corpora: dict[str, Corpus], as_miss: bool) -> dict[str, tuple[str, ...]]:
+    """Per case, the expected files its corpus does not have at all (neither indexed nor skipped by a rule).
+
+    A typo such as `src/flask/sesions.py` would otherwise be a silent coverage gap and the suite would pass:
+    an error (before anything is written) unless `as_miss`, when they stay in the labels and count as misses."""
+    import difflib
+
+    out: dict[str, tuple[str, ...]] = {}
+    for case in case_file.cases:
+        corpus = corpora[case.corpus]
+        known = set(corpus.paths).union(*corpus.skipped.values())
+        wanted = list(dict.fromkeys([*case.expected, *(p for g in case.any_of for p in g)]))
+        absent = tuple(p for p in wanted if p not in known)
+        if not absent:
+            continue
+        out[case.name] = absent
+        if not as_miss:
+            problems = []
+            for p in absent:
+                near = difflib.get_close_matches(p, corpus.paths, n=1)
+                problems.append(f"{p!r}" + (f" (did you mean {near[0]!r}?)" if near else ""))
+            where = f" at {corpus.rev[:10]}" if corpus.rev else ""
+            more = f"; {len(problems) - 1} more in this case" if len(problems) > 1 else ""
+            raise UserError(f"{case_file.source}: case {case.name!r}: expected file {problems[0]} is not in "
+                            f"corpus {corpus.name}{where}{more}; fix the path, or pass --missing-as-miss to count "
+                            "it as a miss")
+    return out
+
+
+def _one(case: Case, corpus: Corpus, built: list, metrics: list[str], depth: int,
+         missing: tuple[str, ...] = ()) -> dict:
+    # A missing expected file (with --missing-as-miss) stays in the labels: no ranking can hold it, so it is a miss.
+    labels, gap = case.labels(set(corpus.paths) | set(missing))
     unit: dict = {"id": case.name, "request": case.query, "corpus": _corpus_record(corpus),
                   "expected": list(case.expected), "coverage_gap": list(gap), "known_gap": case.known_gap}
+    if missing:
+        unit["missing"] = list(missing)
     if case.any_of:
         unit["expected_any_of"] = [list(g) for g in case.any_of]
     results = []
