@@ -26,6 +26,9 @@ def test_help_does_not_import_heavy_libraries():
     (["query", ".", "x", "--engine", "nope"], "unknown engine 'nope'"),
     (["query", ".", "x", "--engine", "bm25(k1="], "bad engine spec"),
     (["query", "{plain}", "x", "--rev", "HEAD"], "--rev needs a git repository"),
+    (["query", "{plain}", "x", "--engine", "bm25(k1=abc)"], "k1 must be a number"),
+    (["query", "{plain}", "x", "--engine", "bm25(k1=-5)"], "k1 is out of range"),
+    (["query", "{plain}", "x", "--engine", "bm25(kl=1)"], "has no parameter 'kl' (parameters: b: number"),
 ])
 def test_bad_input_is_one_line_and_exit_2(tmp_path, args, message):
     (tmp_path / "plain").mkdir()
@@ -46,6 +49,15 @@ def test_query_json_shape(tmp_path):
     assert out["hits"][0]["path"] == "loans.py"
     assert set(out) >= {"engine", "identity", "corpus", "hits", "k", "request"}
     assert out["corpus"]["files"] == 2
+
+
+def test_a_parameter_at_its_default_is_the_same_system_on_the_command_line(tmp_path):
+    (tmp_path / "c").mkdir()
+    (tmp_path / "c" / "loans.py").write_text("def overdue_fee(): pass\n")
+    plain, explicit = (json.loads(ctxgauge("query", str(tmp_path / "c"), "fee", "--engine", spec, "--json").stdout)
+                       for spec in ("bm25", "bm25(k1=1.2,method=lucene)"))
+    assert plain["engine"] == explicit["engine"] == "bm25"
+    assert plain["identity"] == explicit["identity"]
 
 
 def test_engines_json_lists_every_builtin():

@@ -16,15 +16,16 @@ from ctxgauge.engines._registry import (
     ENTRY_POINT_GROUP,
     REFERENCE_ENGINES,
     EngineInfo,
+    canonical_spec,
     describe_engines,
     engine_available,
     engine_names,
     get_engine,
 )
-from ctxgauge.engines._spec import EngineSpec, parse_spec
+from ctxgauge.engines._spec import EngineSpec, Param, parse_spec
 
 __all__ = [
     "BUILTINS", "DEGENERATE_EMPTY_SHARE", "ENTRY_POINT_GROUP", "REFERENCE_ENGINES", "Check", "ContractReport", "Engine", "EngineInfo",
-    "EngineLike", "EngineSpec", "Hit", "call_engine", "check_engine", "checked_hits", "describe_engines",
+    "EngineLike", "EngineSpec", "Hit", "Param", "call_engine", "canonical_spec", "check_engine", "checked_hits", "describe_engines",
     "engine_available", "engine_names", "get_engine", "parse_spec", "rank", "run_query",
 ]

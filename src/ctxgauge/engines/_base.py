@@ -17,8 +17,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Protocol, Sequence, runtime_checkable
 
 from ctxgauge.corpora import Change, Corpus
-from ctxgauge.engines._spec import EngineSpec
-from ctxgauge.errors import UserError
+from ctxgauge.engines._spec import EngineSpec, resolve_params
 
 
 @dataclass(frozen=True)
@@ -63,7 +62,8 @@ def distribution_version(dist: str) -> str | None:
 class Engine:
     """Base class of the built-in engines.
 
-    Subclasses set `kind` (the registry name), `defaults` (every parameter with its default value),
+    Subclasses set `kind` (the registry name), `defaults` (every parameter with its default value, or a
+    `Param` declaring its type and range),
     `libraries` (distributions whose versions enter the identity), and implement `build` and `query`.
     `update` defaults to a full rebuild; engines that can do better override it, and must leave the artifact
     byte-identical to a fresh build of the new corpus.
@@ -77,12 +77,9 @@ class Engine:
     identity_modules: ClassVar[tuple[str, ...]] = ("ctxgauge.engines._base",)
 
     def __init__(self, **params: Any):
-        unknown = sorted(set(params) - set(self.defaults))
-        if unknown:
-            known = ", ".join(sorted(self.defaults)) or "none"
-            raise UserError(f"engine {self.kind!r} has no parameter {unknown[0]!r} (known: {known})")
-        self.params = {**self.defaults, **params}
-        self._given = dict(sorted(params.items()))
+        # Every parameter checked against its declaration, and the ones at their default dropped from the
+        # name: two specs that compute the same thing must not appear as two systems.
+        self.params, self._given = resolve_params(self.kind, self.defaults, params)
 
     @property
     def spec(self) -> EngineSpec:

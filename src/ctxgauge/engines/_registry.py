@@ -58,7 +58,10 @@ def _load_factory(name: str) -> Callable[..., Any]:
 def get_engine(spec: str | EngineSpec):
     """An engine object for a spec string such as `bm25(k1=1.2,b=0.75)`."""
     parsed = parse_spec(spec)
-    factory = _load_factory(parsed.name)
+    return _construct(parsed, _load_factory(parsed.name))
+
+
+def _construct(parsed: EngineSpec, factory: Callable[..., Any]):
     try:
         engine = factory(**parsed.kwargs)
     except UserError:
@@ -69,6 +72,28 @@ def get_engine(spec: str | EngineSpec):
         if not hasattr(engine, attr):
             raise UserError(f"engine {parsed.name!r} does not follow the engine contract: no {attr!r}")
     return engine
+
+
+def canonical_spec(spec: str | EngineSpec) -> EngineSpec:
+    """The one name of the system `spec` describes: parameters checked against the engine's declarations
+    (a UserError for an unknown, ill-typed or out-of-range one) and those at their default dropped, so
+    `bm25(k1=1.2)` and `bm25` give `bm25`. A known engine that cannot load here (a missing optional
+    dependency) keeps its spec as written; it is reported as skipped, never run under another name."""
+    parsed = parse_spec(spec)
+    try:
+        factory = _load_factory(parsed.name)
+    except UserError:
+        if parsed.name not in engine_names():
+            raise
+        return parsed
+    engine = _construct(parsed, factory)
+    try:
+        own = getattr(engine, "spec", None)
+        return own if isinstance(own, EngineSpec) else parsed
+    finally:
+        close = getattr(engine, "close", None)
+        if callable(close):
+            close()
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,7 @@ import ctxgauge.cache as work_cache
 from ctxgauge._io import write_text_atomic
 from ctxgauge.corpora import Change, Corpus
 from ctxgauge.engines._base import Engine, Hit, rank
+from ctxgauge.engines._spec import Param
 from ctxgauge.engines._tokens import code_tokens, path_tokens
 
 DOCS_FILE = "docs.json"
@@ -41,7 +42,12 @@ _Counts = tuple[np.ndarray, np.ndarray, int]  # (term ids, sorted; their counts;
 
 class BM25Engine(Engine):
     kind = "bm25"
-    defaults = {"k1": 1.2, "b": 0.75, "path_weight": 2, "method": "lucene"}
+    defaults = {
+        "k1": Param(1.2, ge=0),
+        "b": Param(0.75, ge=0, le=1),
+        "path_weight": Param(2, ge=0),
+        "method": Param("lucene", choices=("atire", "bm25+", "bm25l", "lucene", "robertson")),
+    }
     libraries = ("bm25s", "PyStemmer", "numpy", "scipy")
     identity_modules = ("ctxgauge.engines._base", "ctxgauge.engines._tokens")
 

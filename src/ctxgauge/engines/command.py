@@ -54,6 +54,7 @@ from typing import Any, Iterator, Sequence
 
 from ctxgauge.corpora import Change, Corpus
 from ctxgauge.engines._base import Engine, Hit
+from ctxgauge.engines._spec import Param
 from ctxgauge.errors import EngineError, UserError
 from ctxgauge.fingerprints import IDENTITY_SOURCES
 STDERR_TAIL_BYTES = 4000
@@ -193,15 +194,12 @@ class CommandEngine(Engine):
     """An external program as an engine, over the JSON-lines protocol described in this module."""
 
     kind = "command"
-    defaults = {"cmd": None, "timeout": 120, "name": None}
+    defaults = {"cmd": Param(None, "string"), "timeout": Param(120.0, gt=0), "name": Param(None, "string")}
 
     def __init__(self, **params: Any):
         super().__init__(**params)
         self.argv = _split(self.params["cmd"])
-        timeout = self.params["timeout"]
-        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
-            raise UserError(f"command engine: timeout must be a positive number of seconds, got {timeout!r}")
-        self.timeout = float(timeout)
+        self.timeout = float(self.params["timeout"])
         label = self.params["name"]
         if label is not None and (not isinstance(label, str) or not label.strip()):
             raise UserError(f"command engine: name must be a non-empty string, got {label!r}")

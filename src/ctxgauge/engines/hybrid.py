@@ -31,7 +31,7 @@ from ctxgauge._io import write_json_atomic
 from ctxgauge.corpora import Change, Corpus
 from ctxgauge.engines._base import Engine, Hit, rank
 from ctxgauge.engines._registry import _load_factory, engine_available, engine_names, get_engine
-from ctxgauge.engines._spec import parse_spec
+from ctxgauge.engines._spec import Param, parse_spec
 from ctxgauge.errors import UserError
 from ctxgauge.fingerprints import IDENTITY_SOURCES
 
@@ -65,17 +65,11 @@ class HybridEngine(Engine):
     """Reciprocal-rank fusion of the engines named in `engines` (see the module docstring)."""
 
     kind = "hybrid"
-    defaults = {"engines": "bm25,minilm,graph", "rrf_k": 60, "depth": 100}
+    defaults = {"engines": "bm25,minilm,graph", "rrf_k": Param(60, ge=0), "depth": Param(100, ge=1)}
     libraries: tuple[str, ...] = ()
 
     def __init__(self, **params: Any):
         super().__init__(**params)
-        for key in ("rrf_k", "depth"):
-            v = self.params[key]
-            if isinstance(v, bool) or not isinstance(v, int) or v < (0 if key == "rrf_k" else 1):
-                raise UserError(f"hybrid: {key} must be an integer >= {0 if key == 'rrf_k' else 1}, got {v!r}")
-        if not isinstance(self.params["engines"], str):
-            raise UserError(f"hybrid: engines must be a string such as \"bm25,graph\", got {self.params['engines']!r}")
         specs = split_engines(self.params["engines"])
         # (directory name, spec string, engine or None, why it cannot load)
         self.subs: list[tuple[str, str, Any, str | None]] = []
@@ -91,11 +85,18 @@ class HybridEngine(Engine):
                 engine, why = None, str(exc)
             else:
                 engine, why = get_engine(spec), None  # bad parameters stay loud errors
+            # Each sub-engine by its canonical spec, so `engines="bm25(k1=1.2),graph"` is `"bm25,graph"`.
+            spec = str(getattr(engine, "spec", None) or parse_spec(spec))
             n = counts[base] = counts.get(base, 0) + 1
             self.subs.append((base, spec, engine, why))
             if n > 1:
                 self.subs[-1] = (f"{base}.{n - 1}", spec, engine, why)
         self._dirs = [d for d, *_ in self.subs]
+        self.params["engines"] = ",".join(spec for _, spec, _, _ in self.subs)
+        given = {k: v for k, v in self._given.items() if k != "engines"}
+        if self.params["engines"] != self.defaults["engines"]:
+            given["engines"] = self.params["engines"]
+        self._given = dict(sorted(given.items()))
 
     # -- availability and identity --------------------------------------------------------------------------
     def available(self) -> tuple[bool, str | None]:

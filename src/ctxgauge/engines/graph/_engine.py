@@ -56,6 +56,7 @@ import ctxgauge.cache as work_cache
 from ctxgauge._io import canonical_json, write_text_atomic
 from ctxgauge.corpora import Change, Corpus
 from ctxgauge.engines._base import Engine, Hit, rank
+from ctxgauge.engines._spec import Param
 from ctxgauge.engines._tokens import code_tokens, path_tokens
 
 FORMAT = "ctxgauge-graph/1"
@@ -68,17 +69,17 @@ class GraphEngine(Engine):
 
     kind = "graph"
     defaults = {
-        "k1": 1.2,  # BM25 term-frequency saturation
-        "b": 0.75,  # BM25 length normalisation
-        "path_weight": 2,  # times a file's path tokens count in its document
-        "text_weight": 0.5,  # multiplier on the lexical score of files without a grammar
-        "damping": 0.5,  # probability of following an edge instead of restarting at the seeds
-        "forward": 1.0,  # weight of importer -> imported
-        "backward": 1.0,  # weight of imported -> importer
-        "iterations": 50,  # most PageRank steps
-        "tolerance": 1e-10,  # stop once a step changes the scores by less than this (L1)
-        "graph_weight": 0.35,  # share of the final score taken from PageRank
-        "degree_exponent": 0.0,  # PageRank divided by (1 + in-degree) ** this before mixing: hub damping
+        "k1": Param(1.2, ge=0),  # BM25 term-frequency saturation
+        "b": Param(0.75, ge=0, le=1),  # BM25 length normalisation
+        "path_weight": Param(2, ge=0),  # times a file's path tokens count in its document
+        "text_weight": Param(0.5, ge=0),  # multiplier on the lexical score of files without a grammar
+        "damping": Param(0.5, ge=0, le=1),  # probability of following an edge instead of restarting at the seeds
+        "forward": Param(1.0, ge=0),  # weight of importer -> imported
+        "backward": Param(1.0, ge=0),  # weight of imported -> importer
+        "iterations": Param(50, ge=1),  # most PageRank steps
+        "tolerance": Param(1e-10, gt=0),  # stop once a step changes the scores by less than this (L1)
+        "graph_weight": Param(0.35, ge=0, le=1),  # share of the final score taken from PageRank
+        "degree_exponent": Param(0.0, ge=0),  # PageRank divided by (1 + in-degree) ** this before mixing
         "stem": True,  # Snowball (English) stemming of every token, request and documents alike
     }
     libraries = ("tree-sitter", "tree-sitter-python", "tree-sitter-javascript", "tree-sitter-typescript",

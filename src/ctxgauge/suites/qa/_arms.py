@@ -23,7 +23,7 @@ from pathlib import Path
 
 from ctxgauge.engines import call_engine, checked_hits
 from ctxgauge.corpora import Corpus
-from ctxgauge.engines import Hit, engine_available, get_engine, parse_spec
+from ctxgauge.engines import Hit, canonical_spec, engine_available, get_engine
 from ctxgauge.errors import EngineError, UserError
 from ctxgauge.providers import ToolCall, ToolSpec, Usage
 
@@ -75,9 +75,9 @@ def parse_arm(text: str) -> ArmSpec:
         engine, at, k = rest.rpartition("@") if "@" in rest.rsplit(")", 1)[-1] else (rest, "", "")
         if at and not k.isdigit() or at and int(k) < 1:
             raise UserError(f"bad arm {text!r}: k must be a positive integer, e.g. context:bm25@5")
-        return ArmSpec("context", str(parse_spec(engine)), int(k) if at else DEFAULT_K)
+        return ArmSpec("context", str(canonical_spec(engine)), int(k) if at else DEFAULT_K)
     if kind == "tool" and rest:
-        return ArmSpec("tool", str(parse_spec(rest)))
+        return ArmSpec("tool", str(canonical_spec(rest)))
     if kind == "command" and rest.strip():
         return ArmSpec("command", command=rest.strip())
     raise UserError(f"bad arm {text!r}: write none, context:ENGINE@k, tool:ENGINE or command:CMD")
