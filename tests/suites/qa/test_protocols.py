@@ -23,10 +23,16 @@ def read_units(run_dir):
     return [u.to_json() for u in _read_units(run_dir)]
 
 
-@pytest.mark.parametrize("text", ["none", "context:bm25@5", "context:bm25(b=0.5,k1=1.2)@3", "tool:grep",
+@pytest.mark.parametrize("text", ["none", "context:bm25@5", "context:bm25(b=0.5,k1=1.5)@3", "tool:grep",
                                   "command:python agent.py --fast"])
 def test_arm_spec_round_trips(text):
     assert str(parse_arm(text)) == text and parse_arm(str(parse_arm(text))) == parse_arm(text)
+
+
+def test_an_arm_names_its_engine_canonically():
+    # k1=1.2 is bm25's default: the same system as `bm25`, so the same arm.
+    assert str(parse_arm("context:bm25(b=0.5,k1=1.2)@3")) == "context:bm25(b=0.5)@3"
+    assert parse_arm("tool:bm25(k1=1.2)") == parse_arm("tool:bm25")
 
 
 def test_arm_spec_defaults_and_errors():

@@ -206,3 +206,13 @@ def test_baseline_gate_passes_on_equal_runs_and_names_the_commits_that_got_worse
     with pytest.raises(UserError, match="not a run directory"):
         _run(tmp_path, repo, name="x", baseline=tmp_path / "nowhere")
     assert not (tmp_path / "x").exists()
+
+
+def test_a_spec_at_its_defaults_is_recorded_under_the_one_canonical_name(tmp_path, fees_repo):
+    # `bm25(k1=1.2)` is `bm25` (k1's default): one system in records, so reports cannot show it twice.
+    repo, _ = fees_repo
+    explicit = read_run(_run(tmp_path, repo, "explicit", engine="bm25(k1=1.2,method=lucene)", vs="grep").run_dir)
+    plain = read_run(_run(tmp_path, repo, "plain", engine="bm25", vs="grep").run_dir)
+    assert explicit["spec"]["engine"] == plain["spec"]["engine"] == "bm25"
+    assert explicit["spec"]["engine_identity"] == plain["spec"]["engine_identity"]
+    assert explicit["results"]["summary"] == plain["results"]["summary"]
