@@ -23,7 +23,7 @@ from pathlib import Path
 
 from ctxgauge.engines import call_engine, checked_hits
 from ctxgauge.corpora import Corpus
-from ctxgauge.engines import Hit, canonical_spec, engine_available, get_engine
+from ctxgauge.engines import Hit, canonical_spec, engine_available, get_engine, parse_spec
 from ctxgauge.errors import EngineError, UserError
 from ctxgauge.providers import ToolCall, ToolSpec, Usage
 
@@ -65,6 +65,16 @@ class ArmSpec:
         return re.sub(r"[^A-Za-z0-9_.@=-]+", "_", str(self)).strip("_")[:80] or "arm"
 
 
+def _engine_name(spec: str) -> str:
+    """The engine's canonical spec (`bm25(k1=1.2)` is `bm25`: one system, one arm). An engine that cannot
+    be made (unknown, bad parameters) keeps its spec as written: that arm fails with the reason when it
+    runs, and the other arms still run."""
+    try:
+        return str(canonical_spec(spec))
+    except UserError:
+        return str(parse_spec(spec))
+
+
 def parse_arm(text: str) -> ArmSpec:
     """Parse `none`, `context:ENGINE@k`, `tool:ENGINE` or `command:CMD`; a bad spec says what to write."""
     text = text.strip()
@@ -75,9 +85,9 @@ def parse_arm(text: str) -> ArmSpec:
         engine, at, k = rest.rpartition("@") if "@" in rest.rsplit(")", 1)[-1] else (rest, "", "")
         if at and not k.isdigit() or at and int(k) < 1:
             raise UserError(f"bad arm {text!r}: k must be a positive integer, e.g. context:bm25@5")
-        return ArmSpec("context", str(canonical_spec(engine)), int(k) if at else DEFAULT_K)
+        return ArmSpec("context", _engine_name(engine), int(k) if at else DEFAULT_K)
     if kind == "tool" and rest:
-        return ArmSpec("tool", str(canonical_spec(rest)))
+        return ArmSpec("tool", _engine_name(rest))
     if kind == "command" and rest.strip():
         return ArmSpec("command", command=rest.strip())
     raise UserError(f"bad arm {text!r}: write none, context:ENGINE@k, tool:ENGINE or command:CMD")
