@@ -58,3 +58,24 @@ def test_real_runs_export_and_check(real_runs, tmp_path):
     result = export_runs(real_runs, out, environ={})
     assert result.runs == 4 and result.did_not_finish == 0
     assert check_export(real_runs, out, environ={}).ok
+
+
+def test_every_suite_fills_the_typed_record(real_runs):
+    # One subject block, an integer suite_version, a headline and `request` units, whatever the suite.
+    from ctxgauge.records import Subject
+
+    runs = {r.suite: r for r in discover_runs(real_runs)}
+    assert {s: r.subject for s, r in runs.items()} == {
+        "replay": Subject("shelfd", ["bm25", "grep"]),
+        "determinism": Subject(f"shelfd@{runs['determinism'].results['corpus']['rev'][:10]}", ["grep"]),
+        "cases": Subject("cases.yaml", ["grep"]),
+        "qa": Subject("shelfd", ["context:bm25@5"]),
+    }
+    for suite, run in runs.items():
+        assert type(run.record.suite_version) is int and run.record.suite_version >= 1, suite
+        assert run.record.headline, suite
+        assert "suite_version" not in run.spec, suite
+    assert runs["replay"].record.headline.startswith("hit@5 ")
+    assert runs["qa"].record.headline.startswith("context:bm25@5 ")
+    assert [u.request for u in runs["cases"].units()] == ["renew a loan"]
+    assert all(u.request for u in runs["replay"].units() if u.ok)
