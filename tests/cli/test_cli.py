@@ -13,6 +13,14 @@ def ctxgauge(*args, cwd=None):
     return subprocess.run([sys.executable, "-m", "ctxgauge", *args], capture_output=True, text=True, cwd=cwd)
 
 
+def test_version_prints_the_version_and_exits_0():
+    import ctxgauge as package
+
+    r = ctxgauge("--version")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == package.__version__
+
+
 def test_help_does_not_import_heavy_libraries():
     code = "import sys, ctxgauge.cli; print(sorted(m for m in ('torch', 'bm25s', 'sentence_transformers', 'tree_sitter', 'numpy') if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout

@@ -30,9 +30,20 @@ for module in (query, engines, check, demo, determinism, fingerprint, qa, batter
     module.register(app)
 
 
+def _print_version(value: bool) -> None:
+    # A parameter callback runs while the options are parsed, before Typer asks for a sub-command: in the
+    # group callback itself, `ctxgauge --version` stopped at "Missing command." (exit 2).
+    if value:
+        import ctxgauge
+
+        typer.echo(ctxgauge.__version__)
+        raise typer.Exit()
+
+
 @app.callback()
 def _root(
-    version: bool = typer.Option(False, "--version", help="Print the version and exit.", is_eager=True),
+    version: bool = typer.Option(False, "--version", help="Print the version and exit.", is_eager=True,
+                                 callback=_print_version, expose_value=False),
     cache_dir: Optional[Path] = typer.Option(None, "--cache-dir", help="The work cache's directory (per-file tokens, parses, embeddings shared across runs; default: CTXGAUGE_CACHE, else the user's cache directory)."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Read and write no work cache: every file is read, tokenised and embedded again."),
 ) -> None:
@@ -41,11 +52,6 @@ def _root(
         os.environ["CTXGAUGE_CACHE"] = "off"
     elif cache_dir is not None:
         os.environ["CTXGAUGE_CACHE"] = str(cache_dir.expanduser().absolute())
-    if version:
-        import ctxgauge
-
-        typer.echo(ctxgauge.__version__)
-        raise typer.Exit()
 
 
 def main() -> None:
