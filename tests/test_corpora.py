@@ -98,3 +98,25 @@ def test_open_corpus_errors(tmp_path):
     (tmp_path / "d").mkdir()
     with pytest.raises(UserError, match="--rev needs a git repository"):
         open_corpus(tmp_path / "d", rev="HEAD")
+
+
+def test_one_repository_name_for_every_suite(repo_builder, tmp_path):
+    """query and determinism (the corpus) and replay (its record) name a repository with one function: a mirror's
+    `.../owner+name/repo` was "repo" in one and "owner+name" in the other."""
+    import subprocess
+
+    from ctxgauge.corpora import Corpus, repo_name
+    from ctxgauge.git import Repo
+
+    src = repo_builder("proj")
+    src.commit("Start", {"a.py": "x = 1\n"})
+    for where in ("owner+name/repo", "flask.git"):
+        subprocess.run(["git", "clone", "-q", "--bare", str(src.path), str(tmp_path / where)], check=True)
+    expect = {"owner+name/repo": "owner+name", "flask.git": "flask", "proj/.git": "proj", "proj": "proj"}
+    for where, name in expect.items():
+        repo = Repo(tmp_path / where)
+        try:
+            assert repo_name(repo) == name
+            assert Corpus.from_git(repo, "HEAD").name == name
+        finally:
+            repo.close()

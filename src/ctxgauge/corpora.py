@@ -185,7 +185,7 @@ class Corpus:
                 skipped["binary"].append(f.path)
             else:
                 files.append(f)
-        return cls(name=name or _repo_name(repo), kind="git", files=files, skipped=skipped,
+        return cls(name=name or repo_name(repo), kind="git", files=files, skipped=skipped,
                    reader=_GitReader(repo), rev=commit, history=History(repo, commit), max_bytes=max_bytes)
 
     def overlay(self, extra: Mapping[str, bytes]) -> "Corpus":
@@ -269,9 +269,15 @@ class Corpus:
         return out
 
 
-def _repo_name(repo: Repo) -> str:
+def repo_name(repo: Repo) -> str:
+    """A repository's label: its folder's name without `.git`, or the folder above for a checkout's `.git`
+    or a mirror's `repo` (`/work/.mirror/owner+name/repo`). Only the name: records hold no paths. Every suite
+    names a repository with this one function, so the same clone is one name everywhere."""
     p = repo.path.resolve()
-    return (p.name[:-4] if p.name.endswith(".git") else p.name) or "repo"
+    name = p.name[:-4] if p.name.endswith(".git") else p.name
+    if name in ("repo", ".git", "") and p.parent.name:
+        name = p.parent.name
+    return name or "repo"
 
 
 class _Reader:

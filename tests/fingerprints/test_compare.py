@@ -102,6 +102,17 @@ def test_k_differing_is_not_comparable() -> None:
     assert result.verdict is Verdict.NOT_COMPARABLE and result.blockers == ("k (10 vs 5)",)
 
 
+def test_the_corpus_is_its_content_and_the_name_a_label() -> None:
+    # The same clone under another folder name: same content hash, another name.
+    result = compare(make(), make(env=ENV_B, corpus=CorpusRef("memos-clone", "c0ffee")))
+    assert result.verdict is Verdict.PASS and result.blockers == ()
+    assert any("corpus names differ (micro-app vs memos-clone)" in r for r in result.reasons)
+    # Other content under the same name still blocks; a name with no hash to back it still blocks.
+    assert compare(make(), make(env=ENV_B, corpus=CorpusRef("micro-app", "dec0de"))).verdict is Verdict.NOT_COMPARABLE
+    nameless = compare(make(corpus=CorpusRef("a", None)), make(env=ENV_B, corpus=CorpusRef("b", None)))
+    assert nameless.verdict is Verdict.NOT_COMPARABLE and "corpus (a vs b)" in nameless.blockers
+
+
 def test_undeclared_system_passes_unverified_and_differences_are_inconclusive() -> None:
     assert compare(make(system=None), make(system=None, env=ENV_B)).verdict is Verdict.PASS_UNVERIFIED
     assert compare(make(), make(system=None, env=ENV_B)).verdict is Verdict.PASS_UNVERIFIED

@@ -13,6 +13,9 @@ reports a verdict the evidence does not support:
   shared query differs, FAIL (or INCONCLUSIVE if identity is undeclared) stands as in the reference.
 - **A file compared with itself is REFUSED.** The reference says PASS (exit 0) for `compare x.json x.json`;
   the same path, or byte-identical content, is no evidence of cross-machine identity.
+- **The corpus is its content.** The reference blocks on the corpus name, which is a folder name: the same
+  clone under another folder was NOT COMPARABLE. Here equal corpus hashes make the names a label (noted);
+  the name blocks only when a side recorded no hash.
 - **Exit codes.** NOT COMPARABLE is 4 (the reference uses 2, which our CLI, like most, keeps for usage errors);
   REFUSED is 5. PASS, PASS (UNVERIFIED), FAIL and INCONCLUSIVE keep the reference's 0, 0, 1 and 3.
 
@@ -219,6 +222,12 @@ def _controlled(a: Fingerprint, b: Fingerprint) -> tuple[list[str], list[str], l
         ("system identity", a.system.id if a.system else None, b.system.id if b.system else None),
         ("k", a.k, b.k),
     ]
+    if a.corpus.hash is not None and a.corpus.hash == b.corpus.hash and a.corpus.name != b.corpus.name:
+        # The name is a label (a folder name: the same clone under another folder is another name); identity
+        # rests on content, which both recorded and which is the same.
+        checks = [c for c in checks if c[0] != "corpus"]
+        notes.append(f"corpus names differ ({a.corpus.name} vs {b.corpus.name}); the content is identical, and "
+                     "content is what is compared")
     for label, x, y in checks:
         if x is None or y is None:
             unknowns.append(label)

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ctxgauge.corpora import repo_name
 from ctxgauge.engines import engine_available, get_engine
 from ctxgauge.errors import UserError
 from ctxgauge.git import Repo
@@ -141,7 +142,7 @@ def plan(config: ReplayConfig) -> Plan:
                             "repository, --rev and --commits as the baseline")
     metrics = metric_names(config.ks, pack=True)
     spec = {
-        "repo": _repo_name(repo),
+        "repo": repo_name(repo),
         "rev": config.rev,
         "head": head,
         "engine": engines[0].name,
@@ -157,12 +158,3 @@ def plan(config: ReplayConfig) -> Plan:
         "metrics": metrics,
     }
     return Plan(config, repo, head, engines, selection, metrics, baseline, baseline_id, spec)
-
-
-def _repo_name(repo: Repo) -> str:
-    # The name only, never the absolute path: records hold no home directories.
-    p = repo.path.resolve()
-    name = p.name[:-4] if p.name.endswith(".git") else p.name
-    if name in ("repo", ".git", "") and p.parent.name:  # /work/.mirror/owner+name/repo, x/.git
-        name = p.parent.name
-    return name
