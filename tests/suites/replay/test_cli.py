@@ -56,6 +56,8 @@ def test_terminal_report_and_baseline_gate_exit_codes(tmp_path, small_repo):
     (["{repo}", "--engine", "bm25", "--rev", "no-such-rev"], "no commit named 'no-such-rev'"),
     (["{plain}", "--engine", "bm25"], "not a git repository"),
     (["{repo}", "--engine", "bm25", "--baseline", "{plain}"], "not a run directory"),
+    (["{repo}", "--engine", "bm25", "--since", "notadate"], "--since 'notadate' is not a date in the past"),
+    (["{repo}", "--engine", "bm25", "--since", "next year"], "is not a date in the past"),
 ])
 def test_bad_input_is_one_line_exit_2_and_writes_nothing(tmp_path, small_repo, args, message):
     (tmp_path / "plain").mkdir()
@@ -65,3 +67,11 @@ def test_bad_input_is_one_line_exit_2_and_writes_nothing(tmp_path, small_repo, a
     assert message in r.stderr
     assert "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "out").exists()
+
+
+def test_a_real_since_date_still_selects(tmp_path, small_repo):
+    # The builder dates its commits in 2023 (a fixed clock): a date before them keeps every commit.
+    r = ctxgauge("replay", str(small_repo), "--engine", "grep", "--since", "2020-01-01", "--json",
+                 "--out", str(tmp_path / "run"))
+    assert r.returncode == 0, r.stderr
+    assert len(json.loads(r.stdout)["commits"]) == 2

@@ -112,6 +112,20 @@ def _check(config: ReplayConfig) -> None:
         raise UserError("--resume needs --out RUN_DIR (the run to continue)")
 
 
+def _check_since(repo: Repo, since: str | None) -> None:
+    # git reads any text as a date (approxidate) and takes what it cannot read as "now", so `--since
+    # notadate` walked no commit and recorded an empty run with exit 0. A date at or after now selects
+    # nothing either way, so both are refused.
+    if since is None:
+        return
+    import time
+
+    out = repo.run(["rev-parse", f"--since={since}"]).strip()
+    stamp = out.rsplit("=", 1)[1] if out.startswith("--max-age=") else ""
+    if not stamp.isdigit() or int(stamp) >= int(time.time()) - 1:
+        raise UserError(f"--since {since!r} is not a date in the past: write e.g. 2024-01-31 or '6 months ago'")
+
+
 def plan(config: ReplayConfig) -> Plan:
     """Check `config`, open what it names and select the commits; UserError on any bad input."""
     from ctxgauge.records import read_run, read_units
@@ -129,6 +143,7 @@ def plan(config: ReplayConfig) -> Plan:
         engines = [_load_engine(config.engine)]
         if config.vs is not None:
             engines.append(_load_engine(config.vs))
+        _check_since(repo, config.since)
         selection = select_commits(repo, head, commits=config.commits, max_files=config.max_files,
                                    since=config.since)
     except BaseException:
