@@ -52,7 +52,7 @@ def test_tree_layout_and_hash_chain(store, tmp_path):
     for name, digest in manifest["derived"].items():
         assert file_sha256(out / name) == digest
     assert set(manifest["derived"]) == {"leaderboard.csv", "per-case.csv", "per-question.csv", "runs.json",
-                                        "report.html", "report.md"}
+                                        "adoption.json", "rate-tables.json", "report.html", "report.md"}
     assert (out / "runs/det-a/fingerprints/bm25.fingerprint.json").is_file()
     assert (out / "runs/qa/a/arms/none/rep01/record.json").is_file()
 

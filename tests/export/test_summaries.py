@@ -76,3 +76,31 @@ def test_runs_json_has_every_run_flat(all_runs):
 
 def test_summaries_are_byte_for_byte_regenerable(all_runs):
     assert summaries(discover_runs(all_runs)) == summaries(discover_runs(all_runs))
+
+
+def test_qa_rows_keep_unlike_runs_apart_and_carry_protocol_and_judge(tmp_path):
+    """Two batteries sharing a name but not a hash, or two protocols of one arm, are separate rows; the
+    leaderboard and per-question rows name protocol and judge."""
+    import csv
+    import io
+
+    from run_factory import qa_run  # type: ignore[import-not-found]
+
+    root = tmp_path / "runs"
+    for name, digest, protocol, verdicts in (("a", "h1", "zero-shot", ["pass", "fail"]),
+                                             ("b", "h2", "zero-shot", ["pass", "pass"]),
+                                             ("c", "h1", "whole-battery", ["fail", "fail"])):
+        path = qa_run(root, name, {"none": verdicts})
+        rec = json.loads((path / "run.json").read_text())
+        rec["context"]["source_identity"]["hash"] = digest
+        rec["spec"]["protocol"] = protocol
+        (path / "run.json").write_text(json.dumps(rec))
+    out = summaries(discover_runs(root))
+    rows = [r for r in csv.DictReader(io.StringIO(out["leaderboard.csv"].decode())) if r["metric"] == "accuracy"]
+    got = sorted((r["dataset_hash"], r["protocol"], r["judge"], r["runs"], r["mean"]) for r in rows)
+    assert got == [("h1", "whole-battery", "m-1", "1", "0.000000"), ("h1", "zero-shot", "m-1", "1", "0.500000"),
+                   ("h2", "zero-shot", "m-1", "1", "1.000000")]
+    per_q = list(csv.DictReader(io.StringIO(out["per-question.csv"].decode())))
+    q1 = sorted((r["dataset_hash"], r["protocol"], r["pass"], r["n"], r["rate"]) for r in per_q if r["qid"] == "q01")
+    assert q1 == [("h1", "whole-battery", "0", "1", "0.000000"), ("h1", "zero-shot", "1", "1", "1.000000"),
+                  ("h2", "zero-shot", "1", "1", "1.000000")]

@@ -163,7 +163,8 @@ def unfinished_run(root: Path, name: str, suite: str = "replay", status: str = "
     spec = {"engine": "bm25", "vs": None, "repo": "demo", "ks": [1, 3], "metrics": METRICS, "seed": 0}
     subject = Subject("demo", ["bm25"])
     if suite == "qa":
-        spec = {"arms": ["none"], "model": "m-1", "repeat": 2, "source": "mini"}
+        # The same battery, protocol and judge as qa_run's: the leaderboard counts it with those runs.
+        spec = {"arms": ["none"], "model": "m-1", "judge": "m-1", "protocol": "zero-shot", "repeat": 2, "source": "mini"}
         subject = Subject("mini", ["none"], "m-1")
     run = RunDir.start(root / name, suite=suite, suite_version=1, subject=subject, spec=spec)
     run.add_unit("u1", "ok", figures={"hit@1": 1.0})

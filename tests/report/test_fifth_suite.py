@@ -91,7 +91,7 @@ def test_without_its_entry_the_suite_is_listed_not_drawn(runs):
 def test_the_leaderboard_store_and_export_read_it(runs, registered, tmp_path):
     board = summaries(discover_runs(runs))["leaderboard.csv"].decode().splitlines()
     row = next(line for line in board if line.startswith(f"{SUITE},"))
-    assert row.startswith(f"{SUITE},docs,split,,words,1,1,1,0,0,2.500000,2.500000,2.500000,")
+    assert row.startswith(f"{SUITE},docs,split,,,,,,,words,1,1,1,0,0,2.500000,2.500000,2.500000,")
     with ResultsStore.open(runs) as store:
         listed = store.list(suite=SUITE)
     assert [(r["dataset"], r["systems"], r["headline"]) for r in listed] == [("docs", ["split"], "mean words 2.5")]

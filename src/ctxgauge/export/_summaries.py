@@ -1,11 +1,15 @@
-"""The derived summaries an export publishes: leaderboard.csv, per-question.csv, per-case.csv, runs.json.
+"""The derived summaries an export publishes: leaderboard.csv, per-question.csv, per-case.csv, runs.json,
+adoption.json and rate-tables.json.
 
 Pure functions of the run records, written with fixed number formats and a fixed order, so the same runs
 always give the same bytes (`export --check` relies on it). Each suite's part comes from its view in the
 one registry (`ctxgauge.report.view`): its leaderboard attempts, its per-case rows (`misses`) and its
 per-question rows (`verdicts`); nothing here knows a suite by name.
 
-Leaderboard: one row per suite x dataset x system (engine or arm) x model x metric, in long form.
+Leaderboard: one row per suite x dataset x system (engine or arm) x model x what else makes runs
+comparable (COMPARABLE: the dataset's hash, protocol, judge, scorer version, rubric; empty for suites
+without them) x metric, in long form. Two batteries sharing a name but not a hash, or zero-shot and
+whole-battery runs of one arm, are separate rows.
   runs      attempts: a replay/cases run, a determinism run's engine, a qa arm's repetition
   valid     attempts that finished (qa: the repetition was valid)
   scored    valid attempts with a value for this metric
@@ -28,11 +32,15 @@ from typing import Sequence
 
 from ctxgauge.records import RUN_FILE, RunRef, file_sha256
 from ctxgauge.report import dataset, interval, model, systems, view
+from ctxgauge.report._views import COMPARABLE, comparable
 
-SUMMARY_FILES = ("leaderboard.csv", "per-case.csv", "per-question.csv", "runs.json")
+SUMMARY_FILES = ("leaderboard.csv", "per-case.csv", "per-question.csv", "runs.json", "adoption.json",
+                 "rate-tables.json")
 """The summaries every export writes, in the order written."""
 
-LEADERBOARD_COLUMNS = ["suite", "dataset", "system", "model", "metric", "runs", "valid", "scored", "dnf", "skipped",
+KEY_COLUMNS = ["suite", "dataset", "system", "model", *COMPARABLE]
+"""What a leaderboard row is of: runs agreeing on every one are averaged together, never others."""
+LEADERBOARD_COLUMNS = [*KEY_COLUMNS, "metric", "runs", "valid", "scored", "dnf", "skipped",
                        "mean", "min", "max", "ci_low", "ci_high", "ci_basis"]
 
 
@@ -68,14 +76,18 @@ class _Group:
         self.values.setdefault(metric, []).append((None if value is None else float(value), units or [], seed))
 
 
-def _collect(runs: Sequence[RunRef]) -> dict[tuple[str, str, str, str], _Group]:
-    groups: dict[tuple[str, str, str, str], _Group] = defaultdict(_Group)
+def _key(run: RunRef, system: str) -> tuple[str, ...]:
+    extra = comparable(run)
+    return (run.suite, dataset(run), system, model(run), *(extra[c] for c in COMPARABLE))
+
+
+def _collect(runs: Sequence[RunRef]) -> dict[tuple[str, ...], _Group]:
+    groups: dict[tuple[str, ...], _Group] = defaultdict(_Group)
     for run in runs:
         v = view(run.suite)
-        key = (run.suite, dataset(run), model(run))
 
         def g(system: str) -> _Group:
-            return groups[(key[0], key[1], system, key[2])]
+            return groups[_key(run, system)]
 
         if not run.finished:
             for system in systems(run):
@@ -102,7 +114,7 @@ def leaderboard(runs: Sequence[RunRef]) -> bytes:
     for key in sorted(groups):
         grp = groups[key]
         if not grp.values:
-            rows.append([*key[:4], "", grp.runs, grp.valid, 0, grp.dnf, grp.skipped, None, None, None, None, None, ""])
+            rows.append([*key, "", grp.runs, grp.valid, 0, grp.dnf, grp.skipped, None, None, None, None, None, ""])
             continue
         for metric, entries in grp.values.items():
             scored = [(v, units, seed) for v, units, seed in entries if v is not None]
@@ -115,7 +127,7 @@ def leaderboard(runs: Sequence[RunRef]) -> bytes:
             elif len(scored) >= 2:
                 _, low, high = interval(vals, 0)
                 basis = "runs"
-            rows.append([*key[:4], metric, grp.runs, grp.valid, len(vals), grp.dnf, grp.skipped,
+            rows.append([*key, metric, grp.runs, grp.valid, len(vals), grp.dnf, grp.skipped,
                          sum(vals) / len(vals) if vals else None, min(vals) if vals else None,
                          max(vals) if vals else None, low, high, basis])
     return _csv(LEADERBOARD_COLUMNS, rows)
@@ -143,25 +155,33 @@ def per_case(runs: Sequence[RunRef]) -> bytes:
 
 
 VERDICTS = ("pass", "fail", "adjudicate", "infra", "not-judged", "skipped")
+DECIDED = ("pass", "fail", "adjudicate")
 
 
 def per_question(runs: Sequence[RunRef]) -> bytes:
-    """per-question.csv: per question and arm, over the finished qa runs, the count of each verdict."""
+    """per-question.csv: per question and arm (and what makes runs comparable), over the finished qa
+    runs, the count of each verdict, then `n` (decided answers) and `rate` (passed over n; empty when
+    nothing was decided)."""
     agg: dict[tuple, dict] = {}
     for run in runs:
         verdicts = view(run.suite).verdicts
         if not run.finished or verdicts is None:
             continue
         for r in verdicts(run):
-            key = (dataset(run), model(run), r["qid"], r["arm"])
+            extra = comparable(run)
+            key = (dataset(run), model(run), *(extra[c] for c in COMPARABLE), r["qid"], r["arm"])
             a = agg.setdefault(key, {"difficulty": r["difficulty"], "categories": r["categories"], "answers": 0,
                                      **{v: 0 for v in VERDICTS}, "other": 0})
             for v in r["verdicts"]:
                 a["answers"] += 1
                 a[v if v in VERDICTS else "other"] += 1
-    rows = [[*key, a["difficulty"], a["categories"], a["answers"], *(a[v] for v in VERDICTS), a["other"]]
-            for key, a in sorted(agg.items())]
-    return _csv(["dataset", "model", "qid", "arm", "difficulty", "categories", "answers", *VERDICTS, "other"], rows)
+    rows = []
+    for key, a in sorted(agg.items()):
+        n = sum(a[v] for v in DECIDED)
+        rows.append([*key, a["difficulty"], a["categories"], a["answers"], *(a[v] for v in VERDICTS), a["other"],
+                     n, a["pass"] / n if n else None])
+    return _csv(["dataset", "model", *COMPARABLE, "qid", "arm", "difficulty", "categories", "answers", *VERDICTS,
+                 "other", "n", "rate"], rows)
 
 
 def runs_table(runs: Sequence[RunRef]) -> bytes:
@@ -179,11 +199,40 @@ def runs_table(runs: Sequence[RunRef]) -> bytes:
             "source_dirty": source.get("dirty"),
             "units_ok": counts.get("ok"), "units_failed": counts.get("failed"), "units_skipped": counts.get("skipped"),
             "error": rec.error, "run_json_sha256": file_sha256(run.path / RUN_FILE),
+            **comparable(run), "attempts": view(run.suite).run_rows(run),
         })
-    return (json.dumps(rows, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode("utf-8")
+    return _json(rows)
+
+
+def _json(obj) -> bytes:
+    return (json.dumps(obj, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def adoption(runs: Sequence[RunRef]) -> bytes:
+    """adoption.json: per finished run and tool or command arm, the question runs that called the arm's
+    index (at least once), of all it answered, and the index calls summed (setup calls excluded)."""
+    rows = []
+    for run in sorted(runs, key=lambda r: r.rel.encode()):
+        if run.finished:
+            rows += [{"path": run.rel, "dataset": dataset(run), "model": model(run), **comparable(run), **a}
+                     for a in view(run.suite).adoption(run)]
+    return _json(rows)
+
+
+def rate_tables(runs: Sequence[RunRef]) -> bytes:
+    """rate-tables.json: every rate table a published cost was estimated from, by version, and the runs
+    that used it."""
+    tables: dict[str, dict] = {}
+    for run in sorted(runs, key=lambda r: r.rel.encode()):
+        for t in view(run.suite).rate_tables(run):
+            entry = tables.setdefault(str(t.get("version")), {"table": t, "runs": []})
+            if run.rel not in entry["runs"]:
+                entry["runs"].append(run.rel)
+    return _json(tables)
 
 
 def summaries(runs: Sequence[RunRef]) -> dict[str, bytes]:
     """Every summary file's bytes, by name (SUMMARY_FILES)."""
     return {"leaderboard.csv": leaderboard(runs), "per-case.csv": per_case(runs),
-            "per-question.csv": per_question(runs), "runs.json": runs_table(runs)}
+            "per-question.csv": per_question(runs), "runs.json": runs_table(runs), "adoption.json": adoption(runs),
+            "rate-tables.json": rate_tables(runs)}

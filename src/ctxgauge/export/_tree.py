@@ -35,7 +35,7 @@ from ctxgauge.errors import UserError
 from ctxgauge.export._summaries import summaries
 from ctxgauge.records import EXPORT_KIND, EXPORT_MANIFEST, EXPORT_RUNS, RUN_FILE, RunRef, SecretScanner, discover_runs, \
     file_sha256, hash_files
-from ctxgauge.report import build_report, render_html, render_markdown
+from ctxgauge.report import build_report, render_html, render_markdown, view
 
 EXPORT_SCHEMA = 1
 """Version of the manifest's layout."""
@@ -120,12 +120,26 @@ def _run_files(run: RunRef) -> tuple[dict[str, Path], dict[str, str] | None, lis
     return items, None, [f"{base}/{name}: not hashed by run.json, left out" for name in extra]
 
 
+def refuse_mixed_scorers(runs) -> None:
+    """A UserError when the runs' verdicts were made under more than one scorer version: a published
+    table would average two grading rules as if they were one."""
+    by: dict[str, list[str]] = {}
+    for run in runs:
+        for scorer in sorted(view(run.suite).scorers(run)):
+            by.setdefault(scorer, []).append(run.rel)
+    if len(by) > 1:
+        parts = "; ".join(f"{s}: {', '.join(r[:3])}{' ...' if len(r) > 3 else ''}" for s, r in sorted(by.items()))
+        raise UserError(f"runs judged under mixed scorer versions ({parts}); export the runs of one version "
+                        "at a time (a directory each), or run them again with one --scorer")
+
+
 def plan_export(runs_dir: str | Path) -> tuple[dict[str, Source], dict, list[str]]:
     """Every file of the export of `runs_dir` by relative path (run files first, then derived files, the
     manifest last), the manifest itself, and warnings. Reads and verifies; writes nothing."""
     runs = discover_runs(runs_dir)
     if not runs:
         raise UserError(f"{runs_dir}: no run directories (a run directory holds {RUN_FILE})")
+    refuse_mixed_scorers(runs)
     files: dict[str, Source] = {}
     entries, warnings = [], []
     for run in runs:

@@ -249,3 +249,79 @@ def item_rows(run: RunRef) -> list[dict]:
             rows.append({"qid": q["qid"], "arm": arm, "difficulty": q.get("difficulty"),
                          "categories": ";".join(q.get("categories") or []), "verdicts": list(got)})
     return rows
+
+
+def _rep_record(run: RunRef, r: dict) -> dict:
+    """A repetition's record.json ({} when missing or unreadable: its figures show as not measured)."""
+    import json
+
+    rec = run.path / str(r.get("path") or "") / "record.json"
+    try:
+        return json.loads(rec.read_text(encoding="utf-8")) if r.get("path") and rec.is_file() else {}
+    except ValueError:
+        return {}
+
+
+def comparable(run: RunRef) -> dict[str, str]:
+    """Battery hash, protocol, judge, scorer version and rubric: two qa runs differing in any of them
+    measured different things and are never averaged (a run before scorer versions was ctxgauge-qa-1)."""
+    context = run.record.context or {}
+    ident = context.get("source_identity") or {}
+    return {"dataset_hash": str(ident.get("hash") or ""), "protocol": str(run.spec.get("protocol") or ""),
+            "judge": str(run.spec.get("judge") or ""), "scorer": str(run.spec.get("scorer") or "ctxgauge-qa-1"),
+            "rubric": str(context.get("rubric") or "")}
+
+
+def scorers(run: RunRef) -> set[str]:
+    """The scorer versions of a run's verdicts (the run's own when it has no verdict yet)."""
+    found = {str(v.get("scorer")) for u in run.units() if isinstance(v := u.data.get("verdict"), dict)
+             and v.get("scorer")}
+    return found or {comparable(run)["scorer"]}
+
+
+def run_rows(run: RunRef) -> list[dict]:
+    """Per arm x repetition: score over denominator, the four token columns with their source, cost
+    with its basis, validity."""
+    out = []
+    for r in (run.results or {}).get("runs") or []:
+        rec = _rep_record(run, r)
+        econ, sc = rec.get("economics") or {}, r.get("scoring") or {}
+        out.append({"arm": r.get("arm"), "repetition": r.get("repetition"),
+                    "valid": bool((r.get("validity") or {}).get("ok")),
+                    "validity": (r.get("validity") or {}).get("reason"),
+                    "score": sc.get("total"), "denominator": sc.get("denominator"),
+                    **{k: econ.get(k) for k in ("tokens_input", "tokens_output", "tokens_cache_read",
+                                                "tokens_cache_write", "token_source", "cost_usd", "cost_basis")}})
+    return out
+
+
+INDEX_TOOLS = ("search",)
+"""Tool calls that query the arm's index (the tool arm's `search`; a harness reporting calls by that
+name). `read` and a harness's setup (building its index) are not index calls."""
+
+
+def adoption(run: RunRef) -> list[dict]:
+    """Per tool or command arm of a finished run: question runs that called the arm's index at least
+    once, over all its answered question runs, and the index calls summed."""
+    kinds = {a.get("arm"): a.get("kind") for a in (run.results or {}).get("arms") or []}
+    agg: dict[str, dict] = {}
+    for u in run.units():
+        d = u.data
+        arm = d.get("arm")
+        if kinds.get(arm) not in ("tool", "command") or d.get("answer_status") != "ok":
+            continue
+        calls = sum(int(n) for t, n in (u.figures.get("tool_calls") or {}).items() if t in INDEX_TOOLS)
+        a = agg.setdefault(arm, {"arm": arm, "kind": kinds[arm], "question_runs": 0, "adopted": 0, "index_calls": 0})
+        a["question_runs"] += 1
+        a["adopted"] += int(calls > 0)
+        a["index_calls"] += calls
+    return [agg[k] for k in sorted(agg)]
+
+
+def rate_tables(run: RunRef) -> list[dict]:
+    """The rate tables the run's cost estimates used (recorded per arm)."""
+    seen = {}
+    for a in (run.results or {}).get("arms") or []:
+        if isinstance(a.get("rates"), dict):
+            seen[a["rates"].get("version")] = a["rates"]
+    return [seen[k] for k in sorted(seen, key=str)]

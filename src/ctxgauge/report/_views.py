@@ -51,6 +51,22 @@ def _one_attempt(run: RunRef) -> int:
     return 1
 
 
+COMPARABLE = ("dataset_hash", "protocol", "judge", "scorer", "rubric")
+"""What must match, beyond suite, dataset, system and model, for two runs' figures to be averaged."""
+
+
+def _no_key(run: RunRef) -> dict[str, str]:
+    return {c: "" for c in COMPARABLE}
+
+
+def _no_rows(run: RunRef) -> list[dict]:
+    return []
+
+
+def _no_scorers(run: RunRef) -> set[str]:
+    return set()
+
+
 def _plain_section(suite: str, title: str, runs: Sequence[RunRef]) -> Section:
     return Section(suite, title, notes=[f"{r.rel}: {r.status}" for r in runs] + dnf_note([]))
 
@@ -82,6 +98,16 @@ class SuiteView:
     """The answering model ('' for none; default: its subject's model)."""
     headline: Callable[[RunRef], str] = _headline
     """One line of its main figures (default: the headline the suite recorded)."""
+    comparable: Callable[[RunRef], dict[str, str]] = _no_key
+    """A run -> its COMPARABLE values ('' where the suite has none): runs differing in one are kept apart."""
+    run_rows: Callable[[RunRef], list[dict]] = _no_rows
+    """A run -> one flat row per attempt with its score, tokens and cost (runs.json's `attempts`)."""
+    adoption: Callable[[RunRef], list[dict]] = _no_rows
+    """A finished run -> per arm, how many question runs called the arm's index (adoption.json)."""
+    rate_tables: Callable[[RunRef], list[dict]] = _no_rows
+    """A run -> the rate tables its costs were estimated from (rate-tables.json)."""
+    scorers: Callable[[RunRef], set[str]] = _no_scorers
+    """A run -> the scorer versions its verdicts were made under (an export refuses a mix)."""
 
 
 VIEWS: dict[str, SuiteView] = {
@@ -93,7 +119,9 @@ VIEWS: dict[str, SuiteView] = {
     "determinism": SuiteView("Determinism: is the context the same every time?", _determinism.section,
                              _determinism.leaderboard),
     "qa": SuiteView("QA: does the context help a model answer?", _qa.section, _qa.leaderboard,
-                    verdicts=_qa.item_rows, attempts=_qa.repetitions),
+                    verdicts=_qa.item_rows, attempts=_qa.repetitions, comparable=_qa.comparable,
+                    run_rows=_qa.run_rows, adoption=_qa.adoption, rate_tables=_qa.rate_tables,
+                    scorers=_qa.scorers),
 }
 """Suite name -> its view, in the order the report draws the sections."""
 
@@ -134,3 +162,8 @@ def model(run: RunRef) -> str:
 def headline(run: RunRef) -> str:
     """One line of a run's main figures."""
     return view(run.suite).headline(run)
+
+
+def comparable(run: RunRef) -> dict[str, str]:
+    """What else must match for runs to be averaged (COMPARABLE, its suite's view)."""
+    return view(run.suite).comparable(run)

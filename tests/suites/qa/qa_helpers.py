@@ -140,7 +140,7 @@ if os.path.exists(flag) and qid in failing:
     sys.stderr.write("harness lost its model\n")
     sys.exit(3)
 answer = gold[order[(order.index(qid) + shift) % len(order)]]["answer_gold"]
-print(json.dumps({"answer": answer, "usage": {"tokens_input": 11, "tokens_output": 5}, "tool_calls": {"grep": 2},
+print(json.dumps({"answer": answer, "usage": {"tokens_input": 11, "tokens_output": 5}, "tool_calls": {"grep": 2, "search": 1},
                   "cost_usd": 0.001}))
 '''
 

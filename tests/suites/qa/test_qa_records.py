@@ -149,7 +149,7 @@ def test_transcripts_and_token_source_per_unit(mini_battery, openai_server, tmp_
                                  "tokens_cache_write": 0}
     slug = [p.name for p in (run_dir / "arms").iterdir() if p.name != "none"][0]
     cmd = [json.loads(x) for x in (run_dir / f"arms/{slug}/rep01/transcript/q02.jsonl").read_text().splitlines()]
-    assert [x["event"] for x in cmd] == ["user", "assistant", "tool_result", "turn_end"]
+    assert [x["event"] for x in cmd] == ["user", "assistant", "tool_result", "tool_result", "turn_end"]
     assert cmd[2] == {"event": "tool_result", "name": "grep", "status": "reported", "count": 2}
     none_rec = json.loads((run_dir / "arms/none/rep01/record.json").read_text())
     cmd_rec = json.loads((run_dir / f"arms/{slug}/rep01/record.json").read_text())
@@ -193,3 +193,34 @@ def test_a_human_adjudication_outranks_the_judge(mini_battery, openai_server, tm
     # Several arms answered? Then the arm must be named.
     bad = cli("qa", "adjudicate", str(run_dir), "q99", "--verdict", "pass", "--why", "x")
     assert bad.returncode == 2 and "no question 'q99'" in bad.stderr
+
+
+def test_export_publishes_adoption_rates_and_run_rows_and_refuses_mixed_scorers(mini_battery, openai_server,
+                                                                                 tmp_path):
+    from ctxgauge.errors import UserError
+    from ctxgauge.export import export_runs
+
+    openai_server.route(oracle(RIGHT))
+    arm = gold_harness(tmp_path, mini_battery.path)
+    runs = tmp_path / "runs"
+    run_qa(config(mini_battery.path, openai_server, tmp_path, arms=["none", arm], out=runs / "v2"), env=ENV)
+    out = tmp_path / "export"
+    export_runs(runs, out)
+    adoption = json.loads((out / "adoption.json").read_text())
+    assert [(a["arm"], a["kind"], a["question_runs"], a["adopted"], a["index_calls"]) for a in adoption] == [
+        (arm, "command", 10, 10, 10)]  # the harness's `search` calls; its `grep` calls are not the index
+    assert adoption[0]["protocol"] == "zero-shot" and adoption[0]["judge"] == "gpt-4o-mini"
+    rates = json.loads((out / "rate-tables.json").read_text())
+    assert list(rates) == ["ctxgauge-list-2025-06"] and rates["ctxgauge-list-2025-06"]["runs"] == ["v2"]
+    assert rates["ctxgauge-list-2025-06"]["table"]["models"]["gpt-4o-mini"]["input"] == 0.15
+    (row,) = json.loads((out / "runs.json").read_text())
+    assert row["scorer"] == "ctxgauge-qa-2" and row["protocol"] == "zero-shot" and len(row["dataset_hash"]) == 12
+    none = next(a for a in row["attempts"] if a["arm"] == "none")
+    assert (none["score"], none["denominator"], none["tokens_input"], none["token_source"]) == (7, 10, 1000, "provider")
+    assert none["cost_basis"] == "estimated:ctxgauge-list-2025-06"
+    cmd = next(a for a in row["attempts"] if a["arm"] == arm)
+    assert (cmd["score"], cmd["token_source"], cmd["cost_usd"]) == (10, "harness", pytest.approx(0.01))
+    # A run judged under Corograph's published scorer beside it: the export refuses to mix them.
+    run_qa(config(mini_battery.path, openai_server, tmp_path, out=runs / "v1", scorer="ctxgauge-qa-1"), env=ENV)
+    with pytest.raises(UserError, match="mixed scorer versions \\(ctxgauge-qa-1: v1; ctxgauge-qa-2: v2\\)"):
+        export_runs(runs, tmp_path / "export2")

@@ -205,6 +205,7 @@ def run_qa(cfg: QAConfig, *, env: Mapping[str, str] | None = None, sleep=None,
                            resume=cfg.resume,
                            context={"source": cfg.source, "source_identity": p.source.identity(),
                                     "source_from_run": source_from_run(cfg.source, p.source, out),
+                                    "rubric": p.identity["rubric"],
                                     "base_url_given": bool(cfg.base_url)})
         with run, tempfile.TemporaryDirectory(prefix="ctxgauge-qa-") as tmp:
             work = Path(tmp)
@@ -234,7 +235,8 @@ def _run_arm(run: RunDir, p: Plan, cfg: QAConfig, arm: ArmSpec, corpus, work: Pa
     client = p.client if arm.needs_model else None
     row = {"arm": str(arm), "slug": arm.slug, "kind": arm.kind, "engine": arm.engine, "scoring": p.scoring,
            "status": "measured", "reason": None,
-           "cost_basis": client.rates.cost_basis if client else ("reported" if arm.kind == "command" else None)}
+           "cost_basis": client.rates.cost_basis if client else ("reported" if arm.kind == "command" else None),
+           "rates": client.rates.to_dict() if client else None}
     model_missing = arm.needs_model and p.client is None
     if model_missing and arm.kind != "context":
         row.update(status="skipped", reason=f"needs a model: {p.client_why}")
