@@ -96,6 +96,12 @@ def canonical_spec(spec: str | EngineSpec) -> EngineSpec:
             close()
 
 
+def same_system(a, b) -> bool:
+    """Whether two engine objects are one system: the same canonical name (so `bm25` and `bm25(k1=1.2)`
+    are). Comparing a system with itself measures nothing, so `--vs` refuses it."""
+    return str(a.name) == str(b.name)
+
+
 @dataclass(frozen=True)
 class EngineInfo:
     """One row of `ctxgauge engines`: name, where it comes from, whether it can run (and why not), identity."""

@@ -26,6 +26,12 @@ def suite(tmp_path):
     return tmp_path
 
 
+def test_vs_equal_to_engine_is_refused(suite):
+    r = ctxgauge("cases", str(suite / "ok.yaml"), "--engine", "bm25(k1=1.2)", "--vs", "bm25", "--out", str(suite / "r"))
+    assert r.returncode == 2 and "--vs bm25 is the engine measured" in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1 and not (suite / "r").exists()
+
+
 def test_exit_0_when_every_line_holds_1_when_one_fails(suite):
     ok = ctxgauge("cases", str(suite / "ok.yaml"), "--engine", "bm25", "--out", str(suite / "r1"))
     assert ok.returncode == 0, ok.stderr

@@ -56,6 +56,8 @@ def test_terminal_report_and_baseline_gate_exit_codes(tmp_path, small_repo):
     (["{repo}", "--engine", "bm25", "--rev", "no-such-rev"], "no commit named 'no-such-rev'"),
     (["{plain}", "--engine", "bm25"], "not a git repository"),
     (["{repo}", "--engine", "bm25", "--baseline", "{plain}"], "not a run directory"),
+    (["{repo}", "--engine", "bm25", "--vs", "bm25"], "--vs bm25 is the engine measured"),
+    (["{repo}", "--engine", "bm25", "--vs", "bm25(k1=1.2)"], "both are bm25"),
     (["{repo}", "--engine", "bm25", "--since", "notadate"], "--since 'notadate' is not a date in the past"),
     (["{repo}", "--engine", "bm25", "--since", "next year"], "is not a date in the past"),
 ])

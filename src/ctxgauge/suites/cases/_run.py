@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from ctxgauge.engines import call_engine, checked_hits
+from ctxgauge.engines import call_engine, checked_hits, same_system
 from ctxgauge.corpora import Corpus, open_corpus
 from ctxgauge.engines import engine_available, get_engine
 from ctxgauge.errors import EngineError, UserError
@@ -117,6 +117,9 @@ def _engines(config: CasesConfig) -> list[Any]:
         if not ok:
             raise UserError(f"engine {eng.name} is not available here: {why}")
         out.append(eng)
+    if len(out) == 2 and same_system(*out):
+        raise UserError(f"--vs {config.vs} is the engine measured (--engine {config.engine}: both are "
+                        f"{out[0].name}): compare against another engine, e.g. --vs grep")
     return out
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ctxgauge.corpora import repo_name
-from ctxgauge.engines import engine_available, get_engine
+from ctxgauge.engines import engine_available, get_engine, same_system
 from ctxgauge.errors import UserError
 from ctxgauge.git import Repo
 from ctxgauge.metrics.scoring import metric_names
@@ -143,6 +143,9 @@ def plan(config: ReplayConfig) -> Plan:
         engines = [_load_engine(config.engine)]
         if config.vs is not None:
             engines.append(_load_engine(config.vs))
+            if same_system(*engines):
+                raise UserError(f"--vs {config.vs} is the engine measured (--engine {config.engine}: both are "
+                                f"{engines[0].name}): compare against another engine, e.g. --vs grep")
         _check_since(repo, config.since)
         selection = select_commits(repo, head, commits=config.commits, max_files=config.max_files,
                                    since=config.since)
