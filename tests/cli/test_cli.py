@@ -35,6 +35,7 @@ def test_help_does_not_import_heavy_libraries():
     (["query", ".", "x", "--engine", "bm25(k1="], "bad engine spec"),
     (["query", "{plain}", "x", "--rev", "HEAD"], "--rev needs a git repository"),
     (["query", "{plain}", "x", "--engine", "bm25(k1=abc)"], "k1 must be a number"),
+    (["query", ".", "x", "-k", "0"], "-k must be at least 1 (how many files to return), got 0"),
     (["query", "{plain}", "x", "--engine", "bm25(k1=-5)"], "k1 is out of range"),
     (["query", "{plain}", "x", "--engine", "bm25(kl=1)"], "has no parameter 'kl' (parameters: b: number"),
 ])

@@ -18,7 +18,8 @@ def query(
     source: Path = typer.Argument(..., help="A directory, or a git repository (read at --rev, default HEAD)."),
     text: str = typer.Argument(..., help="The request to rank files for."),
     engine: str = typer.Option("bm25", "--engine", "-e", help="Engine spec, e.g. bm25 or 'bm25(k1=1.2,b=0.75)'."),
-    k: int = typer.Option(10, "-k", min=1, help="How many files to return."),
+    # Checked by run_query, not by Typer's range: a range error is a five-line box, every other error one line.
+    k: int = typer.Option(10, "-k", help="How many files to return (at least 1)."),
     rev: Optional[str] = typer.Option(None, "--rev", help="Revision of a git repository (not for plain directories)."),
     index_dir: Optional[Path] = typer.Option(None, "--index-dir", help="Keep the built index here (default: a temporary directory)."),
     json_out: bool = typer.Option(False, "--json", help="Print JSON: {engine, identity, corpus, hits: [{path, score}]}."),

@@ -27,6 +27,8 @@ def run_query(source: str | Path, text: str, *, engine: str = "bm25", k: int = 1
               out_dir: str | Path) -> dict:
     """Build `engine` over `source` into `out_dir` and rank files for `text`. Returns the `--json` shape:
     `{engine, identity, corpus: summary, request, k, hits: [{path, score}]}`."""
+    if k < 1:
+        raise UserError(f"-k must be at least 1 (how many files to return), got {k}")
     corpus = open_corpus(source, rev)
     eng = get_engine(engine)
     ok, why = engine_available(eng)
