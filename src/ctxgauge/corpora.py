@@ -242,6 +242,15 @@ class Corpus:
             target.write_bytes(data)
         return dest
 
+    def require_files(self) -> "Corpus":
+        """This corpus, or a UserError saying nothing was indexed and what was skipped: ranking or
+        fingerprinting an empty corpus gives identical empty answers that read as a result."""
+        if self.files:
+            return self
+        skipped = ", ".join(f"{len(p)} {r}" for r, p in sorted(self.skipped.items()) if p)
+        raise UserError(f"{self.name}: nothing to index: no text file" + (f" (skipped: {skipped})" if skipped else "")
+                        + "; point at a directory or revision that holds source files")
+
     def summary(self) -> dict:
         """What was indexed and what was filtered, by reason: the figures every report shows."""
         return {

@@ -21,6 +21,20 @@ def test_version_prints_the_version_and_exits_0():
     assert r.stdout.strip() == package.__version__
 
 
+def test_an_empty_or_binary_only_corpus_says_nothing_was_indexed(tmp_path):
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "binary").mkdir()
+    (tmp_path / "binary" / "logo.png").write_bytes(b"\x89PNG\r\n\x1a\n\0\0\0")
+    for name, detail in (("empty", "nothing to index: no text file;"), ("binary", "(skipped: 1 binary)")):
+        for args in (["query", str(tmp_path / name), "logo"],
+                     ["determinism", str(tmp_path / name), "--engine", "grep", "--out", str(tmp_path / f"d-{name}")]):
+            r = ctxgauge(*args)
+            assert r.returncode == 2, (args, r.stdout, r.stderr)
+            assert "nothing to index" in r.stderr and detail in r.stderr
+            assert len(r.stderr.strip().splitlines()) == 1
+        assert not (tmp_path / f"d-{name}").exists()
+
+
 def test_help_does_not_import_heavy_libraries():
     code = "import sys, ctxgauge.cli; print(sorted(m for m in ('torch', 'bm25s', 'sentence_transformers', 'tree_sitter', 'numpy') if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout

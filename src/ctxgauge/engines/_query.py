@@ -36,6 +36,7 @@ def run_query(source: str | Path, text: str, *, engine: str = "bm25", k: int = 1
         raise UserError(f"engine {eng.name} is not available here: {why}")
     out = Path(out_dir)
     _claim(out)
+    corpus.require_files()  # after the spec and the out dir: a typo there is the first thing to mend
     out.mkdir(parents=True, exist_ok=True)
     try:
         call_engine("build", eng, eng.build, corpus, out)

@@ -136,7 +136,7 @@ def make_plan(config: DeterminismConfig, factory: Callable[[str], Any] = get_eng
     config.validate()
     engines = _engines(config, factory)
     _keep_published(config, engines)
-    corpus = open_corpus(config.source, config.rev, name=config.corpus_name)
+    corpus = open_corpus(config.source, config.rev, name=config.corpus_name).require_files()
     if "drift" in config.families and config.noise_dir is not None:
         noise_directory(corpus, config.noise_dir)  # a directory the corpus lacks is a typo: say so now
     queries, source = _queries(config, corpus)
