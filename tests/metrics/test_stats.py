@@ -263,3 +263,17 @@ def test_ten_thousand_resamples_over_two_hundred_pairs_is_fast():
 def test_bad_input_is_refused(call):
     with pytest.raises(ValueError):
         call()
+
+
+def test_cohens_d_is_the_mean_difference_over_the_pooled_sd():
+    from statistics import fmean, variance
+
+    from ctxgauge.metrics import cohens_d
+
+    a, b = [100.0, 100.0, 0.0, 100.0, 0.0], [0.0, 100.0, 0.0, 0.0, 0.0]
+    pooled = ((variance(a) + variance(b)) / 2) ** 0.5
+    assert cohens_d(a, b) == pytest.approx((fmean(a) - fmean(b)) / pooled)
+    assert cohens_d(b, a) == pytest.approx(-cohens_d(a, b))
+    assert cohens_d([1.0, 1.0], [1.0, 1.0]) == 0.0  # no difference, no spread
+    assert cohens_d([1.0, 1.0], [0.0, 0.0]) is None  # an infinite effect is not published
+    assert cohens_d([1.0], [0.0]) is None  # one pair has no spread to measure

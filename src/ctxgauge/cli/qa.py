@@ -42,6 +42,14 @@ def _print_summary(result: dict, title: str) -> None:
         table.add_row(escape(arm), s["status"], passed + (f" ({', '.join(gaps)})" if gaps else ""), score,
                       _pct(s["retrieval_hit_rate"]), tokens, _money(s["cost_usd"]))
     console.print(table)
+    cmp = result.get("comparisons") or {}
+    for arm, c in (cmp.get("arms") or {}).items():
+        if not c.get("n"):
+            continue
+        d = "-" if c.get("cohens_d") is None else f"{c['cohens_d']:+.2f}"
+        console.print(f"{escape(arm)} vs {escape(cmp['baseline'])}: {c['mean_diff']:+.1f} points "
+                      f"[{c['ci_low']:+.1f}, {c['ci_high']:+.1f}] over {c['n']} question(s), p {c['p_value']:.3f}, "
+                      f"Cohen's d {d}")
     for skip in result.get("skipped") or []:
         console.print(f"[yellow]{escape(skip['arm'])}[/]: {escape(skip['reason'] or '')}")
     for note in result.get("notes") or []:
@@ -84,6 +92,7 @@ def run(
     timeout: float = typer.Option(120.0, "--timeout", help="Seconds per provider request."),
     retries: int = typer.Option(3, "--retries", min=0, help="Retries of a failed provider request (with backoff)."),
     rates: Optional[str] = typer.Option(None, "--rates", help="A rate table JSON (default $CTXGAUGE_RATES or the built-in one)."),
+    baseline_arm: Optional[str] = typer.Option(None, "--baseline-arm", help="The arm every other is compared with: paired interval, p-value and Cohen's d (default: none, when given)."),
     scorer: str = typer.Option("ctxgauge-qa-2", "--scorer", help="Scorer version: ctxgauge-qa-2, or ctxgauge-qa-1 (Corograph's published tier 1 and judge retry)."),
     out: Optional[Path] = typer.Option(None, "--out", help="Run directory (default ctxgauge-runs/qa-<time>-<id>)."),
     resume: bool = typer.Option(False, "--resume", help="Continue an unfinished run in --out."),
@@ -97,12 +106,13 @@ def run(
     cfg = QAConfig(source=battery, arms=list(arm), model=model, judge=judge, provider=provider, base_url=base_url,
                    judge_provider=judge_provider, judge_base_url=judge_base_url, protocol=protocol, repeat=repeat,
                    out=out, resume=resume, repo=repo, cache_dir=cache_dir, use_cache=not no_cache, timeout=timeout,
-                   retries=retries, token_budget=token_budget, rates=rates, scorer=scorer)
+                   retries=retries, token_budget=token_budget, rates=rates, scorer=scorer, baseline_arm=baseline_arm)
     progress = (lambda s: None) if json_out else (lambda s: err_console.print(f"[dim]{s}[/]"))
     result = run_qa(cfg, progress=progress)
     gaps = result.get("unfinished")
     if json_out:
-        print_json({**{k: result[k] for k in ("run_dir", "summary", "questions", "trust", "skipped", "notes")},
+        print_json({**{k: result[k] for k in ("run_dir", "summary", "questions", "trust", "skipped", "notes",
+                                              "comparisons")},
                     "finished": gaps is None, "unfinished": gaps, "exit_code": _exit_code(gaps)})
     else:
         _print_summary(result, f"qa {battery} ({protocol}, {repeat} repetition(s))")

@@ -13,7 +13,8 @@ Scoring a ranking against labels (`scoring`, shared by the replay and cases suit
     `Labels`, `PassLine`, `PACK_RECALL`, `metric_names`, `higher_is_better`, and `scoring.score`,
     `scoring.summarise`, `scoring.compare` (one request; the mean over many; engine A against B).
 Paired statistics (every one seeded, no global RNG):
-    `bootstrap_ci`, `paired_randomization_test`, `win_tie_loss`, `paired_comparison`, `PairedComparison`.
+    `bootstrap_ci`, `paired_randomization_test`, `win_tie_loss`, `paired_comparison`, `PairedComparison`,
+    `cohens_d` (effect size of paired scores).
 """
 
 from ctxgauge.metrics._registry import (
@@ -40,6 +41,7 @@ from ctxgauge.metrics.scoring import PACK_RECALL, Labels, PassLine, higher_is_be
 from ctxgauge.metrics.stats import (
     PairedComparison,
     bootstrap_ci,
+    cohens_d,
     paired_comparison,
     paired_randomization_test,
     win_tie_loss,
@@ -56,6 +58,7 @@ __all__ = [
     "PairedComparison",
     "PassLine",
     "bootstrap_ci",
+    "cohens_d",
     "evaluate",
     "exact_match",
     "exact_match_rate",

@@ -19,6 +19,7 @@ import numpy as np
 __all__ = [
     "PairedComparison",
     "bootstrap_ci",
+    "cohens_d",
     "paired_comparison",
     "paired_randomization_test",
     "win_tie_loss",
@@ -204,3 +205,20 @@ def paired_comparison(
         n_resamples=n_resamples,
         confidence=confidence,
     )
+
+
+def cohens_d(a: Sequence[float], b: Sequence[float]) -> float | None:
+    """Cohen's d of paired scores A against B: the mean difference over the pooled standard deviation,
+    sqrt((var(a) + var(b)) / 2) with sample variances (ddof 1), so it reads on the scores' own spread
+    (Cohen's d_av, comparable across designs) rather than on the spread of the differences.
+
+    0.0 when both sides are constant and equal; None when it is undefined: fewer than two pairs, or
+    constant sides that differ (an infinite effect is not a number to publish)."""
+    x, y = _as_pairs(a, b)
+    if x.size < 2:
+        return None
+    diff = float((x - y).mean())
+    pooled = float(np.sqrt((x.var(ddof=1) + y.var(ddof=1)) / 2))
+    if pooled == 0.0:
+        return 0.0 if diff == 0.0 else None
+    return diff / pooled

@@ -156,6 +156,25 @@ def _trust(run: RunRef) -> Table | None:
                  ["check", "arm", "status", "value", "needs", "detail"], rows, sources=[run.rel])
 
 
+def _comparisons(run: RunRef) -> Table | None:
+    cmp = (run.results or {}).get("comparisons") or {}
+    rows = []
+    for arm, c in (cmp.get("arms") or {}).items():
+        if not c.get("n"):
+            continue
+        rows.append([Cell(arm, run=run.rel), Cell(str(c["n"]), num=True), Cell(fmt(c["mean_diff"], 1), num=True),
+                     Cell(f"[{fmt(c['ci_low'], 1)}, {fmt(c['ci_high'], 1)}]", num=True),
+                     Cell(fmt(c["p_value"], 3), num=True), Cell(fmt(c.get("cohens_d"), 2), num=True),
+                     Cell(f"{c['wins']}/{c['ties']}/{c['losses']}", num=True)])
+    if not rows:
+        return None
+    return Table(f"Arms against the baseline arm {cmp['baseline']}",
+                 ["arm", "questions", "mean diff (points)", "95% interval", "p", "Cohen's d", "win/tie/loss"], rows,
+                 sources=[run.rel], caption="Paired over the questions both arms scored (each averaged over its "
+                 "valid repetitions); seeded bootstrap interval and randomization test; Cohen's d over the pooled "
+                 "standard deviation of the two arms' scores.")
+
+
 def _key(run: RunRef) -> tuple[str, str]:
     return run.subject.dataset, run.subject.model or ""
 
@@ -177,9 +196,9 @@ def section(suite: str, title: str, runs: Sequence[RunRef]) -> Section:
             # A grid of nothing but unanswered cells says less than the note that no model answered.
             if any(c not in ("skipped", "absent") for row in grid.rows for c in row.cells):
                 sec.blocks.append(grid)
-            trust = _trust(run)
-            if trust is not None:
-                sec.blocks.append(trust)
+            for table in (_comparisons(run), _trust(run)):
+                if table is not None:
+                    sec.blocks.append(table)
     return sec
 
 

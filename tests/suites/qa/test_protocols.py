@@ -157,7 +157,7 @@ def test_json_is_what_cli_prints(mini_battery, openai_server, tmp_path):
     assert res.exit_code == 0, res.output
     data = json.loads(res.stdout)
     assert set(data) == {"run_dir", "summary", "questions", "trust", "skipped", "notes", "finished", "unfinished",
-                         "exit_code"}
+                         "exit_code", "comparisons"}
     for arm in ("none", "context:bm25@5"):
         s = data["summary"][arm]
         assert {"questions", "passed", "accuracy", "tokens", "cost_usd"} <= set(s)

@@ -224,3 +224,25 @@ def test_export_publishes_adoption_rates_and_run_rows_and_refuses_mixed_scorers(
     run_qa(config(mini_battery.path, openai_server, tmp_path, out=runs / "v1", scorer="ctxgauge-qa-1"), env=ENV)
     with pytest.raises(UserError, match="mixed scorer versions \\(ctxgauge-qa-1: v1; ctxgauge-qa-2: v2\\)"):
         export_runs(runs, tmp_path / "export2")
+
+
+def test_each_arm_is_compared_with_a_named_baseline_arm(mini_battery, openai_server, tmp_path):
+    from ctxgauge.metrics import cohens_d, paired_comparison
+
+    openai_server.route(oracle(RIGHT))  # the model passes 7 of 10
+    arm = gold_harness(tmp_path, mini_battery.path)  # the harness passes all 10
+    result = run_qa(config(mini_battery.path, openai_server, tmp_path, arms=["none", arm], baseline_arm=arm), env=ENV)
+    cmp = result["comparisons"]
+    assert cmp["baseline"] == arm and list(cmp["arms"]) == ["none"]
+    c = cmp["arms"]["none"]
+    model = [100.0 if f"q{i:02d}" in RIGHT else 0.0 for i in range(1, 11)]
+    expected = paired_comparison(model, [100.0] * 10, 0, n_resamples=2000)
+    assert (c["n"], c["mean_diff"], c["ci_low"], c["ci_high"]) == (10, -30.0, expected.ci_low, expected.ci_high)
+    assert c["cohens_d"] == pytest.approx(cohens_d(model, [100.0] * 10)) and (c["wins"], c["losses"]) == (0, 3)
+    with pytest.raises(Exception, match="--baseline-arm 'tool:bm25' is not one of the --arm"):
+        run_qa(config(mini_battery.path, openai_server, tmp_path, out=tmp_path / "x", baseline_arm="tool:bm25"),
+               env=ENV)
+    # Default: the model alone (`none`) is the baseline.
+    again = run_qa(config(mini_battery.path, openai_server, tmp_path, arms=["none", arm], out=tmp_path / "r2"),
+                   env=ENV)
+    assert again["comparisons"]["baseline"] == "none" and again["comparisons"]["arms"][arm]["mean_diff"] == 30.0

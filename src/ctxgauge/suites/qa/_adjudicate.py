@@ -76,5 +76,6 @@ def _rederive(run_dir: Path, record) -> dict:
     evidence = {q.qid: battery.gold[q.qid].evidence_files for q in source.questions} if battery else {}
     identity = results.get("identity") or {"battery": source.identity(), "protocol": spec.get("protocol")}
     units = [u.to_json() for u in read_units(run_dir)]
+    baseline = (results.get("comparisons") or {}).get("baseline")
     return derive(run_dir, results["arms"], int(spec.get("repeat") or 1), units, source.questions, evidence,
-                  identity, results.get("notes") or [])
+                  identity, results.get("notes") or [], baseline)

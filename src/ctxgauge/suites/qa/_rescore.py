@@ -14,6 +14,7 @@ from typing import Mapping
 
 from ctxgauge.errors import UserError
 from ctxgauge.records import read_run, read_units
+from ctxgauge.suites.qa._arms import parse_arm
 from ctxgauge.suites.qa._battery import Battery
 from ctxgauge.suites.qa._rubric import RubricJudge
 from ctxgauge.suites.qa._run import SUITE, QAConfig, _client, load_source, score_text
@@ -105,7 +106,9 @@ def rescore_run(run_dir: str | Path, *, judge: str | None = None, battery: str |
     evidence = {q.qid: battery.gold[q.qid].evidence_files for q in source.questions} if battery else {}
     identity = {"battery": source.identity(), "protocol": spec.get("protocol")}
     units = adjudicated(units, read_adjudications(run_dir))  # a human's verdict outranks any judge's
-    new_results = summarize(results["arms"], int(spec.get("repeat") or 1), units, source.questions, evidence, identity)
+    baseline = str(parse_arm(spec["baseline_arm"])) if spec.get("baseline_arm") else None
+    new_results = summarize(results["arms"], int(spec.get("repeat") or 1), units, source.questions, evidence, identity,
+                            baseline)
     same = not changed and all(
         results["summary"][a]["passed"] == new_results["summary"][a]["passed"]
         and results["summary"][a]["accuracy"] == new_results["summary"][a]["accuracy"]

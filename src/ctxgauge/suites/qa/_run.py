@@ -96,6 +96,8 @@ class QAConfig:
     rates: str | None = None
     scorer: str = SCORER_VERSION
     """The scorer version (SCORERS): ctxgauge-qa-2, or ctxgauge-qa-1 for Corograph's published behaviour."""
+    baseline_arm: str | None = None
+    """The arm every other is compared with (paired interval, p-value, Cohen's d); default `none`."""
     extra: dict = field(default_factory=dict)
 
     def spec(self) -> dict:
@@ -173,6 +175,9 @@ def plan(cfg: QAConfig, env: Mapping[str, str] | None = None, sleep=None) -> Pla
     arms: list[ArmSpec] = list(dict.fromkeys(parse_arm(a) for a in cfg.arms))
     if not arms:
         raise UserError("give at least one --arm (none, context:ENGINE@k, tool:ENGINE, command:CMD)")
+    if cfg.baseline_arm is not None and parse_arm(cfg.baseline_arm) not in arms:
+        raise UserError(f"--baseline-arm {cfg.baseline_arm!r} is not one of the --arm given "
+                        f"({', '.join(str(a) for a in arms)})")
     if cfg.protocol == "multi-turn" and any(a.kind == "command" for a in arms):
         raise UserError("a command arm runs its own sessions: use --protocol zero-shot or whole-battery with it")
     if battery is None and cfg.repo is None and any(a.needs_corpus for a in arms):
@@ -278,7 +283,8 @@ def _record(run: RunDir, p: Plan, cfg: QAConfig, rows: list[dict]) -> dict:
     questions = p.source.questions
     evidence = {q.qid: p.battery.gold[q.qid].evidence_files for q in questions} if p.battery else {}
     units = [u.to_json() for u in run.units()]
-    results = derive(run.path, rows, cfg.repeat, units, questions, evidence, p.identity, p.notes)
+    baseline = str(parse_arm(cfg.baseline_arm)) if cfg.baseline_arm else None
+    results = derive(run.path, rows, cfg.repeat, units, questions, evidence, p.identity, p.notes, baseline)
     gaps = len((results["unfinished"] or {}).get("gaps") or ())
     # A gap (an outage, a failed engine) leaves the run unfinished: published with its results, but marked
     # error so `--resume` can fill it, and never read as a finished score.
@@ -299,12 +305,12 @@ def headline(results: dict, arms: list) -> str:
 
 
 def derive(run_path: Path, rows: list[dict], repeat: int, units: list[dict], questions, evidence: dict,
-           identity: dict, notes: list[str]) -> dict:
+           identity: dict, notes: list[str], baseline: str | None = None) -> dict:
     """Every derived file and figure of a run from its units and its human adjudications (which outrank
     the judge): each repetition's record.json and verdicts.json, and the results run.json holds."""
     adjudications = read_adjudications(run_path)
     units = adjudicated(units, adjudications)
-    results = summarize(rows, repeat, units, questions, evidence, identity)
+    results = summarize(rows, repeat, units, questions, evidence, identity, baseline)
     by_arm = {a["arm"]: a for a in rows}
     for r in results["runs"]:
         mine = [u for u in units if u.get("arm") == r["arm"] and u.get("rep") == r["repetition"]]

@@ -207,14 +207,43 @@ def comparable_key(identity: dict, arm: str) -> tuple:
             identity.get("scorer"), identity.get("rubric"))
 
 
+COMPARISON_SEED = 0
+"""Seed of the paired bootstrap and randomization test of arm against baseline arm."""
+
+
+def compare_arms(per_question: dict[str, dict[str, list[float]]], baseline: str | None) -> dict | None:
+    """Each arm against the named baseline arm, paired over the questions both scored (each question's
+    score averaged over its valid repetitions): mean difference with its seeded 95% bootstrap interval,
+    randomization p-value, win/tie/loss, and Cohen's d beside them. None without a baseline arm."""
+    from ctxgauge.metrics import cohens_d, paired_comparison
+
+    if baseline is None or baseline not in per_question:
+        return None
+    base = per_question[baseline]
+    out = {}
+    for arm, scores in per_question.items():
+        if arm == baseline:
+            continue
+        qids = sorted(set(scores) & set(base))
+        if not qids:
+            out[arm] = {"n": 0, "note": "no question scored in both arms"}
+            continue
+        a = [statistics.fmean(scores[q]) for q in qids]
+        b = [statistics.fmean(base[q]) for q in qids]
+        cmp = paired_comparison(a, b, COMPARISON_SEED, n_resamples=2000)
+        out[arm] = {**cmp.to_dict(), "cohens_d": cohens_d(a, b)}
+    return {"baseline": baseline, "arms": out}
+
+
 def summarize(arms: list[dict], repeat: int, units: list[dict], questions: list[Question],
-              evidence: dict[str, tuple[str, ...]], identity: dict) -> dict:
+              evidence: dict[str, tuple[str, ...]], identity: dict, baseline: str | None = None) -> dict:
     """`{summary, questions, runs, trust, skipped}` for the whole invocation. `arms` are dicts with
     `arm` (spec string), `slug`, `kind`, `scoring`, `status`, `reason`, `cost_basis`."""
     by_arm: dict[str, list[dict]] = defaultdict(list)
     for u in units:
         by_arm[u["arm"]].append(u)
     summary, runs, trust_in, skipped = {}, [], [], []
+    paired: dict[str, dict[str, list[float]]] = {}
     for arm in arms:
         name = arm["arm"]
         arm_units = by_arm.get(name, [])
@@ -275,6 +304,8 @@ def summarize(arms: list[dict], repeat: int, units: list[dict], questions: list[
             zero += int(s == 0 and (rubric or not (u.get("answer_text_len") or 0)))
         trust_in.append(ArmScores(name, arm["kind"], dict(per_q) if decided_all else {},
                                   rep_means if decided_all else [], zero, scored, hits))
+        if decided_all:
+            paired[name] = dict(per_q)
     table = []
     for q in questions:
         row = {"qid": q.qid, "difficulty": q.difficulty, "categories": list(q.categories), "arms": {}}
@@ -282,4 +313,7 @@ def summarize(arms: list[dict], repeat: int, units: list[dict], questions: list[
             got = sorted((u for u in by_arm.get(arm["arm"], []) if u["qid"] == q.qid), key=lambda u: u["rep"])
             row["arms"][arm["arm"]] = [(u.get("verdict") or {}).get("result") or u.get("answer_status") for u in got]
         table.append(row)
-    return {"summary": summary, "questions": table, "runs": runs, "trust": trust_gate(trust_in), "skipped": skipped}
+    if baseline is None and any(a["arm"] == "none" for a in arms):
+        baseline = "none"  # the model alone: what every context is measured against
+    return {"summary": summary, "questions": table, "runs": runs, "trust": trust_gate(trust_in), "skipped": skipped,
+            "comparisons": compare_arms(paired, baseline)}
