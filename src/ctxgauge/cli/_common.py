@@ -27,3 +27,29 @@ def fail(message: str, code: int = 2) -> None:
     """Print one line to stderr and exit: the shape of every user error."""
     err_console.print(f"[bold red]error:[/] {message}", soft_wrap=True)
     raise SystemExit(code)
+
+
+MISSES_HELP = ("List every missed request: its expected files, the rank where each landed (or 'not in the top N'), "
+               "and the top k instead.")
+
+
+def print_misses(run_dir: Any) -> None:
+    """The misses view of one recorded run (replay or cases), through the report model."""
+    from ctxgauge.report import build_report, load_runs, render_details
+
+    render_details(build_report(load_runs([run_dir])), console)
+
+
+def misses_json(run_dir: Any) -> list[dict]:
+    """The misses of one recorded run as `--json` rows: {unit, request, engine, expected: [{path, rank,
+    indexed}], top, depth}."""
+    from dataclasses import asdict
+
+    from ctxgauge.report import load_runs, misses
+    from ctxgauge.report._retrieval import engine_name, ks_of, vs_name
+
+    out = []
+    for run in load_runs([run_dir]):
+        names = [engine_name(run)] + ([vs_name(run)] if vs_name(run) else [])
+        out += [asdict(m) for m in misses(run, ks_of(run)[0], names)]
+    return out

@@ -8,7 +8,7 @@ from typing import List, Optional
 
 import typer
 
-from ctxgauge.cli._common import console, err_console, print_json
+from ctxgauge.cli._common import MISSES_HELP, console, err_console, misses_json, print_json, print_misses
 
 
 def register(app: typer.Typer) -> None:
@@ -33,7 +33,8 @@ def cases(
     out: Optional[Path] = typer.Option(None, "--out", help="Run directory (default ctxgauge-runs/cases-<time>-<id>)."),
     resume: bool = typer.Option(False, "--resume", help="Continue the unfinished run in --out."),
     missing_as_miss: bool = typer.Option(False, "--missing-as-miss", help="An expected file the corpus does not have (by default an error: a typo?) is reported per case and counts as a miss."),
-    json_out: bool = typer.Option(False, "--json", help="Print JSON: {summary, cases, pass, passed, comparison?, run_dir}."),
+    misses: bool = typer.Option(False, "--misses", help=MISSES_HELP),
+    json_out: bool = typer.Option(False, "--json", help="Print JSON: {summary, cases, pass, passed, comparison?, run_dir, misses?}."),
 ) -> None:
     """Score labelled cases; exit 0 when every pass line holds, 1 when one fails, 2 on bad input."""
     from ctxgauge.errors import UserError
@@ -47,7 +48,7 @@ def cases(
         if file is not None or engine is not None:
             raise UserError("--qrels with --run scores an external ranking: give no FILE and no --engine")
         result = api.score_external(qrels, run, config)
-        return _report(result, json_out, dropped)
+        return _report(result, json_out, dropped, misses)
     if qrels is not None:
         if queries is None or corpus is None:
             raise UserError("--qrels needs --queries (the query texts) and --corpus, or --run (a ranking to score)")
@@ -63,7 +64,7 @@ def cases(
         return
     with _progress() as on_case:
         result = api.run_cases(case_file, config, progress=on_case)
-    _report(result, json_out, dropped)
+    _report(result, json_out, dropped, misses)
 
 
 def _pass_lines(raw: List[str]):
@@ -113,11 +114,14 @@ def _fmt(v) -> str:
     return "–" if v is None else f"{v:.3f}"
 
 
-def _report(result, json_out: bool, dropped: dict[str, int]) -> None:
+def _report(result, json_out: bool, dropped: dict[str, int], misses: bool = False) -> None:
     if json_out:
-        print_json({**result.to_dict(), "dropped": dropped})
+        print_json({**result.to_dict(), "dropped": dropped,
+                    **({"misses": misses_json(result.run_dir)} if misses else {})})
     else:
         _render(result, dropped)
+        if misses:
+            print_misses(result.run_dir)
     raise typer.Exit(0 if result.passed else 1)
 
 

@@ -7,7 +7,7 @@ from typing import List, Optional
 
 import typer
 
-from ctxgauge.cli._common import console, err_console, print_json
+from ctxgauge.cli._common import MISSES_HELP, console, err_console, misses_json, print_json, print_misses
 
 
 def register(app: typer.Typer) -> None:
@@ -30,7 +30,8 @@ def replay(
     resume: bool = typer.Option(False, "--resume", help="Continue the unfinished run in --out, skipping commits done."),
     baseline: Optional[Path] = typer.Option(None, "--baseline", help="A stored replay run: exit 1 if a metric drops against it."),
     max_drop: float = typer.Option(0.02, "--max-drop", help="Largest drop of a metric's mean against --baseline that passes."),
-    json_out: bool = typer.Option(False, "--json", help="Print JSON: {summary, commits, skipped, comparison?, run_dir, ...}."),
+    misses: bool = typer.Option(False, "--misses", help=MISSES_HELP),
+    json_out: bool = typer.Option(False, "--json", help="Print JSON: {summary, commits, skipped, comparison?, run_dir, misses? ...}."),
 ) -> None:
     """Replay REPO's commits: each commit's subject is a request, the files it changed are the answer."""
     from ctxgauge.suites.replay import ReplayConfig
@@ -44,9 +45,11 @@ def replay(
     with _progress() as on_commit:
         result = run_replay(config, progress=on_commit)
     if json_out:
-        print_json(result.to_dict())
+        print_json({**result.to_dict(), **({"misses": misses_json(result.run_dir)} if misses else {})})
     else:
         _render(result)
+        if misses:
+            print_misses(result.run_dir)
     raise typer.Exit(0 if result.passed else 1)
 
 

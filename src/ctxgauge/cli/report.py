@@ -23,6 +23,7 @@ def report(
     html: Optional[Path] = typer.Option(None, "--html", help="Write the self-contained HTML report here."),
     md: Optional[Path] = typer.Option(None, "--md", help="Write the Markdown report here."),
     title: str = typer.Option("ctxgauge report", "--title", help="The report's title."),
+    misses: bool = typer.Option(False, "--misses", help="Also print (and write into --md) every missed request: its expected files, where each landed, the top k instead."),
     json_out: bool = typer.Option(False, "--json", help="Print the report model as JSON."),
 ) -> None:
     """Report on runs: per-suite tables and figures, every one naming the run it comes from."""
@@ -40,6 +41,6 @@ def report(
     if html is not None:
         say.print(f"wrote {write_html(model, html)}", highlight=False)
     if md is not None:
-        say.print(f"wrote {write_markdown(model, md)}", highlight=False)
+        say.print(f"wrote {write_markdown(model, md, details=misses)}", highlight=False)
     if html is None and md is None and not json_out:
-        render_terminal(model, console)
+        render_terminal(model, console, details=misses)

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Optional
 
 import typer
 
-from ctxgauge.cli._common import console, err_console, print_json
+from ctxgauge.cli._common import MISSES_HELP, console, err_console, misses_json, print_json, print_misses
 
 if TYPE_CHECKING:
     from ctxgauge.records import RunRecord
@@ -55,7 +55,8 @@ def list_runs(
 def show(
     run: str = typer.Argument(..., help="A run directory, or a run's path or id inside --runs-dir."),
     runs_dir: Path = typer.Option(DEFAULT_RUNS, "--runs-dir", help="Where to look a run id up."),
-    json_out: bool = typer.Option(False, "--json", help="Print JSON: {path, record, integrity}."),
+    misses: bool = typer.Option(False, "--misses", help=MISSES_HELP + " (replay and cases runs)"),
+    json_out: bool = typer.Option(False, "--json", help="Print JSON: {path, record, integrity, misses?}."),
 ) -> None:
     """One run: identity, provenance, spec, counts, main figures, and each file checked against its SHA-256."""
     from ctxgauge.errors import UserError
@@ -72,9 +73,12 @@ def show(
         path, record = runs_dir / row["path"], row["record"]
     integrity = verify_files(path, record)
     if json_out:
-        print_json({"path": str(path), "record": record.to_json(), "integrity": integrity})
+        print_json({"path": str(path), "record": record.to_json(), "integrity": integrity,
+                    **({"misses": misses_json(path)} if misses else {})})
         return
     _print(path, record, integrity)
+    if misses:
+        print_misses(path)
 
 
 def _print(path: Path, record: "RunRecord", integrity: dict[str, str]) -> None:

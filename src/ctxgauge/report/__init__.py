@@ -22,12 +22,13 @@ from ctxgauge.report._markdown import render_markdown, write_markdown
 from ctxgauge.report._model import (
     Bar, BarsFigure, Cell, GridFigure, GridRow, Panel, PairedFigure, PairedRow, Report, Section, Table,
 )
-from ctxgauge.report._terminal import render_terminal
+from ctxgauge.report._misses import ExpectedFile, Miss, misses
+from ctxgauge.report._terminal import render_details, render_terminal
 from ctxgauge.report._views import VIEWS, SuiteView, dataset, headline, model, register, systems, view
 
 __all__ = [
-    "Attempt", "Bar", "BarsFigure", "Cell", "FINISHED", "GridFigure", "GridRow", "Panel", "PairedFigure", "PairedRow",
+    "Attempt", "Bar", "BarsFigure", "Cell", "ExpectedFile", "FINISHED", "Miss", "GridFigure", "GridRow", "Panel", "PairedFigure", "PairedRow",
     "Report", "RunRef", "Section", "SuiteView", "Table", "VIEWS", "Value", "build_report", "dataset", "discover_runs",
-    "headline", "interval", "is_export_dir", "load_runs", "model", "register", "render_html", "render_markdown",
-    "render_terminal", "systems", "view", "write_html", "write_markdown",
+    "headline", "interval", "is_export_dir", "load_runs", "misses", "model", "register", "render_html", "render_markdown",
+    "render_details", "render_terminal", "systems", "view", "write_html", "write_markdown",
 ]

@@ -106,8 +106,12 @@ def _block(block: Block, links: Links, colours: _svg.Colours, n: int) -> str:
     tag = "div" if isinstance(block, Table) else "figure"
     cls = "card" if isinstance(block, Table) else "card plot"
     caption = f'<p class="caption">{escape(block.caption)}</p>' if block.caption else ""
+    title = f"<h3>{escape(block.title)}</h3>"
+    if getattr(block, "detail", False):
+        # A per-item table can be long: folded, opened by the reader (no script needed).
+        title, body = "", f"<details><summary>{escape(block.title)}</summary>{body}</details>"
     return (f'<{tag} class="{cls}" id="fig-{n}" data-kind="{block.kind}" data-runs="{escape(" ".join(block.sources))}">'
-            f"<h3>{escape(block.title)}</h3>{body}{caption}{_sources(block.sources, links)}</{tag}>")
+            f"{title}{body}{caption}{_sources(block.sources, links)}</{tag}>")
 
 
 def _section(sec: Section, links: Links, colours: _svg.Colours, counter: list[int]) -> str:

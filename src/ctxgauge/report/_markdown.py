@@ -95,8 +95,9 @@ def _block(block: Block, links: Links) -> list[str]:
     return out + [""]
 
 
-def render_markdown(report: Report, base: Path | None = None) -> str:
-    """The report as Markdown text; links relative to `base` (the directory the file will be written to)."""
+def render_markdown(report: Report, base: Path | None = None, *, details: bool = False) -> str:
+    """The report as Markdown text; links relative to `base` (the directory the file will be written to);
+    per-item tables (the misses) only with `details`."""
     links = Links(report, base)
     out = [f"# {report.title}", "", f"{len(report.runs)} runs. Every figure names the run it comes from.", ""]
     out += _block(report.overview, links)
@@ -104,14 +105,15 @@ def render_markdown(report: Report, base: Path | None = None) -> str:
         out += [f"## {sec.title}", ""]
         out += [f"- {_esc(n)}" for n in sec.notes] + ([""] if sec.notes else [])
         for block in sec.blocks:
-            out += _block(block, links)
+            if details or not getattr(block, "detail", False):
+                out += _block(block, links)
     return "\n".join(out).rstrip("\n") + "\n"
 
 
-def write_markdown(report: Report, path: str | Path) -> Path:
+def write_markdown(report: Report, path: str | Path, *, details: bool = False) -> Path:
     """Write the Markdown atomically to `path`, links relative to its directory; returns the path."""
     from ctxgauge._io import write_text_atomic
 
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    return write_text_atomic(path, render_markdown(report, path.parent))
+    return write_text_atomic(path, render_markdown(report, path.parent, details=details))

@@ -45,6 +45,9 @@ class Table:
     """Runs the table's figures come from."""
     caption: str | None = None
     kind: str = "table"
+    detail: bool = False
+    """A per-item table (the misses): folded in HTML; in the terminal and Markdown only when asked for
+    (`--misses`), since it can be long."""
 
 
 @dataclass

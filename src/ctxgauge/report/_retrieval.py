@@ -20,6 +20,7 @@ from typing import Sequence
 from ctxgauge.records import RunRef, Unit
 from ctxgauge.report._common import defined, dnf_note, fmt, interval, label_systems, num, pct
 from ctxgauge.report._leaderboard import Attempt, Value
+from ctxgauge.report._misses import misses_table
 from ctxgauge.report._model import Bar, BarsFigure, Cell, GridFigure, GridRow, PairedFigure, PairedRow, Panel, \
     Section, Table
 
@@ -176,7 +177,9 @@ def _grid(engines: Sequence[EngineFigures], unit: str) -> GridFigure:
             if u.status in ("ok", "failed"):
                 name = u.id[:10] if unit == "commit" else u.id
                 gap = " [known gap: not counted]" if known_gap(u) else ""
-                order.setdefault(u.id, f"{name} {u.request or ''}".strip() + gap)
+                expected = ", ".join(u.data.get("expected") or [])
+                order.setdefault(u.id, f"{name} {u.request or ''}".strip() + gap
+                                 + (f" | expected: {expected}" if expected else ""))
     labels = label_systems([(e.engine, e.run) for e in engines])
     rows = [GridRow(label, [_cell_state(e.units.get(uid), uid in e.failed, k0, k1) for uid in order], run=e.run.rel)
             for label, e in zip(labels, engines)]
@@ -270,6 +273,9 @@ def section(suite: str, title: str, runs: Sequence[RunRef], *, unit: str, by_kin
         lines = _pass_lines(group)
         if lines is not None:
             sec.blocks.insert(len(sec.blocks) - 1, lines)
+        for r in group:
+            names = [engine_name(r)] + ([vs_name(r)] if vs_name(r) else [])
+            sec.blocks.append(misses_table(r, ks_of(r)[0], names, unit))
         # Runs of one repository usually walk the same commits: one line per distinct account.
         accounts: dict[str, list[str]] = {}
         for r in group:

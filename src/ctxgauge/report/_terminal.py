@@ -108,9 +108,22 @@ def _section(sec: Section) -> RenderableType:
     return Group(*parts)
 
 
-def render_terminal(report: Report, console: Console | None = None) -> None:
-    """Print the report to `console` (default: stdout)."""
+def render_terminal(report: Report, console: Console | None = None, *, details: bool = False) -> None:
+    """Print the report to `console` (default: stdout); per-item tables (the misses) only with `details`."""
     console = console or Console(highlight=False)
     console.print(_block(report.overview))
     for sec in report.sections:
-        console.print(_section(sec))
+        console.print(_section(sec if details else _without_details(sec)))
+
+
+def render_details(report: Report, console: Console | None = None) -> None:
+    """Print only the report's per-item tables (the misses), section by section."""
+    console = console or Console(highlight=False)
+    for sec in report.sections:
+        for block in sec.blocks:
+            if getattr(block, "detail", False):
+                console.print(_block(block))
+
+
+def _without_details(sec: Section) -> Section:
+    return Section(sec.suite, sec.title, [b for b in sec.blocks if not getattr(b, "detail", False)], sec.notes)
