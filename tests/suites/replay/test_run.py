@@ -93,7 +93,10 @@ def test_the_run_record_holds_one_unit_per_commit_walked(tmp_path, fees_repo):
 
 
 class _Exploding(GrepEngine):
-    """grep, except that a query mentioning `lending` crashes."""
+    """grep, except that a query mentioning `lending` crashes (its own name: --vs refuses a system against
+    itself)."""
+
+    name = "exploding-grep"
 
     def query(self, out_dir, text, k):
         if "lending" in text:
