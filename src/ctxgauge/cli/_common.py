@@ -40,6 +40,14 @@ def print_misses(run_dir: Any) -> None:
     render_details(build_report(load_runs([run_dir])), console)
 
 
+def print_run_report(run_dir: Any, *, misses: bool = False) -> None:
+    """A suite command's terminal output: the report model's rendering of the run it recorded, so it is
+    byte for byte what `ctxgauge report RUN_DIR` prints (where the run lies goes to stderr)."""
+    from ctxgauge.report import build_report, load_runs, render_terminal
+
+    render_terminal(build_report(load_runs([run_dir])), console, details=misses)
+
+
 def misses_json(run_dir: Any) -> list[dict]:
     """The misses of one recorded run as `--json` rows: {unit, request, engine, expected: [{path, rank,
     indexed}], top, depth}."""

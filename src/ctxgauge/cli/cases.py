@@ -8,7 +8,7 @@ from typing import List, Optional
 
 import typer
 
-from ctxgauge.cli._common import MISSES_HELP, console, err_console, misses_json, print_json, print_misses
+from ctxgauge.cli._common import MISSES_HELP, console, err_console, misses_json, print_json, print_run_report
 
 
 def register(app: typer.Typer) -> None:
@@ -110,50 +110,20 @@ class _progress:
         self._bar.__exit__(*exc)
 
 
-def _fmt(v) -> str:
-    return "–" if v is None else f"{v:.3f}"
-
-
 def _report(result, json_out: bool, dropped: dict[str, int], misses: bool = False) -> None:
     if json_out:
         print_json({**result.to_dict(), "dropped": dropped,
                     **({"misses": misses_json(result.run_dir)} if misses else {})})
     else:
-        _render(result, dropped)
-        if misses:
-            print_misses(result.run_dir)
+        print_run_report(result.run_dir, misses=misses)
+        for c in result.cases:
+            if c["status"] == "failed":
+                err_console.print(f"failed {c['name']}: {c['reason']}", soft_wrap=True, markup=False)
+        for reason, n in dropped.items():
+            if n:
+                err_console.print(f"left out on import: {n} ({reason})", markup=False)
+        verdict = "PASS: every pass line holds" if result.passed else "FAIL: a pass line fails"
+        err_console.print(f"{verdict}; run recorded in {result.run_dir}", markup=False, soft_wrap=True)
     raise typer.Exit(0 if result.passed else 1)
 
 
-def _render(r, dropped: dict[str, int]) -> None:
-    from rich.table import Table
-
-    counted = [c for c in r.cases if not c.get("known_gap")]
-    gaps = [c for c in r.cases if c.get("known_gap")]
-    table = Table("metric", f"counted ({len(counted)})", f"known gaps ({len(gaps)})", title="cases summary")
-    for name, value in r.summary.items():
-        table.add_row(name, _fmt(value), _fmt(r.known_gap_summary.get(name)))
-    console.print(table)
-    if r.pass_lines:
-        pt = Table("pass line", "threshold", "mean", "", title="pass lines (counted cases only)")
-        for line in r.pass_lines:
-            op = ">=" if line["higher_is_better"] else "<="
-            pt.add_row(line["metric"], f"{op} {line['threshold']:g}", _fmt(line["value"]),
-                       "[green]holds[/]" if line["holds"] else "[red]FAILS[/]")
-        console.print(pt)
-    if r.comparison:
-        c = r.comparison
-        ct = Table("metric", c["engine"], c["vs"], "diff", "95% CI", "p", "W/T/L",
-                   title=f"paired over {c['cases']} cases, seed {c['seed']}")
-        for name, m in c["metrics"].items():
-            ct.add_row(name, _fmt(m["mean_a"]), _fmt(m["mean_b"]), f"{m['mean_diff']:+.3f}",
-                       f"[{m['ci_low']:+.3f}, {m['ci_high']:+.3f}]", f"{m['p_value']:.3g}",
-                       f"{m['wins']}/{m['ties']}/{m['losses']}")
-        console.print(ct)
-    for c in r.cases:
-        if c["status"] == "failed":
-            console.print(f"[red]failed[/] {c['name']}: {c['reason']}", soft_wrap=True)
-    for reason, n in dropped.items():
-        if n:
-            console.print(f"left out on import: {n} ({reason})")
-    console.print(("[green]PASS[/]" if r.passed else "[red]FAIL[/]") + f"  run recorded in {r.run_dir}")

@@ -7,7 +7,7 @@ from typing import List, Optional
 
 import typer
 
-from ctxgauge.cli._common import MISSES_HELP, console, err_console, misses_json, print_json, print_misses
+from ctxgauge.cli._common import MISSES_HELP, err_console, misses_json, print_json, print_run_report
 
 
 def register(app: typer.Typer) -> None:
@@ -47,9 +47,13 @@ def replay(
     if json_out:
         print_json({**result.to_dict(), **({"misses": misses_json(result.run_dir)} if misses else {})})
     else:
-        _render(result)
-        if misses:
-            print_misses(result.run_dir)
+        print_run_report(result.run_dir, misses=misses)
+        failed = [x for x in result.commits if x["status"] == "failed"]
+        for x in failed[:10]:
+            err_console.print(f"failed {x['sha'][:10]} {x['request']!r}: {x['reason']}", soft_wrap=True, markup=False)
+        if len(failed) > 10:
+            err_console.print(f"... and {len(failed) - 10} more failed commits (see the run's units)")
+        err_console.print(f"run recorded in {result.run_dir}", markup=False, soft_wrap=True)
     raise typer.Exit(0 if result.passed else 1)
 
 
@@ -71,56 +75,3 @@ class _progress:
 
     def __exit__(self, *exc) -> None:
         self._bar.__exit__(*exc)
-
-
-def _fmt(v: float | None) -> str:
-    return "–" if v is None else f"{v:.3f}"
-
-
-def _render(r) -> None:
-    from rich.table import Table
-
-    c = r.counts
-    console.print(f"[bold]replay[/] {r.engine}" + (f" vs {r.vs}" if r.vs else "")
-                  + f": {c['ok']} commits replayed ({c['scored']} scored, {c['failed']} failed), "
-                  f"{c['skipped']} skipped of {c['walked']} walked")
-    kinds = r.by_kind
-    table = Table("metric", f"all ({c['ok']})", f"code ({kinds['code']['commits']})",
-                  f"other ({kinds['other']['commits']})", title=f"summary: {r.engine}")
-    if r.vs_summary is not None:
-        table.add_column(f"{r.vs} (all)")
-    for name, value in r.summary.items():
-        row = [name, _fmt(value), _fmt(kinds["code"]["summary"].get(name)), _fmt(kinds["other"]["summary"].get(name))]
-        if r.vs_summary is not None:
-            row.append(_fmt(r.vs_summary.get(name)))
-        table.add_row(*row)
-    console.print(table)
-    skipped = {reason: n for reason, n in r.skipped.items() if n}
-    if skipped:
-        st = Table("reason", "commits", title="skipped")
-        for reason, n in skipped.items():
-            st.add_row(reason, str(n))
-        console.print(st)
-    if r.comparison:
-        ct = Table("metric", r.engine, r.vs, "diff", "95% CI", "p", "W/T/L",
-                   title=f"{r.engine} vs {r.vs}: paired over {r.comparison['commits']} commits, seed {r.comparison['seed']}")
-        for name, m in r.comparison["metrics"].items():
-            ct.add_row(name, _fmt(m["mean_a"]), _fmt(m["mean_b"]), f"{m['mean_diff']:+.3f}",
-                       f"[{m['ci_low']:+.3f}, {m['ci_high']:+.3f}]", f"{m['p_value']:.3g}",
-                       f"{m['wins']}/{m['ties']}/{m['losses']}")
-        console.print(ct)
-    failed = [x for x in r.commits if x["status"] == "failed"]
-    for x in failed[:10]:
-        console.print(f"[red]failed[/] {x['sha'][:10]} {x['request']!r}: {x['reason']}", soft_wrap=True)
-    if len(failed) > 10:
-        console.print(f"[red]... and {len(failed) - 10} more failed commits (see the run's units)[/]")
-    if r.gate is not None:
-        g = r.gate
-        gt = Table("metric", "baseline", "now", "drop", "", "worse commits",
-                   title=f"gate against {g['baseline']}: {g['commits']} common commits, max drop {g['max_drop']}")
-        for line in g["lines"]:
-            worse = " ".join(s[:10] for s in line["worse"][:5]) + (" ..." if len(line["worse"]) > 5 else "")
-            gt.add_row(line["metric"], _fmt(line["baseline"]), _fmt(line["current"]), f"{line['drop']:+.3f}",
-                       "[green]ok[/]" if line["holds"] else "[red]FAIL[/]", worse if not line["holds"] else "")
-        console.print(gt)
-    console.print(f"run recorded in {r.run_dir}")

@@ -42,11 +42,14 @@ def test_json_shape(tmp_path, small_repo):
 def test_terminal_report_and_baseline_gate_exit_codes(tmp_path, small_repo):
     r = ctxgauge("replay", str(small_repo), "--engine", "grep", "--out", str(tmp_path / "base"))
     assert r.returncode == 0, r.stderr
-    assert "summary: grep" in r.stdout and "skipped" in r.stdout and "run recorded in" in r.stdout
+    # The command prints its run's report: byte for byte what `ctxgauge report` prints for that run.
+    assert r.stdout == ctxgauge("report", str(tmp_path / "base")).stdout
+    assert "Replay: the repository's own commits as requests" in r.stdout and "skipped 1 (root 1)" in r.stdout
+    assert r.stderr.strip().endswith(f"run recorded in {tmp_path / 'base'}")
     again = ctxgauge("replay", str(small_repo), "--engine", "grep", "--out", str(tmp_path / "again"),
                      "--baseline", str(tmp_path / "base"), "--max-drop", "0")
     assert again.returncode == 0, again.stderr
-    assert "gate against" in again.stdout
+    assert "Regression gate against" in again.stdout
 
 
 @pytest.mark.parametrize("args, message", [
