@@ -1,0 +1,171 @@
+"""How bm25 replay's per-commit cost grows with the repository: synthetic repositories of 1k, 5k and 20k files.
+
+    python benchmarks/repo_size.py [--sizes 1000 5000 20000] [--commits 20] [--engine bm25]
+
+Each repository is made with `git fast-import` (seeded, so the same bytes every run): one commit with N
+Python-looking files in nested directories, then `--commits` commits that each modify two files. The
+engine builds the first commit, then is updated commit by commit as replay does (one engine object,
+`update` by the changed files), and every phase of each update is timed apart:
+
+    corpus     listing the new tree and diffing it against the previous one      (may grow: tree size)
+    tokenise   reading and tokenising the changed blobs                           (should stay flat)
+    derive     deriving the index from the per-blob counts (idf, lengths, CSC)    (grows: whole index)
+    write      writing the artifact files                                         (grows: whole index)
+    query      one request over the whole index                                   (may grow)
+
+and beside them the naive floor of the issue: `git archive PARENT | tar -x` into a fresh directory, per
+commit, with no index at all. Medians per commit, the growth from the smallest to the largest size, and
+the load average (the machine is shared) are printed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+WORDS = ("account balance cache client config connect decode encode event fetch handler index loader merge "
+         "parse payload queue record render request response retry route schema session signal stream token "
+         "update upload user validate widget worker").split()
+
+
+def _file_text(rng: random.Random, i: int) -> str:
+    lines = [f'"""Module {i}: {" ".join(rng.sample(WORDS, 4))}."""', ""]
+    for f in range(rng.randint(3, 8)):
+        name = "_".join(rng.sample(WORDS, 2))
+        lines += [f"def {name}_{i}_{f}({', '.join(rng.sample(WORDS, 2))}):",
+                  f"    # {' '.join(rng.sample(WORDS, 6))}",
+                  f"    return {rng.choice(WORDS)}.{rng.choice(WORDS)}({rng.randint(0, 999)})", ""]
+    return "\n".join(lines) + "\n"
+
+
+def make_repo(path: Path, n_files: int, commits: int, seed: int = 12) -> None:
+    rng = random.Random(seed)
+    subprocess.run(["git", "init", "-q", "-b", "main", str(path)], check=True)
+    paths = [f"pkg{i % 37}/sub{i % 11}/mod_{i}.py" for i in range(n_files)]
+    out = []
+    date = 1_700_000_000
+
+    def commit(subject: str, files: dict[str, str]) -> None:
+        nonlocal date
+        date += 3600
+        msg = subject.encode()
+        out.append(b"commit refs/heads/main\n")
+        out.append(f"committer Ada Tester <ada@example.org> {date} +0000\n".encode())
+        out.append(b"data %d\n%s\n" % (len(msg), msg))
+        for p, text in files.items():
+            data = text.encode()
+            out.append(b"M 100644 inline %s\ndata %d\n%s\n" % (p.encode(), len(data), data))
+
+    commit("Initial import", {p: _file_text(rng, i) for i, p in enumerate(paths)})
+    for c in range(commits):
+        picked = rng.sample(range(n_files), 2)
+        topic = " ".join(rng.sample(WORDS, 3))
+        commit(f"Fix {topic} handling", {paths[i]: _file_text(rng, i + 100_000 * (c + 1)) for i in picked})
+    env = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull}
+    subprocess.run(["git", "fast-import", "--quiet"], cwd=path, input=b"".join(out), check=True, env=env)
+
+
+class Timers:
+    """Wraps an engine's phases with timers (the engine's own methods, unchanged)."""
+
+    def __init__(self, engine):
+        self.t: dict[str, float] = {}
+        for name, phase in (("_doc_counts", "tokenise"), ("_retriever", "derive+"), ("_save", "write")):
+            self._wrap(engine, name, phase)
+
+    def _wrap(self, engine, name, phase):
+        real = getattr(engine, name)
+
+        def timed(*a, **k):
+            t0 = time.perf_counter()
+            try:
+                return real(*a, **k)
+            finally:
+                self.t[phase] = self.t.get(phase, 0.0) + time.perf_counter() - t0
+
+        setattr(engine, name, timed)
+
+
+def measure(repo_path: Path, spec: str, query: str) -> dict[str, list[float]]:
+    from ctxgauge.corpora import Corpus
+    from ctxgauge.engines import get_engine
+    from ctxgauge.git import Repo
+
+    phases: dict[str, list[float]] = {k: [] for k in ("corpus", "tokenise", "derive", "write", "query", "total", "naive")}
+    with Repo(repo_path) as repo, tempfile.TemporaryDirectory() as tmp:
+        revs = subprocess.run(["git", "rev-list", "--reverse", "main"], cwd=repo_path, capture_output=True,
+                              text=True, check=True).stdout.split()
+        engine = get_engine(spec)
+        timers = Timers(engine)
+        out = Path(tmp) / "index"
+        out.mkdir()
+        import ctxgauge.cache as work_cache
+
+        binary: dict[str, bool] = {}  # blob id -> is binary, kept across commits as replay keeps it
+        with work_cache.disabled():  # what the engine itself costs, not what a cache saves
+            prev = Corpus.from_git(repo, revs[0], binary_cache=binary)
+            engine.build(prev, out)
+            for rev in revs[1:]:
+                timers.t.clear()
+                t0 = time.perf_counter()
+                corpus = Corpus.from_git(repo, rev, binary_cache=binary)
+                changes = prev.changes_to(corpus)
+                t1 = time.perf_counter()
+                engine.update(out, corpus, changes)
+                t2 = time.perf_counter()
+                engine.query(out, query, 10)
+                t3 = time.perf_counter()
+                tok = timers.t.get("tokenise", 0.0)
+                phases["corpus"].append(t1 - t0)
+                phases["tokenise"].append(tok)
+                phases["derive"].append(timers.t.get("derive+", 0.0) - tok)
+                phases["write"].append((t2 - t1) - timers.t.get("derive+", 0.0))
+                phases["query"].append(t3 - t2)
+                phases["total"].append(t3 - t0)
+                prev = corpus
+                # the naive floor: the parent's tree extracted into a fresh directory, no index at all
+                t0 = time.perf_counter()
+                dest = Path(tempfile.mkdtemp(dir=tmp))
+                subprocess.run(f"git archive {rev}~1 | tar -x -C {dest}", shell=True, cwd=repo_path, check=True)
+                phases["naive"].append(time.perf_counter() - t0)
+                subprocess.run(["rm", "-rf", str(dest)], check=True)
+        engine.close()
+    return phases
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--sizes", type=int, nargs="+", default=[1000, 5000, 20000])
+    ap.add_argument("--commits", type=int, default=20)
+    ap.add_argument("--engine", default="bm25")
+    args = ap.parse_args()
+    print(f"load average at start: {os.getloadavg()}; engine {args.engine}; {args.commits} commits of 2 files each")
+    rows = {}
+    with tempfile.TemporaryDirectory(prefix="ctxgauge-repo-size-") as tmp:
+        for n in args.sizes:
+            repo = Path(tmp) / f"r{n}"
+            t0 = time.perf_counter()
+            make_repo(repo, n, args.commits)
+            print(f"{n} files: repository made in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
+            rows[n] = {k: statistics.median(v) * 1000 for k, v in measure(repo, args.engine, "retry the queue worker").items()}
+    cols = ("corpus", "tokenise", "derive", "write", "query", "total", "naive")
+    print("median ms per commit")
+    print(f"{'files':>7} " + " ".join(f"{c:>9}" for c in cols) + f" {'naive/total':>11}")
+    for n, r in rows.items():
+        print(f"{n:>7} " + " ".join(f"{r[c]:9.1f}" for c in cols) + f" {r['naive'] / r['total']:11.2f}")
+    lo, hi = min(rows), max(rows)
+    print(f"growth {lo} -> {hi} files ({hi / lo:.0f}x): " + ", ".join(
+        f"{c} {rows[hi][c] / max(rows[lo][c], 1e-6):.1f}x" for c in cols))
+    print(f"load average at end: {os.getloadavg()}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
