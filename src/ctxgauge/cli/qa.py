@@ -94,6 +94,7 @@ def run(
     rates: Optional[str] = typer.Option(None, "--rates", help="A rate table JSON (default $CTXGAUGE_RATES or the built-in one)."),
     baseline_arm: Optional[str] = typer.Option(None, "--baseline-arm", help="The arm every other is compared with: paired interval, p-value and Cohen's d (default: none, when given)."),
     scorer: str = typer.Option("ctxgauge-qa-2", "--scorer", help="Scorer version: ctxgauge-qa-2, or ctxgauge-qa-1 (Corograph's published tier 1 and judge retry)."),
+    grounded_from_topics: bool = typer.Option(False, "--grounded-from-topics", help="Question sets: grade against a question's expected_topics when they average 40 or more characters (curated statements, not keywords)."),
     out: Optional[Path] = typer.Option(None, "--out", help="Run directory (default ctxgauge-runs/qa-<time>-<id>)."),
     resume: bool = typer.Option(False, "--resume", help="Continue an unfinished run in --out."),
     json_out: bool = typer.Option(False, "--json", help="Print JSON: {run_dir, summary: {arm: {questions, passed, accuracy, tokens, cost_usd}}, questions, trust, skipped, finished, unfinished, exit_code}."),
@@ -106,7 +107,8 @@ def run(
     cfg = QAConfig(source=battery, arms=list(arm), model=model, judge=judge, provider=provider, base_url=base_url,
                    judge_provider=judge_provider, judge_base_url=judge_base_url, protocol=protocol, repeat=repeat,
                    out=out, resume=resume, repo=repo, cache_dir=cache_dir, use_cache=not no_cache, timeout=timeout,
-                   retries=retries, token_budget=token_budget, rates=rates, scorer=scorer, baseline_arm=baseline_arm)
+                   retries=retries, token_budget=token_budget, rates=rates, scorer=scorer, baseline_arm=baseline_arm,
+                   grounded_from_topics=grounded_from_topics)
     progress = (lambda s: None) if json_out else (lambda s: err_console.print(f"[dim]{s}[/]"))
     result = run_qa(cfg, progress=progress)
     gaps = result.get("unfinished")

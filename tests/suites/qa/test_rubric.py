@@ -90,4 +90,5 @@ def test_question_set_ungrounded_mean(mini_battery, openai_server, tmp_path):
     for arm in ("none", "context:bm25@2"):
         s = result["summary"][arm]
         assert s["accuracy"] is None and s["mean_score"] == pytest.approx(aggregate(DIMS, grounded=False))
-    assert "`question_text` read as `question`" in result["notes"]
+    legacy = [n for n in result["notes"] if "legacy format" in n]
+    assert len(legacy) == 1 and "`question_text` read as `question`" in legacy[0]

@@ -108,7 +108,7 @@ def judge_user(q: Question, gold: Gold, policies: list[dict], exemplars: list[Ex
 RUBRIC_DIMENSIONS = ("correctness", "completeness", "specificity", "code_quality", "actionability")
 
 
-def rubric_system(grounded: bool) -> str:
+def rubric_system(grounded: bool, *, claims: bool = False) -> str:
     dims = list(RUBRIC_DIMENSIONS) + (["factual_grounding"] if grounded else [])
     keys = ", ".join(f'"{d}": 0-100' for d in dims)
     text = ("You score one answer to one developer question about a codebase. Score each dimension from 0 "
@@ -118,12 +118,18 @@ def rubric_system(grounded: bool) -> str:
             "developer act on it).")
     if grounded:
         text += " factual_grounding: does it agree with the ground truth given."
+    if claims:
+        text += (" For each numbered NUMERIC CLAIM, say whether the answer states that number correctly, "
+                 "wrongly, or not at all.")
+        keys += ', "numeric_claims": ["correct" or "wrong" or "absent", one per claim, in order]'
     return text + f' Reply with ONE JSON object and nothing else: {{{keys}, "reason": "<at most 15 words>"}}.'
 
 
-def rubric_user(q: Question, answer: str, ground_truth: str | None) -> str:
+def rubric_user(q: Question, answer: str, ground_truth: str | None, numeric_claims: tuple[str, ...] = ()) -> str:
     parts = [f"QUESTION\n{q.prompt}"]
     if ground_truth:
         parts.append(f"GROUND TRUTH\n{ground_truth}")
+    if numeric_claims:
+        parts.append("NUMERIC CLAIMS\n" + "\n".join(f"{i}. {c}" for i, c in enumerate(numeric_claims, 1)))
     parts.append(f"ANSWER\n{answer.strip() or '(empty answer)'}")
     return "\n\n".join(parts)

@@ -16,6 +16,7 @@ from ctxgauge.errors import UserError
 from ctxgauge.records import read_run, read_units
 from ctxgauge.suites.qa._arms import parse_arm
 from ctxgauge.suites.qa._battery import Battery
+from ctxgauge.suites.qa._grounding import plan_grounding
 from ctxgauge.suites.qa._rubric import RubricJudge
 from ctxgauge.suites.qa._run import SUITE, QAConfig, _client, load_source, score_text
 from ctxgauge.suites.qa._scoring import SCORER_V1, Judge, check_scorer
@@ -87,13 +88,14 @@ def rescore_run(run_dir: str | Path, *, judge: str | None = None, battery: str |
     judge_obj = Judge(client, battery, scorer=scorer) if battery else None
     rubric = RubricJudge(client) if not battery else None
     by_qid = {q.qid: q for q in source.questions}
+    grounding = None if battery else plan_grounding(source, from_topics=bool(spec.get("grounded_from_topics")))
     units, changed = [], []
     try:
         for unit in read_units(run_dir):
             u = unit.to_json()
             if u.get("answer_status") == "ok" and u.get("answer_file"):
                 text = read_answer(run_dir, u["answer_file"])
-                new = score_text(by_qid[u["qid"]], text, battery, source, judge_obj, rubric, scorer)
+                new = score_text(by_qid[u["qid"]], text, battery, source, judge_obj, rubric, scorer, grounding)
                 old = u.get("verdict") or {}
                 if (old.get("result"), old.get("tier"), old.get("aggregate")) != (
                         new.get("result"), new.get("tier"), new.get("aggregate")):

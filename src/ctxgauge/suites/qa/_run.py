@@ -52,6 +52,7 @@ from ctxgauge.providers import Client, ProviderConfig, make_client, provider_sta
 from ctxgauge.records import RunDir, Subject, default_run_dir
 from ctxgauge.suites.qa._arms import ArmSpec, EngineHandle, parse_arm
 from ctxgauge.suites.qa._battery import Battery, load_battery, resolve_battery_dir
+from ctxgauge.suites.qa._grounding import Grounding, grounding_record, plan_grounding
 from ctxgauge.suites.qa._prompts import PROMPT_VERSION
 from ctxgauge.suites.qa._protocols import PROTOCOLS, Answer, ArmContext, retrieve_only, run_protocol
 from ctxgauge.suites.qa._questions import QuestionSet, load_question_set
@@ -98,6 +99,8 @@ class QAConfig:
     """The scorer version (SCORERS): ctxgauge-qa-2, or ctxgauge-qa-1 for Corograph's published behaviour."""
     baseline_arm: str | None = None
     """The arm every other is compared with (paired interval, p-value, Cohen's d); default `none`."""
+    grounded_from_topics: bool = False
+    """Promote curated expected_topics (mean length >= 40 characters) to ground truth (see `_grounding`)."""
     extra: dict = field(default_factory=dict)
 
     def spec(self) -> dict:
@@ -156,6 +159,8 @@ class Plan:
     judge_client: Client | None
     identity: dict
     notes: list[str]
+    grounding: dict[str, Grounding] = field(default_factory=dict)
+    """A question set's grounding per question (empty for a battery)."""
 
     def close(self) -> None:
         for c in (self.client, self.judge_client):
@@ -192,8 +197,14 @@ def plan(cfg: QAConfig, env: Mapping[str, str] | None = None, sleep=None) -> Pla
                 "judge": judge_client.identity() if judge_client else None, "protocol": cfg.protocol,
                 "scorer": cfg.scorer, "rubric": f"{'pass-fail' if battery else 'rubric'}:{PROMPT_VERSION}",
                 "suite_version": SUITE_VERSION}
+    if cfg.grounded_from_topics and battery is not None:
+        raise UserError("--grounded-from-topics reads a question set's expected_topics; a battery has gold answers")
+    grounding = {} if battery else plan_grounding(source, from_topics=cfg.grounded_from_topics)
+    if battery is None:  # every record says which questions were graded against ground truth
+        identity["grounding"] = {"from_topics": cfg.grounded_from_topics,
+                                 "grounded": [qid for qid, g in grounding.items() if g.grounded]}
     return Plan(source, battery, "pass-fail" if battery else "rubric", arms, client, client_why, judge_client,
-                identity, notes)
+                identity, notes, grounding)
 
 
 def run_qa(cfg: QAConfig, *, env: Mapping[str, str] | None = None, sleep=None,
@@ -271,7 +282,7 @@ def _run_arm(run: RunDir, p: Plan, cfg: QAConfig, arm: ArmSpec, corpus, work: Pa
     try:
         for rep in range(1, cfg.repeat + 1):
             _run_arm_rep(run, ctx, arm, rep, p.source.questions, cfg, p.battery, p.source, p.scoring, judge, rubric,
-                         model_missing, progress)
+                         model_missing, progress, p.grounding)
     finally:
         if engine is not None:
             engine.close()
@@ -285,6 +296,8 @@ def _record(run: RunDir, p: Plan, cfg: QAConfig, rows: list[dict]) -> dict:
     units = [u.to_json() for u in run.units()]
     baseline = str(parse_arm(cfg.baseline_arm)) if cfg.baseline_arm else None
     results = derive(run.path, rows, cfg.repeat, units, questions, evidence, p.identity, p.notes, baseline)
+    if p.battery is None:
+        results["grounding"] = grounding_record(p.grounding, from_topics=cfg.grounded_from_topics)
     gaps = len((results["unfinished"] or {}).get("gaps") or ())
     # A gap (an outage, a failed engine) leaves the run unfinished: published with its results, but marked
     # error so `--resume` can fill it, and never read as a finished score.
@@ -341,7 +354,8 @@ def write_transcript(run_path: Path, rep_dir: str, a: Answer) -> str | None:
 
 
 def _run_arm_rep(run: RunDir, ctx: ArmContext, arm: ArmSpec, rep: int, questions, cfg: QAConfig,
-                 battery: Battery | None, source, scoring: str, judge, rubric, retrieval_only: bool, progress) -> None:
+                 battery: Battery | None, source, scoring: str, judge, rubric, retrieval_only: bool, progress,
+                 grounding: dict[str, Grounding]) -> None:
     todo = [q for q in questions if not run.is_done(unit_id(arm.slug, rep, q.qid))]
     if not todo:
         return
@@ -363,7 +377,7 @@ def _run_arm_rep(run: RunDir, ctx: ArmContext, arm: ArmSpec, rep: int, questions
         if a.status == "ok":
             answer_file = f"arms/{arm.slug}/rep{rep:02d}/answers/{a.qid}.md"
             write_text_atomic(run.path / answer_file, _answer_md(str(arm), rep, q, a, cfg.model))
-            verdict = score_text(q, a.text, battery, source, judge, rubric, cfg.scorer)
+            verdict = score_text(q, a.text, battery, source, judge, rubric, cfg.scorer, grounding)
         transcript_file = write_transcript(run.path, f"arms/{arm.slug}/rep{rep:02d}", a)
         status = {"ok": "ok", "skipped": "skipped"}.get(a.status, "failed")
         if verdict is not None and verdict.get("result") in ("infra",):
@@ -382,12 +396,16 @@ def _run_arm_rep(run: RunDir, ctx: ArmContext, arm: ArmSpec, rep: int, questions
     progress(f"{arm} rep {rep} done in {time.perf_counter() - t0:.1f}s")
 
 
-def score_text(q, text: str, battery: Battery | None, source, judge, rubric, scorer: str = SCORER_VERSION) -> dict:
+def score_text(q, text: str, battery: Battery | None, source, judge, rubric, scorer: str = SCORER_VERSION,
+               grounding: dict[str, Grounding] | None = None) -> dict:
+    """The verdict of one answer: pass/fail against a battery's gold (with the scorer version), or the
+    rubric (grounded as `grounding` says, with the question's numeric claims) for a question set."""
     if battery is not None:
         return score_answer(q, text, battery.gold[q.qid], judge, scorer).to_dict()
     if rubric is None:
         return {"qid": q.qid, "result": "not-judged", "reason": "no judge configured (give --judge)"}
-    return rubric.score(q, text, source.ground_truth.get(q.qid)).to_dict()
+    g = (grounding or plan_grounding(source))[q.qid]
+    return rubric.score(q, text, g.text, source.records[q.qid].numeric_claims, grounding_source=g.source).to_dict()
 
 
 __all__ = ["Plan", "QAConfig", "Verdict", "load_source", "plan", "run_qa", "score_text", "write_run_record"]
