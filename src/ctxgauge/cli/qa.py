@@ -54,11 +54,15 @@ def _print_summary(result: dict, title: str) -> None:
         console.print(f"[yellow]{escape(skip['arm'])}[/]: {escape(skip['reason'] or '')}")
     for note in result.get("notes") or []:
         console.print(f"[dim]note: {escape(note)}[/]")
+    for arm, s in result["summary"].items():
+        panel = s.get("panel")
+        if panel and panel["scored"]:
+            console.print(f"panel {escape('[' + arm + ']')}: aggregate {panel['aggregate']:.1f}, sd {panel['sd']:.1f}, "
+                          f"agreement {panel['agreement']:.2f} over {panel['scored']} answer(s); "
+                          f"{panel['flagged']} flagged for disagreement")
     trust = result["trust"]
     colour = {"pass": "green", "warn": "yellow", "fail": "red"}.get(trust["status"], "dim")
-    measured = len(trust["checks"]) - trust["not_measured"]
-    console.print(f"trust gate: [{colour}]{trust['status']}[/] over {measured} measured check(s); "
-                  f"{trust['not_measured']} not measured")
+    console.print(f"trust gate: [{colour}]{escape(trust['verdict'])}[/]")
     for c in trust["checks"]:
         value = "-" if c["value"] is None else f"{c['value']:g}"
         where = f" {escape('[' + c['arm'] + ']')}" if c.get("arm") else ""
@@ -94,6 +98,7 @@ def run(
     rates: Optional[str] = typer.Option(None, "--rates", help="A rate table JSON (default $CTXGAUGE_RATES or the built-in one)."),
     baseline_arm: Optional[str] = typer.Option(None, "--baseline-arm", help="The arm every other is compared with: paired interval, p-value and Cohen's d (default: none, when given)."),
     scorer: str = typer.Option("ctxgauge-qa-2", "--scorer", help="Scorer version: ctxgauge-qa-2, or ctxgauge-qa-1 (Corograph's published tier 1 and judge retry)."),
+    panel: bool = typer.Option(False, "--panel", help="Question sets: a judge panel (technical expert, developer advocate, doc reviewer) scores every answer too; the trust gate checks their agreement."),
     grounded_from_topics: bool = typer.Option(False, "--grounded-from-topics", help="Question sets: grade against a question's expected_topics when they average 40 or more characters (curated statements, not keywords)."),
     out: Optional[Path] = typer.Option(None, "--out", help="Run directory (default ctxgauge-runs/qa-<time>-<id>)."),
     resume: bool = typer.Option(False, "--resume", help="Continue an unfinished run in --out."),
@@ -108,7 +113,7 @@ def run(
                    judge_provider=judge_provider, judge_base_url=judge_base_url, protocol=protocol, repeat=repeat,
                    out=out, resume=resume, repo=repo, cache_dir=cache_dir, use_cache=not no_cache, timeout=timeout,
                    retries=retries, token_budget=token_budget, rates=rates, scorer=scorer, baseline_arm=baseline_arm,
-                   grounded_from_topics=grounded_from_topics)
+                   grounded_from_topics=grounded_from_topics, panel=panel)
     progress = (lambda s: None) if json_out else (lambda s: err_console.print(f"[dim]{s}[/]"))
     result = run_qa(cfg, progress=progress)
     gaps = result.get("unfinished")

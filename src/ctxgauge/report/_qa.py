@@ -152,7 +152,13 @@ def _trust(run: RunRef) -> Table | None:
              Cell(str(c.get("status")), style=style.get(str(c.get("status")), "muted")),
              Cell(fmt(c.get("value"), 4), num=True), Cell(str(c.get("threshold") or "")),
              Cell(str(c.get("detail") or ""))] for c in checks]
-    return Table(f"Trust gate: {trust.get('status')} ({trust.get('not_measured', 0)} not measured)",
+    # The record's verdict line names what was measured; a record made before it held only a count, so
+    # its line is rebuilt from its checks (never "pass (12 not measured)", which reads as a pass).
+    missing = [f"{c.get('name')}[{c['arm']}]" if c.get("arm") else str(c.get("name")) for c in checks
+               if c.get("status") == "not-measured"]
+    title = trust.get("verdict") or (f"{trust.get('status')} on {len(checks) - len(missing)} of {len(checks)} checks"
+                                     + (f"; not measured: {', '.join(missing)}" if missing else ""))
+    return Table(f"Trust gate: {title}",
                  ["check", "arm", "status", "value", "needs", "detail"], rows, sources=[run.rel])
 
 

@@ -14,7 +14,7 @@ from ctxgauge.errors import UserError
 from ctxgauge.suites.qa import QAConfig, compare_baseline, run_qa, save_baseline
 
 
-def agent_run(mini, tmp_path, name: str, right: int):
+def agent_run(mini, tmp_path, name: str, right: int, **kw):
     """A command-arm run whose agent answers the first `right` questions correctly."""
     agent = tmp_path / f"{name}.py"
     agent.write_text(
@@ -22,7 +22,7 @@ def agent_run(mini, tmp_path, name: str, right: int):
         "n = int(re.search(r'compute_(\\d+)', sys.stdin.read()).group(1))\n"
         f"print(f'It returns value{{n}}x.' if n <= {right} else 'not sure')\n")
     arm = f"command:{sys.executable} {agent}"
-    run_qa(QAConfig(source=str(mini.path), arms=[arm], out=tmp_path / name), env={})
+    run_qa(QAConfig(source=str(mini.path), arms=[arm], out=tmp_path / name, **kw), env=ENV if kw else {})
     return tmp_path / name, arm
 
 
@@ -36,9 +36,10 @@ def test_save_and_compare(mini_battery, tmp_path):
 
 
 def test_regression_and_not_measured(mini_battery, tmp_path, openai_server):
-    base_dir, arm = agent_run(mini_battery, tmp_path, "base", 10)
-    save_baseline(base_dir, tmp_path / "baseline.json")
     openai_server.route(oracle({"q01", "q02", "q03", "q04", "q05", "q06", "q07", "q08"}))
+    base_dir, arm = agent_run(mini_battery, tmp_path, "base", 10, judge="gpt-4o-mini",
+                              base_url=openai_server.base_url, cache_dir=tmp_path / "c")
+    save_baseline(base_dir, tmp_path / "baseline.json")
     worse = tmp_path / "worse"
     # Same arm string, worse agent, now judged by the loopback judge (which fails every wrong answer).
     agent = tmp_path / "base.py"
@@ -86,3 +87,24 @@ def test_rescore_without_a_judge_says_so(mini_battery, tmp_path):
     res = CliRunner().invoke(app, ["qa", "rescore", str(tmp_path / "run")])
     # `ctxgauge` (cli.main) prints a UserError as one line with exit code 2.
     assert isinstance(res.exception, UserError) and "had no judge" in str(res.exception)
+
+
+def test_compare_refuses_another_model_or_judge(mini_battery, tmp_path, openai_server):
+    # On dc65eaf only the battery hash was checked: a run judged by another model compared as if the same.
+    openai_server.route(oracle(set()))
+    base_dir, arm = agent_run(mini_battery, tmp_path, "base", 10)
+    save_baseline(base_dir, tmp_path / "b.json")
+    assert json.loads((tmp_path / "b.json").read_text())["models"] == {"model": None, "judge": None}
+    judged, _ = agent_run(mini_battery, tmp_path, "judged", 10, judge="gpt-4o-mini", base_url=openai_server.base_url,
+                          cache_dir=tmp_path / "c")
+    with pytest.raises(UserError, match="baseline judge is None, the run's is 'gpt-4o-mini'; the numbers are not comparable"):
+        compare_baseline(judged, tmp_path / "b.json")
+    data = json.loads((tmp_path / "b.json").read_text())
+    data["models"]["model"] = "gpt-4o"
+    (tmp_path / "b.json").write_text(json.dumps(data))
+    with pytest.raises(UserError, match="baseline model is 'gpt-4o', the run's is None"):
+        compare_baseline(base_dir, tmp_path / "b.json")
+    del data["models"]
+    (tmp_path / "b.json").write_text(json.dumps(data))
+    res = CliRunner().invoke(app, ["qa", "baseline", "compare", str(base_dir), str(tmp_path / "b.json")])
+    assert isinstance(res.exception, UserError) and "save it again" in str(res.exception)

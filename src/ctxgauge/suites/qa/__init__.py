@@ -7,8 +7,9 @@
 
 Sources: batteries in Corograph's layout (`_battery`) and dokimi question sets (`_questions`). Arms
 (`_arms`): none, context:ENGINE@k, tool:ENGINE, command:CMD. Protocols (`_protocols`): zero-shot,
-multi-turn, whole-battery. Scoring: tier 1 and the judge (`_scoring`), or the rubric (`_rubric`). The
-trust gate (`_trust`), baselines (`_baseline`), the pipeline (`_run`) and rescoring (`_rescore`).
+multi-turn, whole-battery. Scoring: tier 1 and the judge (`_scoring`), or the rubric (`_rubric`), grounded
+as `_grounding` decides, with the optional judge panel (`_panel`). The trust gate (`_trust`), baselines
+(`_baseline`), the pipeline (`_run`) and rescoring (`_rescore`).
 """
 
 from ctxgauge.suites.qa._arms import ARM_KINDS, ArmSpec, parse_arm
@@ -16,8 +17,10 @@ from ctxgauge.suites.qa._baseline import compare_baseline, save_baseline
 from ctxgauge.suites.qa._battery import (
     Battery, Exemplar, Gold, Question, bundled_batteries, check_evidence, load_battery, resolve_battery_dir,
 )
+from ctxgauge.suites.qa._grounding import Grounding, grounding_for, plan_grounding
+from ctxgauge.suites.qa._panel import ROLES, Panel, aggregate_panel
 from ctxgauge.suites.qa._protocols import PROTOCOLS, Answer
-from ctxgauge.suites.qa._questions import QuestionSet, load_question_set, question_set_hash
+from ctxgauge.suites.qa._questions import QuestionSet, SetRecord, load_question_set, question_set_hash
 from ctxgauge.suites.qa._rescore import rescore_run
 from ctxgauge.suites.qa._rubric import GROUNDED_WEIGHTS, WEIGHTS, RubricJudge, RubricScore, aggregate, mean_aggregate
 from ctxgauge.suites.qa._run import SUITE, SUITE_VERSION, QAConfig, load_source, run_qa
@@ -26,9 +29,11 @@ from ctxgauge.suites.qa._source import open_battery_corpus
 from ctxgauge.suites.qa._trust import ArmScores, trust_gate
 
 __all__ = [
-    "ARM_KINDS", "Answer", "ArmScores", "ArmSpec", "Battery", "Exemplar", "GROUNDED_WEIGHTS", "Gold", "Judge",
-    "PROTOCOLS", "QAConfig", "SUITE", "SUITE_VERSION", "Question", "QuestionSet", "RubricJudge", "RubricScore", "Verdict", "WEIGHTS",
-    "aggregate", "bundled_batteries", "check_evidence", "compare_baseline", "load_battery", "load_question_set",
-    "load_source", "mean_aggregate", "open_battery_corpus", "parse_arm", "question_set_hash", "reads_as_pass",
-    "rescore_run", "resolve_battery_dir", "run_qa", "save_baseline", "score_answer", "tier1_match", "trust_gate",
+    "ARM_KINDS", "Answer", "ArmScores", "ArmSpec", "Battery", "Exemplar", "GROUNDED_WEIGHTS", "Gold",
+    "Grounding", "Judge", "PROTOCOLS", "Panel", "QAConfig", "Question", "QuestionSet", "ROLES", "RubricJudge",
+    "RubricScore", "SUITE", "SUITE_VERSION", "SetRecord", "Verdict", "WEIGHTS", "aggregate", "aggregate_panel",
+    "bundled_batteries", "check_evidence", "compare_baseline", "grounding_for", "load_battery",
+    "load_question_set", "load_source", "mean_aggregate", "open_battery_corpus", "parse_arm", "plan_grounding",
+    "question_set_hash", "reads_as_pass", "rescore_run", "resolve_battery_dir", "run_qa", "save_baseline",
+    "score_answer", "tier1_match", "trust_gate",
 ]

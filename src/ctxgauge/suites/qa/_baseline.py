@@ -1,9 +1,11 @@
 """Baselines: save a run's per-arm figures, and compare a later run against them.
 
 A baseline file holds, per arm, the accuracy (pass/fail mode) or mean score (rubric mode) on a 0-100
-scale, the number of questions, and the trust gate's status, with the battery's hash: comparing runs over
-different batteries is refused, since the numbers would not measure the same thing. A drop of more than
-`tolerance` points on an arm is a regression; an arm without a score on either side is `not-measured`.
+scale, the number of questions, and the trust gate's status, with the battery's hash and the answer and
+judge models: comparing runs over different batteries, answer models or judges is refused, since the
+numbers would not measure the same thing (a new judge moves every score without the engine changing).
+A drop of more than `tolerance` points on an arm is a regression; an arm without a score on either side
+is `not-measured`. A version-1 baseline recorded no models and is refused with the fix (save it again).
 """
 
 from __future__ import annotations
@@ -17,7 +19,9 @@ from ctxgauge.records import read_run
 from ctxgauge.suites.qa._run import SUITE
 
 BASELINE_KIND = "ctxgauge.qa.baseline"
-BASELINE_VERSION = 1
+BASELINE_VERSION = 2
+MODEL_KEYS = ("model", "judge")
+"""The spec fields a baseline and a run must share, beside the battery hash."""
 
 
 def _figures(run_dir: Path) -> tuple[dict, dict]:
@@ -31,14 +35,15 @@ def _figures(run_dir: Path) -> tuple[dict, dict]:
         arms[name] = {"score": None if score is None else round(score, 4), "questions": s["questions"],
                       "status": s["status"]}
     source = record.context.get("source_identity") or {}
-    return arms, {"source": source, "trust": results["trust"]["status"], "run_id": record.run_id}
+    return arms, {"source": source, "trust": results["trust"]["status"], "run_id": record.run_id,
+                  "models": {k: (record.spec or {}).get(k) for k in MODEL_KEYS}}
 
 
 def save_baseline(run_dir: str | Path, path: str | Path) -> dict:
     """Write the run's per-arm figures to `path` and return them."""
     arms, meta = _figures(Path(run_dir))
     data = {"kind": BASELINE_KIND, "version": BASELINE_VERSION, "source": meta["source"], "run_id": meta["run_id"],
-            "trust": meta["trust"], "arms": arms}
+            "models": meta["models"], "trust": meta["trust"], "arms": arms}
     write_json_atomic(path, data)
     return data
 
@@ -56,6 +61,13 @@ def compare_baseline(run_dir: str | Path, path: str | Path, *, tolerance: float 
     if base["source"].get("hash") and meta["source"].get("hash") != base["source"]["hash"]:
         raise UserError(f"{path}: baseline is for battery hash {base['source']['hash']}, the run asked "
                         f"{meta['source'].get('hash')}; the numbers are not comparable")
+    if not isinstance(base.get("models"), dict):
+        raise UserError(f"{path}: the baseline records no answer model or judge (written by an older ctxgauge); "
+                        f"save it again with `ctxgauge qa baseline save RUN {path}`")
+    for key in MODEL_KEYS:
+        if base["models"].get(key) != meta["models"][key]:
+            raise UserError(f"{path}: baseline {key} is {base['models'].get(key)!r}, the run's is "
+                            f"{meta['models'][key]!r}; the numbers are not comparable (rerun with the same {key})")
     rows, regressions = [], []
     for name in sorted(set(base["arms"]) | set(arms)):
         old = (base["arms"].get(name) or {}).get("score")

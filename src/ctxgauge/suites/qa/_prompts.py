@@ -125,6 +125,18 @@ def rubric_system(grounded: bool, *, claims: bool = False) -> str:
     return text + f' Reply with ONE JSON object and nothing else: {{{keys}, "reason": "<at most 15 words>"}}.'
 
 
+def panel_system(title: str, brief: str, dims: tuple[str, ...], *, claims: bool = False) -> str:
+    """One panel role's instructions: the same question and answer as the rubric, seen by one role."""
+    keys = ", ".join(f'"{d}": 0-100' for d in dims)
+    text = (f"You are a {title} on a panel reviewing one answer to one developer question about a codebase. "
+            f"Score from 0 (worst) to 100 (best), each on its own: {brief}.")
+    if claims:
+        text += (" For each numbered NUMERIC CLAIM, say whether the answer states that number correctly, "
+                 "wrongly, or not at all.")
+        keys += ', "numeric_claims": ["correct" or "wrong" or "absent", one per claim, in order]'
+    return text + f' Reply with ONE JSON object and nothing else: {{{keys}, "reason": "<at most 15 words>"}}.'
+
+
 def rubric_user(q: Question, answer: str, ground_truth: str | None, numeric_claims: tuple[str, ...] = ()) -> str:
     parts = [f"QUESTION\n{q.prompt}"]
     if ground_truth:

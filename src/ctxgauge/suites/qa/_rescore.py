@@ -17,6 +17,7 @@ from ctxgauge.records import read_run, read_units
 from ctxgauge.suites.qa._arms import parse_arm
 from ctxgauge.suites.qa._battery import Battery
 from ctxgauge.suites.qa._grounding import plan_grounding
+from ctxgauge.suites.qa._panel import Panel
 from ctxgauge.suites.qa._rubric import RubricJudge
 from ctxgauge.suites.qa._run import SUITE, QAConfig, _client, load_source, score_text
 from ctxgauge.suites.qa._scoring import SCORER_V1, Judge, check_scorer
@@ -86,7 +87,7 @@ def rescore_run(run_dir: str | Path, *, judge: str | None = None, battery: str |
     scorer = check_scorer(scorer or spec.get("scorer") or SCORER_V1)  # runs before scorer versions were v1
     battery = source if isinstance(source, Battery) else None
     judge_obj = Judge(client, battery, scorer=scorer) if battery else None
-    rubric = RubricJudge(client) if not battery else None
+    rubric = RubricJudge(client, panel=Panel(client) if spec.get("panel") else None) if not battery else None
     by_qid = {q.qid: q for q in source.questions}
     grounding = None if battery else plan_grounding(source, from_topics=bool(spec.get("grounded_from_topics")))
     units, changed = [], []
@@ -106,7 +107,8 @@ def rescore_run(run_dir: str | Path, *, judge: str | None = None, battery: str |
     finally:
         client.close()
     evidence = {q.qid: battery.gold[q.qid].evidence_files for q in source.questions} if battery else {}
-    identity = {"battery": source.identity(), "protocol": spec.get("protocol")}
+    identity = {"battery": source.identity(), "protocol": spec.get("protocol"), "model": {"model": spec.get("model")},
+                "judge": client.identity()}
     units = adjudicated(units, read_adjudications(run_dir))  # a human's verdict outranks any judge's
     baseline = str(parse_arm(spec["baseline_arm"])) if spec.get("baseline_arm") else None
     new_results = summarize(results["arms"], int(spec.get("repeat") or 1), units, source.questions, evidence, identity,

@@ -111,9 +111,11 @@ def _parse_scores(text: str, dims: tuple[str, ...]) -> tuple[dict[str, float], s
 class RubricJudge:
     """Scores answers on the rubric; grounded when ground truth is given for the question."""
 
-    def __init__(self, client: Client, *, max_tokens: int = 300):
+    def __init__(self, client: Client, *, max_tokens: int = 300, panel=None):
         self.client = client
         self.max_tokens = max_tokens
+        self.panel = panel
+        """A `_panel.Panel` to score every answer the rubric scored as well, or None."""
 
     def score(self, q: Question, answer: str, ground_truth: str | None = None,
               numeric_claims: tuple[str, ...] = (), *, grounding_source: str | None = None) -> RubricScore:
@@ -140,6 +142,11 @@ class RubricJudge:
                     out.judged_correctness, out.scores["correctness"] = out.scores["correctness"], capped
                 out.aggregate = aggregate(out.scores, grounded=grounded)
                 out.result = "scored"
+                if self.panel is not None:
+                    out.panel, panel_usage = self.panel.score(q, answer, ground_truth, numeric_claims)
+                    out.usage += panel_usage
+                    if out.panel["result"] == "infra":  # an outage on the panel is a gap to retry, not a score
+                        out.result, out.reason = "infra", out.panel["reason"]
                 return out
             messages = messages + (Message("assistant", result.text),
                                    Message("user", "Reply with the one JSON object asked for, every score 0-100."))

@@ -54,6 +54,7 @@ from ctxgauge.suites.qa._arms import ArmSpec, EngineHandle, parse_arm
 from ctxgauge.suites.qa._battery import Battery, load_battery, resolve_battery_dir
 from ctxgauge.suites.qa._grounding import Grounding, grounding_record, plan_grounding
 from ctxgauge.suites.qa._prompts import PROMPT_VERSION
+from ctxgauge.suites.qa._panel import Panel
 from ctxgauge.suites.qa._protocols import PROTOCOLS, Answer, ArmContext, retrieve_only, run_protocol
 from ctxgauge.suites.qa._questions import QuestionSet, load_question_set
 from ctxgauge.suites.qa._rubric import RubricJudge
@@ -101,6 +102,8 @@ class QAConfig:
     """The arm every other is compared with (paired interval, p-value, Cohen's d); default `none`."""
     grounded_from_topics: bool = False
     """Promote curated expected_topics (mean length >= 40 characters) to ground truth (see `_grounding`)."""
+    panel: bool = False
+    """Question sets: the judge panel (three roles, `_panel`) scores every answer beside the rubric."""
     extra: dict = field(default_factory=dict)
 
     def spec(self) -> dict:
@@ -197,6 +200,8 @@ def plan(cfg: QAConfig, env: Mapping[str, str] | None = None, sleep=None) -> Pla
                 "judge": judge_client.identity() if judge_client else None, "protocol": cfg.protocol,
                 "scorer": cfg.scorer, "rubric": f"{'pass-fail' if battery else 'rubric'}:{PROMPT_VERSION}",
                 "suite_version": SUITE_VERSION}
+    if cfg.panel and (battery is not None or not cfg.judge):
+        raise UserError("--panel scores a question set's answers with the judge model: give a question set and --judge")
     if cfg.grounded_from_topics and battery is not None:
         raise UserError("--grounded-from-topics reads a question set's expected_topics; a battery has gold answers")
     grounding = {} if battery else plan_grounding(source, from_topics=cfg.grounded_from_topics)
@@ -229,7 +234,8 @@ def run_qa(cfg: QAConfig, *, env: Mapping[str, str] | None = None, sleep=None,
             if any(a.needs_corpus for a in p.arms):
                 corpus = open_battery_corpus(p.battery, work, cfg.repo) if p.battery else open_corpus(cfg.repo)
             judge = Judge(p.judge_client, p.battery, scorer=cfg.scorer) if p.judge_client and p.battery else None
-            rubric = RubricJudge(p.judge_client) if p.judge_client and not p.battery else None
+            rubric = RubricJudge(p.judge_client, panel=Panel(p.judge_client) if cfg.panel else None) \
+                if p.judge_client and not p.battery else None
             rows = [_run_arm(run, p, cfg, arm, corpus, work, judge, rubric, progress) for arm in p.arms]
             record = _record(run, p, cfg, rows)
     finally:

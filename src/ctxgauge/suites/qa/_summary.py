@@ -16,6 +16,7 @@ from collections import Counter, defaultdict
 
 from ctxgauge.providers import Usage
 from ctxgauge.suites.qa._battery import Question
+from ctxgauge.suites.qa._panel import panel_summary
 from ctxgauge.suites.qa._trust import ArmScores, trust_gate
 
 
@@ -287,6 +288,7 @@ def summarize(arms: list[dict], repeat: int, units: list[dict], questions: list[
             "cost_usd": sum(costs) if costs and all(c is not None for c in costs) and status == "measured" else None,
             "cost_basis": arm.get("cost_basis"),
             "retrieval_hit_rate": sum(hits) / len(hits) if hits else None,
+            "panel": panel_summary([u.get("verdict") or {} for u in valid_units]),
             "tool_calls": dict(sorted(tools.items())),
             "index_adoption": (sum(e["index_adoption"]["questions_with_search"] for e in econ) /
                                max(1, sum(e["index_adoption"]["questions"] for e in econ))) if arm["kind"] == "tool" else None,
@@ -302,8 +304,13 @@ def summarize(arms: list[dict], repeat: int, units: list[dict], questions: list[
             per_q[u["qid"]].append(s)
             scored += 1
             zero += int(s == 0 and (rubric or not (u.get("answer_text_len") or 0)))
+        # Retrieval is recorded per first-repetition evaluation; the gate measures a hit rate only when
+        # most evaluations record one (a few hits over many questions would read as a rate of the whole).
+        evaluations = sum(1 for u in arm_units if u["rep"] == 1 and u.get("answer_status") != "infra")
+        agreement = [float(p["agreement"]) for u in valid_units
+                     if isinstance(p := (u.get("verdict") or {}).get("panel"), dict) and p.get("agreement") is not None]
         trust_in.append(ArmScores(name, arm["kind"], dict(per_q) if decided_all else {},
-                                  rep_means if decided_all else [], zero, scored, hits))
+                                  rep_means if decided_all else [], zero, scored, hits, evaluations, agreement))
         if decided_all:
             paired[name] = dict(per_q)
     table = []
@@ -315,5 +322,6 @@ def summarize(arms: list[dict], repeat: int, units: list[dict], questions: list[
         table.append(row)
     if baseline is None and any(a["arm"] == "none" for a in arms):
         baseline = "none"  # the model alone: what every context is measured against
-    return {"summary": summary, "questions": table, "runs": runs, "trust": trust_gate(trust_in), "skipped": skipped,
+    trust = trust_gate(trust_in, model=identity.get("model"), judge=identity.get("judge"))
+    return {"summary": summary, "questions": table, "runs": runs, "trust": trust, "skipped": skipped,
             "comparisons": compare_arms(paired, baseline)}
