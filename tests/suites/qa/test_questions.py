@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -140,6 +141,8 @@ def test_every_failing_record_is_named_with_its_fix():
     assert "record 3: not an object; write it as {\"id\": \"q1\", \"question\": \"...\"}" in msg
     assert "record 4 (id 'ok'): record 0 has the same id; give each question its own id" in msg
     assert "record 5 (id 'meta'): \"metadata\" must be an object" in msg
+    # In record order, whichever pass found the problem.
+    assert [int(m) for m in re.findall(r"(?:^|; )record (\d+)", msg.split("(nothing was asked): ", 1)[1])] == [1, 2, 3, 4, 5]
 
 
 def test_stamped_v1_with_question_fields_names_the_fix(tmp_path):

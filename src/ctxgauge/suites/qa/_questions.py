@@ -133,7 +133,8 @@ class _Reader:
     def __init__(self, path: Path, fmt: str):
         self.path, self.fmt = path, fmt
         self.legacy: list[str] = []
-        self.errors: list[str] = []
+        self.errors: list[tuple[int, str]] = []
+        """(record index, problem with its fix): reported in record order whichever pass found them."""
 
     def note(self, text: str) -> None:
         if text not in self.legacy:
@@ -142,8 +143,8 @@ class _Reader:
     def record(self, i: int, rec: Any) -> dict | None:
         """The record with legacy rules applied, or None (with its errors noted)."""
         if not isinstance(rec, dict):
-            self.errors.append(f"record {i}: not an object; write it as {{\"id\": \"q1\", "
-                               f"\"{TEXT_FIELD[self.fmt]}\": \"...\"}}")
+            self.errors.append((i, f"record {i}: not an object; write it as {{\"id\": \"q1\", "
+                                   f"\"{TEXT_FIELD[self.fmt]}\": \"...\"}}"))
             return None
         r = dict(rec)
         if "question_text" in r and "question" not in r and "text" not in r:
@@ -163,7 +164,8 @@ class _Reader:
     def check(self, i: int, r: dict) -> None:
         """Every problem of one record, each with its fix."""
         where = f"record {i}" + (f" (id {r['id']!r})" if isinstance(r.get("id"), (str, int)) else "")
-        bad = self.errors.append
+        def bad(problem: str) -> None:
+            self.errors.append((i, problem))
         if "id" in r and (r["id"] is None or isinstance(r["id"], bool) or not isinstance(r["id"], (str, int))
                           or isinstance(r["id"], str) and not r["id"].strip()):
             bad(f"{where}: id must be a non-empty string or an integer, got {json.dumps(r['id'])}; "
@@ -253,8 +255,8 @@ def load_question_set(path: str | Path) -> QuestionSet:
             continue
         qid = str(r["id"])
         if qid in taken:
-            reader.errors.append(f"record {i} (id {qid!r}): record {taken[qid]} has the same id; "
-                                 "give each question its own id")
+            reader.errors.append((i, f"record {i} (id {qid!r}): record {taken[qid]} has the same id; "
+                                     "give each question its own id"))
         else:
             taken.setdefault(qid, i)
     numbered = 0
@@ -274,9 +276,9 @@ def load_question_set(path: str | Path) -> QuestionSet:
     if numbered:
         reader.note(f"{numbered} record(s) without an id numbered by position (q0000, q0001, ...)")
     if reader.errors:
-        n = len(reader.errors)
+        n = len({i for i, _ in reader.errors})
         raise UserError(f"{path}: {n} invalid record{'s' if n > 1 else ''} as {fmt} (nothing was asked): "
-                        + "; ".join(reader.errors))
+                        + "; ".join(problem for _, problem in sorted(reader.errors, key=lambda e: e[0])))
 
     questions: list[Question] = []
     recs: dict[str, SetRecord] = {}
