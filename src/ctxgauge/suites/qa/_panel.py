@@ -27,7 +27,7 @@ import statistics
 from dataclasses import dataclass
 
 from ctxgauge.providers import ChatRequest, Client, Message, ProviderOutage, Usage
-from ctxgauge.suites.qa import _prompts as prompts
+import ctxgauge.suites.qa._prompts as prompts
 from ctxgauge.suites.qa._battery import Question
 from ctxgauge.suites.qa._rubric import cap_numeric, parse_claims
 from ctxgauge.suites.qa._scoring import first_json_object
