@@ -112,7 +112,7 @@ def test_run_records_grounding_and_caps(openai_server, tmp_path):
     grounding = result["grounding"]
     assert grounding["from_topics"] is True and grounding["grounded"] == ["router", "fee"]
     assert grounding["questions"]["loans"]["grounded"] is False
-    verdicts = {u["qid"]: u["verdict"] for u in read_units(tmp_path / "run")}
+    verdicts = {u["qid"]: u["verdict"] for u in (x.to_json() for x in read_units(tmp_path / "run"))}
     assert verdicts["router"]["grounding_source"] == "ground_truth_chunk" and verdicts["router"]["grounded"]
     assert verdicts["fee"]["grounding_source"] == "expected_topics"
     assert verdicts["fee"]["scores"]["correctness"] == 40.0 and verdicts["fee"]["judged_correctness"] == 90.0
@@ -150,7 +150,7 @@ def test_cli_flag_and_battery_refusal(mini_battery, tmp_path):
     res = CliRunner().invoke(app, ["qa", "run", str(SETS / "v2_valid.json"), "--arm", "none", "--grounded-from-topics",
                                    "--json", "--out", str(tmp_path / "cli")], env={})
     assert res.exit_code == 0, res.output
-    assert read_run(tmp_path / "cli")["results"]["grounding"]["grounded"] == ["router", "fee"]
+    assert read_run(tmp_path / "cli").results["grounding"]["grounded"] == ["router", "fee"]
     with pytest.raises(UserError, match="--grounded-from-topics reads a question set"):
         run_qa(QAConfig(source=str(mini_battery.path), arms=["none"], grounded_from_topics=True,
                         out=tmp_path / "run"), env={})

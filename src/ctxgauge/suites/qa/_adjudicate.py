@@ -77,5 +77,8 @@ def _rederive(run_dir: Path, record) -> dict:
     identity = results.get("identity") or {"battery": source.identity(), "protocol": spec.get("protocol")}
     units = [u.to_json() for u in read_units(run_dir)]
     baseline = (results.get("comparisons") or {}).get("baseline")
-    return derive(run_dir, results["arms"], int(spec.get("repeat") or 1), units, source.questions, evidence,
-                  identity, results.get("notes") or [], baseline)
+    out = derive(run_dir, results["arms"], int(spec.get("repeat") or 1), units, source.questions, evidence,
+                 identity, results.get("notes") or [], baseline)
+    if "grounding" in results:  # which questions were graded against ground truth: a fact of the run, kept
+        out["grounding"] = results["grounding"]
+    return out
