@@ -70,10 +70,14 @@ class History:
         self.rev = rev
         self._commits: list[Commit] | None = None
 
-    def commits(self) -> list[Commit]:
-        """Every commit up to and including the corpus revision, with subjects, authors, dates, changes."""
-        if self._commits is None:
-            self._commits = self._repo.log(self.rev)
+    def commits(self, limit: int | None = None) -> list[Commit]:
+        """Every commit up to and including the corpus revision, with subjects, authors, dates, changes;
+        with `limit`, only the `limit` newest of them (what git walks first, so the same list every time)."""
+        if self._commits is not None:
+            return list(self._commits[:limit] if limit is not None else self._commits)
+        if limit is not None:
+            return self._repo.log(self.rev, max_count=limit)
+        self._commits = self._repo.log(self.rev)
         return list(self._commits)
 
 

@@ -22,6 +22,8 @@ BUILTINS: dict[str, str] = {
     "minilm": "ctxgauge.engines.minilm:MiniLMEngine",
     "graph": "ctxgauge.engines.graph:GraphEngine",
     "hybrid": "ctxgauge.engines.hybrid:HybridEngine",
+    "history": "ctxgauge.engines.history:HistoryEngine",
+    "fusion": "ctxgauge.engines.fusion:FusionEngine",
     "command": "ctxgauge.engines.command:CommandEngine",
 }
 # The engines `demo` and the suites run when none is named (command needs a program to run).

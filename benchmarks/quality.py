@@ -1,0 +1,320 @@
+"""Retrieval quality of every engine on public repositories (commit replay) and on SWE-bench Lite.
+
+    python benchmarks/quality.py --mirror /work/.mirror                  # every engine, both halves
+    python benchmarks/quality.py --engines bm25,fusion --half tune --commits 20
+    python benchmarks/quality.py --paths my-clones.json --json
+
+Repositories come from `benchmarks/quality_split.json` (committed before any tuning: which repositories
+tune, which report) and are looked up as local clones: `--paths FILE` (JSON `{"owner/name": "/path"}`)
+first, then under `--mirror DIR` as `owner+name/repo`, `owner+name`, `owner__name` or `name`. An absent
+repository is skipped and named. Nothing is copied out of any clone.
+
+Replay: the `replay` suite itself (`ctxgauge.suites.replay.replay`), the `--commits` newest eligible
+commits of each repository, every engine on the same commits. SWE-bench: the Lite instances (read from the
+split's `source`, a file in a git repository, never written by hand) of the repositories present, through
+the `cases` suite (`load_swebench`, `run_cases`), expected = files the gold patch modifies.
+
+Printed per repository and per half: hit@1/5/10, recall@10, MRR, nDCG@10, cold build seconds and index
+size (one build at the newest commit), median query latency, CPU seconds of the whole replay; then the
+paired comparison (mean difference, 95% bootstrap interval, randomization p) of the best engine on the
+tune half against bm25, on the report half. Every engine's units are kept in `--out` keyed by the
+engine's identity, so a rerun measures only what changed (an engine whose code changed runs again).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+SPLIT = HERE / "quality_split.json"
+METRICS = ("hit@1", "hit@5", "hit@10", "recall@10", "mrr", "ndcg@10")
+DEFAULT_ENGINES = ("grep", "bm25", "graph", "history", "fusion", "minilm", "hybrid")
+
+
+def cpu_seconds() -> float:
+    """CPU time of this process and its finished children (git runs as children)."""
+    s, c = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return s.ru_utime + s.ru_stime + c.ru_utime + c.ru_stime
+
+
+def find_clone(repo: str, paths: dict[str, str], mirror: Path | None) -> Path | None:
+    if repo in paths:
+        p = Path(paths[repo])
+        return p if p.is_dir() else None
+    if mirror is None:
+        return None
+    owner, _, name = repo.partition("/")
+    for c in (mirror / f"{owner}+{name}" / "repo", mirror / f"{owner}+{name}", mirror / f"{owner}__{name}",
+              mirror / name):
+        if c.is_dir():
+            return c
+    return None
+
+
+def _slug(text: str) -> str:
+    return "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in text)[:80]
+
+
+def _cached(path: Path, identity: dict) -> dict | None:
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    return data if data.get("identity") == identity else None
+
+
+def _engine(spec: str):
+    from ctxgauge.engines import engine_available, get_engine
+
+    eng = get_engine(spec)
+    ok, why = engine_available(eng)
+    return eng, (None if ok else why)
+
+
+def cold_build(spec: str, clone: Path) -> dict:
+    """One cold build at HEAD in a fresh engine object: seconds and bytes written."""
+    from ctxgauge.corpora import open_corpus
+
+    eng, _ = _engine(spec)
+    corpus = open_corpus(clone)
+    with tempfile.TemporaryDirectory(prefix="quality-build-") as tmp:
+        t0 = time.perf_counter()
+        eng.build(corpus, Path(tmp))
+        secs = time.perf_counter() - t0
+        size = sum(p.stat().st_size for p in Path(tmp).rglob("*") if p.is_file())
+    getattr(eng, "close", lambda: None)()
+    return {"build_s": secs, "index_bytes": size, "files": len(corpus.files)}
+
+
+def run_replay(repo: str, clone: Path, spec: str, commits: int, out: Path) -> dict:
+    from ctxgauge.suites.replay import ReplayConfig, replay
+
+    eng, why = _engine(spec)
+    if why:
+        return {"skipped": why}
+    identity = eng.identity()
+    getattr(eng, "close", lambda: None)()
+    cache = out / _slug(repo) / f"{_slug(spec)}.json"
+    got = _cached(cache, identity)
+    if got is not None and got.get("commits") == commits:
+        return got
+    run_dir = out / _slug(repo) / f"{_slug(spec)}.run"
+    shutil.rmtree(run_dir, ignore_errors=True)
+    c0, w0 = cpu_seconds(), time.perf_counter()
+    result = replay(ReplayConfig(repo=clone, engine=spec, commits=commits, ks=(1, 5, 10), out=run_dir))
+    cpu, wall = cpu_seconds() - c0, time.perf_counter() - w0
+    timing = {}
+    for line in (run_dir / "units.jsonl").read_text().splitlines():
+        rec = json.loads(line)
+        timing[rec.get("id")] = rec.get("timing")
+    units = [{"id": c["sha"], "figures": c.get("figures"), "timing": timing.get(c["sha"]),
+              "expected": c.get("expected"), "request": c.get("request"),
+              "top": [h["path"] for h in (c.get("ranking") or [])[:10]]}
+             for c in result.commits]
+    data = {"identity": identity, "commits": commits, "cpu_s": cpu, "wall_s": wall, "units": units,
+            **cold_build(spec, clone)}
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    cache.write_text(json.dumps(data))
+    shutil.rmtree(run_dir, ignore_errors=True)
+    return data
+
+
+def swebench_instances(split: dict, paths: dict, mirror: Path | None, repos: list[str], out: Path) -> Path | None:
+    """The Lite instances of `repos` as a JSON file under `out`, read from the split's source file."""
+    from ctxgauge.git import Repo
+
+    src_repo, _, src_path = split["swebench"]["source"].partition(":")
+    clone = find_clone(src_repo, paths, mirror)
+    if clone is None:
+        return None
+    data = json.loads(Repo(clone).run_bytes(["show", f"HEAD:{src_path}"]))
+    keep = [d for d in data if d["repo"] in repos and find_clone(d["repo"], paths, mirror) is not None]
+    if not keep:
+        return None
+    target = out / "swebench" / f"lite-{_slug('-'.join(sorted({d['repo'] for d in keep})))}.json"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(json.dumps(keep))
+    return target
+
+
+def run_swebench(instances: Path, spec: str, out: Path, paths: dict, mirror: Path | None) -> dict:
+    from ctxgauge.suites.cases import CasesConfig, load_swebench, run_cases
+
+    eng, why = _engine(spec)
+    if why:
+        return {"skipped": why}
+    identity = eng.identity()
+    cache = out / "swebench" / f"{instances.stem}-{_slug(spec)}.json"
+    got = _cached(cache, identity)
+    if got is not None:
+        return got
+    repos_dir = Path(tempfile.mkdtemp(prefix="quality-swe-"))
+    try:
+        for d in {r["repo"] for r in json.loads(instances.read_text())}:
+            owner, _, name = d.partition("/")
+            (repos_dir / f"{owner}__{name}").symlink_to(find_clone(d, paths, mirror).resolve())
+        case_file, _ = load_swebench(instances, repos_dir)
+        run_dir = out / "swebench" / f"{instances.stem}-{_slug(spec)}.run"
+        shutil.rmtree(run_dir, ignore_errors=True)
+        c0 = cpu_seconds()
+        result = run_cases(case_file, CasesConfig(engine=spec, ks=(1, 5, 10), out=run_dir))
+        cpu = cpu_seconds() - c0
+    finally:
+        shutil.rmtree(repos_dir, ignore_errors=True)
+    units = [{"id": c["name"] if "name" in c else c.get("id"), "figures": c.get("figures"),
+              "expected": c.get("expected"), "top": [h["path"] for h in (c.get("ranking") or [])[:10]]}
+             for c in result.cases]
+    data = {"identity": identity, "cpu_s": cpu, "units": units}
+    cache.write_text(json.dumps(data))
+    shutil.rmtree(run_dir, ignore_errors=True)
+    return data
+
+
+def _ok(units: list[dict]) -> list[dict]:
+    return [u for u in units if u.get("figures") and u["figures"].get("mrr") is not None]
+
+
+def summary(units: list[dict]) -> dict:
+    ok = _ok(units)
+    out = {m: (statistics.fmean(u["figures"][m] for u in ok) if ok else None) for m in METRICS}
+    lat = [u["timing"]["query_s"] for u in ok if u.get("timing") and "query_s" in u["timing"]]
+    out["n"] = len(ok)
+    out["query_ms"] = statistics.median(lat) * 1000 if lat else None
+    return out
+
+
+def paired(a_units: list[dict], b_units: list[dict], seed: int = 0) -> dict:
+    from ctxgauge.suites.cases._score import compare
+
+    b = {u["id"]: u for u in _ok(b_units)}
+    pairs = [(u["figures"], b[u["id"]]["figures"]) for u in _ok(a_units) if u["id"] in b]
+    if not pairs:
+        return {}
+    return compare([p[0] for p in pairs], [p[1] for p in pairs], ("hit@5", "mrr", "recall@10"), seed)
+
+
+def _fmt(v, spec=".3f") -> str:
+    return "-" if v is None else format(v, spec)
+
+
+def table(title: str, rows: list[tuple[str, str, dict]], extra: bool = True) -> str:
+    head = ["repo", "engine", "n", *METRICS, "query ms"] + (["build s", "index MB", "replay cpu s"] if extra else [])
+    lines = [f"\n### {title}\n", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for repo, eng, d in rows:
+        if "skipped" in d:
+            lines.append(f"| {repo} | {eng} | skipped: {d['skipped']} |")
+            continue
+        s = summary(d["units"])
+        cells = [repo, eng, str(s["n"]), *(_fmt(s[m]) for m in METRICS), _fmt(s["query_ms"], ".1f")]
+        if extra:
+            cells += [_fmt(d.get("build_s"), ".1f"), _fmt((d.get("index_bytes") or 0) / 1e6, ".1f"),
+                      _fmt(d.get("cpu_s"), ".0f")]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def comparison_lines(title: str, cmp: dict) -> str:
+    lines = [f"\n{title}"]
+    for m, c in cmp.items():
+        lines.append(f"  {m:10s} {c['mean_a']:.3f} vs {c['mean_b']:.3f}  diff {c['mean_diff']:+.3f} "
+                     f"[{c['ci_low']:+.3f}, {c['ci_high']:+.3f}]  p={c['p_value']:.4f}  "
+                     f"w/t/l {c['wins']}/{c['ties']}/{c['losses']}  n={c['n']}")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--mirror", type=Path, default=None, help="directory holding clones (owner+name/repo, ...)")
+    ap.add_argument("--paths", type=Path, default=None, help='JSON {"owner/name": "/local/clone"}')
+    ap.add_argument("--engines", default=",".join(DEFAULT_ENGINES), help="comma-separated engine specs")
+    ap.add_argument("--half", choices=("tune", "report", "all"), default="all")
+    ap.add_argument("--commits", type=int, default=50, help="newest eligible commits replayed per repository")
+    ap.add_argument("--no-replay", action="store_true")
+    ap.add_argument("--no-swebench", action="store_true")
+    ap.add_argument("--out", type=Path, default=HERE / ".quality-out", help="results kept here (resumable)")
+    ap.add_argument("--json", action="store_true", help="print every figure as JSON instead of tables")
+    args = ap.parse_args(argv)
+    from ctxgauge.engines.hybrid import split_engines
+
+    split = json.loads(SPLIT.read_text())
+    paths = json.loads(args.paths.read_text()) if args.paths else {}
+    engines = split_engines(args.engines)
+    halves = ("tune", "report") if args.half == "all" else (args.half,)
+    results: dict = {"replay": {}, "swebench": {}, "absent": []}
+    for half in halves:
+        if not args.no_replay:
+            for repo in split["replay"][half]:
+                clone = find_clone(repo, paths, args.mirror)
+                if clone is None:
+                    results["absent"].append(repo)
+                    continue
+                for spec in engines:
+                    print(f"[{half}] replay {repo} {spec} ...", file=sys.stderr, flush=True)
+                    results["replay"].setdefault(half, {}).setdefault(repo, {})[spec] = \
+                        run_replay(repo, clone, spec, args.commits, args.out)
+        if not args.no_swebench:
+            inst = swebench_instances(split, paths, args.mirror, split["swebench"][half], args.out)
+            if inst is None:
+                results["absent"].append(f"swebench:{half}")
+                continue
+            for spec in engines:
+                print(f"[{half}] swebench {spec} ...", file=sys.stderr, flush=True)
+                results["swebench"].setdefault(half, {})[spec] = run_swebench(inst, spec, args.out, paths, args.mirror)
+    if args.json:
+        print(json.dumps(results, indent=1))
+        return 0
+    print(f"load average {os.getloadavg()[0]:.2f}; commits per repository {args.commits}")
+    if results["absent"]:
+        print("absent (skipped): " + ", ".join(results["absent"]))
+    best = None
+    for half in halves:
+        rep = results["replay"].get(half, {})
+        rows = [(r, e, d) for r, per in rep.items() for e, d in per.items()]
+        if rows:
+            print(table(f"replay, {half} half, per repository", rows))
+            pooled = [("all", e, {"units": [u for per in rep.values() for u in per[e].get("units", [])]})
+                      for e in engines if all("units" in per.get(e, {}) for per in rep.values())]
+            print(table(f"replay, {half} half, all repositories pooled", pooled, extra=False))
+            if half == "tune" or best is None:
+                scored = [(summary(d["units"]), e) for _, e, d in pooled]
+                best = max(scored, key=lambda se: (se[0]["hit@5"] or 0, se[0]["mrr"] or 0))[1]
+        swe = results["swebench"].get(half, {})
+        if swe:
+            by_repo = {}
+            for e, d in swe.items():
+                if "units" not in d:
+                    by_repo.setdefault("-", {})[e] = d
+                    continue
+                for u in d["units"]:
+                    r = u["id"].rsplit("-", 1)[0]
+                    by_repo.setdefault(r, {}).setdefault(e, {"units": []})["units"].append(u)
+            rows = [(r, e, d) for r, per in sorted(by_repo.items()) for e, d in per.items()]
+            rows += [("all", e, d) for e, d in swe.items()]
+            print(table(f"SWE-bench Lite file localization, {half} half", rows, extra=False))
+    if best and best != "bm25":
+        for half in halves:
+            rep = results["replay"].get(half, {})
+            units = lambda e: [u for per in rep.values() for u in per.get(e, {}).get("units", [])]  # noqa: E731
+            if rep:
+                print(comparison_lines(f"replay {half}: {best} vs bm25 (paired over commits)", paired(units(best), units("bm25"))))
+                for r, per in rep.items():
+                    if best in per and "bm25" in per:
+                        print(comparison_lines(f"  {r}: {best} vs bm25", paired(per[best].get("units", []), per["bm25"].get("units", []))))
+            swe = results["swebench"].get(half, {})
+            if best in swe and "bm25" in swe:
+                print(comparison_lines(f"SWE-bench {half}: {best} vs bm25", paired(swe[best].get("units", []), swe["bm25"].get("units", []))))
+    print(f"\nbest engine (chosen on the tune half by hit@5, then MRR): {best}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,155 @@
+"""Choose the fusion engine's weights on the TUNE half of `quality_split.json` only.
+
+    python benchmarks/quality_tune.py --mirror /work/.mirror [--commits 50] [--swe/--no-swe]
+
+Replays the tune repositories' newest eligible commits (the replay suite's own selection and labels) and
+the tune half of SWE-bench Lite, recording every fusion component per request once (`FusionEngine.
+components`), then searches the weights by coordinate descent over a fixed grid (three passes, bm25's
+weight fixed at 1): the objective is mean(hit@5) + mean(MRR), replay and SWE-bench weighted equally.
+Prints the chosen weights and the objective at each step. The report half is never read.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from quality import SPLIT, find_clone, swebench_instances  # noqa: E402
+
+GRID = {
+    "graph": (0.0, 0.15, 0.3, 0.5, 0.75, 1.0),
+    "vote": (0.0, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0),
+    "prior": (0.0, 0.05, 0.1, 0.2, 0.3, 0.5),
+    "cochange": (0.0, 0.1, 0.2, 0.3, 0.5),
+    "mention": (0.0, 0.5, 1.0, 2.0, 4.0),
+    "define": (0.0, 0.25, 0.5, 1.0, 2.0),
+    "rule": (0.0, 1.0, 2.0, 4.0),
+}
+TOP = 300  # entries of each component kept per request (the rest cannot reach a top 100)
+
+
+def _trim(comp: dict) -> dict:
+    return {n: dict(sorted(c.items(), key=lambda x: (-x[1], x[0]))[:TOP]) for n, c in comp.items()}
+
+
+def replay_components(clone: Path, commits: int) -> list[dict]:
+    from ctxgauge.corpora import Corpus
+    from ctxgauge.suites.replay import ReplayConfig, label, plan
+
+    p = plan(ReplayConfig(repo=clone, engine="fusion", commits=commits))
+    eng = p.engines[0]
+    out, rows, cache, prev = Path(tempfile.mkdtemp(prefix="tune-")), [], {}, None
+    for case in reversed(p.selection.eligible):
+        corpus = Corpus.from_git(p.repo, case.parent, binary_cache=cache)
+        if prev is None:
+            eng.build(corpus, out)
+        else:
+            eng.update(out, corpus, prev.changes_to(corpus))
+        prev = corpus
+        rel = sorted(label(case, corpus).labels.relevant)
+        if rel:
+            rows.append({"id": case.sha, "relevant": rel, "comp": _trim(eng.components(out, case.request))})
+    p.close()
+    return rows
+
+
+def swe_components(instances: Path, paths: dict, mirror: Path | None) -> list[dict]:
+    from ctxgauge.corpora import open_corpus
+    from ctxgauge.engines import get_engine
+    from ctxgauge.suites.cases import patch_files
+
+    eng, rows = get_engine("fusion"), []
+    for inst in json.loads(instances.read_text()):
+        corpus = open_corpus(find_clone(inst["repo"], paths, mirror), inst["base_commit"])
+        rel = sorted(set(patch_files(inst["patch"])) & set(corpus.paths))
+        if not rel:
+            continue
+        with tempfile.TemporaryDirectory(prefix="tune-swe-") as tmp:
+            eng.build(corpus, Path(tmp))
+            rows.append({"id": inst["instance_id"], "relevant": rel,
+                         "comp": _trim(eng.components(Path(tmp), inst["problem_statement"]))})
+        print(f"  {inst['instance_id']}", file=sys.stderr, flush=True)
+    return rows
+
+
+def evaluate(rows: list[dict], weights: dict) -> tuple[float, float]:
+    from ctxgauge.engines.fusion import COMPONENTS
+
+    hits, rrs = [], []
+    for r in rows:
+        total: dict[str, float] = {}
+        for name in COMPONENTS:
+            w = weights.get(name, 0.0)
+            if w:
+                for f, s in r["comp"].get(name, {}).items():
+                    total[f] = total.get(f, 0.0) + w * s
+        order = [f for f, s in sorted(total.items(), key=lambda x: (-x[1], x[0])) if s > 0][:100]
+        rel = set(r["relevant"])
+        first = next((i for i, f in enumerate(order) if f in rel), None)
+        hits.append(1.0 if first is not None and first < 5 else 0.0)
+        rrs.append(1.0 / (first + 1) if first is not None else 0.0)
+    return (statistics.fmean(hits), statistics.fmean(rrs)) if rows else (0.0, 0.0)
+
+
+def objective(sets: list[list[dict]], weights: dict) -> float:
+    return statistics.fmean(sum(evaluate(rows, weights)) for rows in sets if rows)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--mirror", type=Path)
+    ap.add_argument("--paths", type=Path)
+    ap.add_argument("--commits", type=int, default=50)
+    ap.add_argument("--no-swe", action="store_true")
+    ap.add_argument("--cache", type=Path, default=HERE / ".quality-out" / "tune-components.json")
+    args = ap.parse_args()
+    from ctxgauge.engines.fusion import FusionEngine
+
+    split = json.loads(SPLIT.read_text())
+    paths = json.loads(args.paths.read_text()) if args.paths else {}
+    data = json.loads(args.cache.read_text()) if args.cache.is_file() else {}
+    for repo in split["replay"]["tune"]:
+        key = f"{repo}@{args.commits}"
+        clone = find_clone(repo, paths, args.mirror)
+        if clone is not None and key not in data:
+            print(f"components: {repo}", file=sys.stderr, flush=True)
+            data[key] = replay_components(clone, args.commits)
+            args.cache.parent.mkdir(parents=True, exist_ok=True)
+            args.cache.write_text(json.dumps(data))
+    if not args.no_swe and "swebench" not in data:
+        inst = swebench_instances(split, paths, args.mirror, split["swebench"]["tune"], args.cache.parent)
+        if inst is not None:
+            data["swebench"] = swe_components(inst, paths, args.mirror)
+            args.cache.write_text(json.dumps(data))
+    replay_rows = [r for k, rows in data.items() if k != "swebench" for r in rows]
+    sets = [replay_rows, data.get("swebench", [])]
+    weights = {k: float(v) for k, v in FusionEngine.defaults.items() if k in GRID or k == "bm25"}
+    best = objective(sets, weights)
+    print(f"start {weights} objective {best:.4f}")
+    for rnd in range(3):
+        changed = False
+        for name, grid in GRID.items():
+            for v in grid:
+                trial = {**weights, name: v}
+                o = objective(sets, trial)
+                if o > best + 1e-9:
+                    best, weights, changed = o, trial, True
+            print(f"pass {rnd + 1} {name}: {weights[name]} objective {best:.4f}")
+        if not changed:
+            break
+    for label_, rows in (("replay", replay_rows), ("swebench", data.get("swebench", []))):
+        h, m = evaluate(rows, weights)
+        hb, mb = evaluate(rows, {"bm25": 1.0})
+        print(f"{label_}: n={len(rows)} hit@5 {h:.3f} MRR {m:.3f}   (bm25 alone through the same path {hb:.3f} {mb:.3f})")
+    print("weights:", json.dumps(weights))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

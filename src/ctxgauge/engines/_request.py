@@ -1,0 +1,197 @@
+"""What a request names outright: files, modules and code identifiers; dependency and runtime intents.
+
+Issue texts and stack traces name the files they are about (`File ".../sympy/core/basic.py", line 12`,
+`requests/models.py`, `sympy.physics.units`), the classes and functions they call (`Matrix.col_insert`,
+`lambdify(`, `` `ManyToManyField` ``); dependency requests name a package (`bump shell-quote to 1.8`) and
+belong to the manifest declaring it and that manifest's lockfile; runtime requests (`use node 20`) belong
+to version pin files. Each function here maps a request to path -> weight; the fusion engine adds them.
+
+Mentions are matched against the corpus by path suffix at a `/` boundary, the longest suffix that matches
+anything winning (an absolute site-packages path still finds the repository's file); a mention matching n
+files gives each 1/n, so a bare `utils.py` in a monorepo says little.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from typing import Iterable, Mapping, Sequence
+
+from ctxgauge.engines._tokens import split_identifier
+
+_EXT = (r"py|pyi|pyx|js|jsx|mjs|cjs|ts|tsx|go|rs|java|kt|rb|c|h|cc|cpp|hpp|cs|php|swift|scala|toml|json|"
+        r"ya?ml|md|rst|txt|cfg|ini|html|css|scss|vue|svelte|sh|lock|mod|sum|gradle|xml")
+_PATHLIKE = re.compile(r"(?<![\w@])((?:[\w.\-]+/)*[\w.\-]+\.(?:" + _EXT + r"))(?![\w/])")
+_DOTTED = re.compile(r"(?<![\w.])([A-Za-z_]\w*(?:\.[A-Za-z_]\w*){1,6})(?![\w(])")
+_CALL = re.compile(r"(?<![\w.])([A-Za-z_][\w.]*)\s*\(")
+_TICKED = re.compile(r"`([^`\s]{2,80})`")
+_CAMEL = re.compile(r"(?<![\w.])([A-Z][a-z0-9]+(?:[A-Z][A-Za-z0-9]*)+)(?!\w)")
+_SNAKE = re.compile(r"(?<![\w.])([a-z][a-z0-9]*_[a-z0-9_]+)(?!\w)")
+
+DEPENDENCY_WORDS = frozenset(
+    "bump bumps bumped upgrade upgrades upgraded patch audit vulnerable vulnerability vulnerabilities cve deps "
+    "dep dependency dependencies pin unpin downgrade".split())
+# "update" is in most requests ("update the docs"): it marks a dependency request only beside a version.
+UPDATE_WORDS = frozenset(("update", "updates", "updated"))
+_VERSION = re.compile(r"\bv?\d+\.\d+")
+MANIFESTS = frozenset(("package.json", "go.mod", "cargo.toml", "pyproject.toml", "setup.py", "setup.cfg",
+                       "requirements.txt", "pom.xml", "build.gradle", "build.gradle.kts", "gemfile",
+                       "composer.json", "deno.json", "pipfile"))
+LOCKFILES = frozenset(("package-lock.json", "yarn.lock", "pnpm-lock.yaml", "bun.lockb", "bun.lock", "go.sum",
+                       "cargo.lock", "poetry.lock", "uv.lock", "pipfile.lock", "gemfile.lock", "composer.lock",
+                       "deno.lock", "npm-shrinkwrap.json"))
+RUNTIME_PINS: Mapping[str, tuple[str, ...]] = {
+    "node": (".nvmrc", ".node-version", ".tool-versions"),
+    "nodejs": (".nvmrc", ".node-version", ".tool-versions"),
+    "python": (".python-version", ".tool-versions", "runtime.txt"),
+    "rust": ("rust-toolchain", "rust-toolchain.toml", ".tool-versions"),
+    "msrv": ("rust-toolchain", "rust-toolchain.toml"),
+    "toolchain": ("rust-toolchain", "rust-toolchain.toml", "go.mod"),
+    "go": ("go.mod", ".go-version", ".tool-versions"),
+    "golang": ("go.mod", ".go-version", ".tool-versions"),
+    "ruby": (".ruby-version", ".tool-versions"),
+    "java": (".java-version", ".sdkmanrc", ".tool-versions"),
+    "deno": (".dvmrc",),
+    "bun": (".bun-version",),
+}
+
+
+def base_name(path: str) -> str:
+    return path.rsplit("/", 1)[-1].lower()
+
+
+def is_manifest(path: str) -> bool:
+    name = base_name(path)
+    return name in MANIFESTS or (name.startswith("requirements") and name.endswith(".txt"))
+
+
+def is_lockfile(path: str) -> bool:
+    return base_name(path) in LOCKFILES
+
+
+class PathIndex:
+    """Corpus paths by every suffix at a `/` boundary, for matching what a request mentions."""
+
+    def __init__(self, paths: Sequence[str]):
+        self._by_suffix: dict[str, list[str]] = defaultdict(list)
+        for p in paths:
+            parts = p.split("/")
+            for i in range(len(parts)):
+                self._by_suffix["/".join(parts[i:])].append(p)
+
+    def match(self, mention: str) -> list[str]:
+        """Corpus paths ending with the longest matching suffix of `mention` (whole components only)."""
+        parts = [x for x in mention.strip("./").split("/") if x and x != "."]
+        for i in range(len(parts)):
+            hit = self._by_suffix.get("/".join(parts[i:]))
+            if hit:
+                # A bare file name matching many files is no mention of any one of them.
+                return sorted(hit) if (i < len(parts) - 1 or len(hit) <= 3) else []
+        return []
+
+
+def mentioned_files(text: str, index: PathIndex) -> dict[str, float]:
+    """Files named by path or by dotted module (`a.b.c` -> `a/b/c.py`, `a/b/c/__init__.py`, `a/b.py`)."""
+    out: dict[str, float] = {}
+
+    def add(paths: list[str], weight: float) -> None:
+        for p in paths:
+            out[p] = max(out.get(p, 0.0), weight / len(paths))
+
+    for m in _PATHLIKE.finditer(text):
+        add(index.match(m.group(1)), 1.0)
+    for m in _DOTTED.finditer(text):
+        segs = m.group(1).split(".")
+        for cut in range(len(segs), 1, -1):
+            stem = "/".join(segs[:cut])
+            found = sorted(set(index.match(stem + ".py") + index.match(stem + "/__init__.py")
+                               + index.match(stem + ".rs") + index.match(stem + "/mod.rs")))
+            if found and "/" in stem:
+                add(found, 0.5)
+                break
+    return out
+
+
+def mentioned_identifiers(text: str) -> list[str]:
+    """Code identifiers a request names: called, back-ticked, dotted, CamelCase or snake_case words, each
+    as its last dotted segment, lowercased, in first-seen order."""
+    found: dict[str, None] = {}
+    for rx in (_TICKED, _CALL, _DOTTED, _CAMEL, _SNAKE):
+        for m in rx.finditer(text):
+            for seg in re.split(r"[.:()\[\]]+", m.group(1)):
+                seg = seg.strip("_")
+                if len(seg) >= 3 and re.fullmatch(r"\w+", seg) and len(split_identifier(seg)) >= 1:
+                    found.setdefault(seg.lower(), None)
+    return list(found)
+
+
+def defining_files(identifiers: Iterable[str], definitions: Mapping[str, list[str]], *,
+                   max_files: int = 5) -> dict[str, float]:
+    """Files defining a named identifier; a name defined in n files gives each 1/n, and a name defined in
+    more than `max_files` (a common method name like `get`) gives nothing."""
+    out: dict[str, float] = {}
+    for ident in identifiers:
+        files = definitions.get(ident, [])
+        if 0 < len(files) <= max_files:
+            for f in files:
+                out[f] = out.get(f, 0.0) + 1.0 / len(files)
+    return out
+
+
+def dependency_files(words: Sequence[str], declared: Mapping[str, frozenset[str]],
+                     lockfiles: Sequence[str]) -> tuple[dict[str, float], set[str]]:
+    """For a dependency request (a dependency word and a package a manifest declares): the manifests
+    declaring a named package (1.0) and the lockfiles beside them (0.9); and the package words, which the
+    lexical stage should not chase. Empty when the request is no dependency request."""
+    lowered = [w.lower() for w in words]
+    versioned = any(_VERSION.match(w) for w in lowered)
+    if not (DEPENDENCY_WORDS.intersection(lowered) or (versioned and UPDATE_WORDS.intersection(lowered))):
+        return {}, set()
+    names = set(lowered)
+    out: dict[str, float] = {}
+    packages: set[str] = set()
+    for manifest, pkgs in sorted(declared.items()):
+        hit = names & pkgs
+        if hit:
+            packages |= hit
+            out[manifest] = 1.0
+            folder = manifest.rsplit("/", 1)[0] if "/" in manifest else ""
+            for lock in lockfiles:
+                if (lock.rsplit("/", 1)[0] if "/" in lock else "") == folder:
+                    out[lock] = max(out.get(lock, 0.0), 0.9)
+    return out, packages
+
+
+def runtime_files(words: Sequence[str], paths: Sequence[str]) -> dict[str, float]:
+    """Version pin files of the runtimes a request names (`node` -> `.nvmrc`, ...)."""
+    wanted = {pin for w in words for pin in RUNTIME_PINS.get(w.lower(), ())}
+    return {p: 1.0 for p in paths if base_name(p) in wanted}
+
+
+_PKG = re.compile(r"[@\w][\w.\-/@]*")
+
+
+def package_words(text: str) -> list[str]:
+    """Words of a request as package names are written (`shell-quote`, `@types/node`, `serde_json`)."""
+    return [m.group(0).rstrip(".") for m in _PKG.finditer(text)]
+
+
+def declared_packages(path: str, text: str) -> frozenset[str]:
+    """Package names a manifest declares, lowercased: a cheap, format-agnostic reading (quoted keys and
+    names at the start of a requirement line) that catches package.json, Cargo.toml, pyproject, go.mod,
+    requirements files and pom.xml artifact ids alike."""
+    names: set[str] = set()
+    for m in re.finditer(r"[\"']((?:@[\w.\-]+/)?[\w.\-]+)[\"']\s*[:=]", text):  # "name": "^1.2" / name = "1"
+        names.add(m.group(1).lower())
+    for m in re.finditer(r"(?m)^\s*((?:@[\w.\-]+/)?[A-Za-z][\w.\-]*)\s*(?:=|[<>=!~^]=?|\[)", text):
+        names.add(m.group(1).lower())
+    for m in re.finditer(r"(?m)^\s*(?:require\s+)?([\w.\-]+(?:/[\w.\-]+)+)\s+v\d", text):  # go.mod
+        names.add(m.group(1).lower())
+        names.add(m.group(1).lower().rsplit("/", 1)[-1])
+    for m in re.finditer(r"<artifactId>([\w.\-]+)</artifactId>", text):
+        names.add(m.group(1).lower())
+    for m in re.finditer(r"[\"']((?:@[\w.\-]+/)?[\w.\-]+)(?:[<>=!~^ ][^\"']*)?[\"']", text):  # ["requests>=2"]
+        names.add(m.group(1).lower())
+    generic = {"name", "version", "description", "dependencies", "scripts", "type", "main", "module", "license",
+               "private", "author", "files", "exports", "types", "edition", "require", "go", "module", "test"}
+    return frozenset(n for n in names if len(n) >= 2 and n not in generic)

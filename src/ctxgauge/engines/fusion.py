@@ -1,0 +1,210 @@
+"""fusion: lexical, structural and historical evidence added up, the strongest built-in engine.
+
+Sub-engines, each built into `out_dir/<name>/`: `bm25` (content and path), `graph` (path and tree-sitter
+definition names, spread over imports; also the definitions table) and `history` (the repository's own
+ancestry). `fusion.json` holds the fusion's parameters, the corpus paths, and the packages each manifest
+declares. A query reads the request once (`_request`) and scores every file
+
+    score(f) =  bm25    * lex(f)        BM25 over content + path, / its max
+              + graph   * graph(f)      graph's score, / its max
+              + vote    * vote(f)       earlier commits with similar subjects vote for their files, / max
+              + prior   * prior(f)      recency and frequency of change in the ancestry, / max
+              + cochange* co(f)         co-change with the top `seeds` files of the stages above, / max
+              + mention * named(f)      a path or dotted module the request names (1, or 1/n of n matches)
+              + define  * defines(f)    a file defining a class or function the request names (1/n)
+              + rule    * rule(f)       dependency requests: the manifest declaring the named package (1)
+                                        and its lockfile (0.9); runtime requests: the version pin file (1)
+
+A dependency request's package words are taken out of the lexical request (`shell-quote` must not pull in
+a quote-templates controller); if nothing is left the request is used whole. Components are computed
+over the top `depth` files of each sub-engine (the prior and the rule over every file); ties are broken
+by path (`rank`); sums run in a fixed order, so a query gives the same bits every time.
+
+Weights: chosen by a grid search of hit@5 then MRR over replayed commits of the TUNE repositories of
+`benchmarks/quality_split.json` only (BurntSushi/ripgrep, axios/axios, caddyserver/caddy, colinhacks/zod,
+pydantic/pydantic) and SWE-bench Lite's tune repositories (pytest, sphinx, requests, flask, seaborn);
+no weight names a repository, commit or case. See `benchmarks/quality.py` for the figures on the report half.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Any, Sequence
+
+from ctxgauge._io import canonical_json, write_text_atomic
+from ctxgauge.corpora import Change, Corpus
+from ctxgauge.engines._base import Engine, Hit, rank
+from ctxgauge.engines import _request as rq
+
+ARTIFACT = "fusion.json"
+FORMAT = "ctxgauge-fusion/1"
+COMPONENTS = ("bm25", "graph", "vote", "prior", "cochange", "mention", "define", "rule")
+
+
+def _normalised(scores: dict[str, float]) -> dict[str, float]:
+    top = max(scores.values(), default=0.0)
+    return {p: s / top for p, s in scores.items()} if top > 0 else {}
+
+
+class FusionEngine(Engine):
+    """Weighted sum of normalised bm25, graph and history evidence plus request rules (module docstring)."""
+
+    kind = "fusion"
+    defaults = {
+        "bm25": 1.0, "graph": 0.5, "vote": 0.5, "prior": 0.1, "cochange": 0.2, "mention": 1.0, "define": 0.5,
+        "rule": 2.0,
+        "depth": 100,  # files asked of each sub-engine
+        "seeds": 5,  # top files whose co-changes are lifted
+        "window": 3000,  # commits of the ancestry the history reads
+    }
+    libraries: tuple[str, ...] = ()
+    artifact_file = ARTIFACT
+    identity_modules = ("ctxgauge.engines._base", "ctxgauge.engines._request", "ctxgauge.engines._tokens")
+
+    def __init__(self, **params: Any):
+        super().__init__(**params)
+        from ctxgauge.engines.bm25 import BM25Engine
+        from ctxgauge.engines.graph import GraphEngine
+        from ctxgauge.engines.history import HistoryEngine
+
+        self.subs: dict[str, Any] = {"bm25": BM25Engine()}
+        p = self.params
+        if p["graph"] or p["define"]:  # graph also supplies the definitions table
+            self.subs["graph"] = GraphEngine()
+        if p["vote"] or p["prior"] or p["cochange"]:
+            self.subs["history"] = HistoryEngine(window=int(p["window"]))
+        self._manifest_cache: dict[str, frozenset[str]] = {}  # blob -> declared packages
+        self._loaded: tuple[tuple, dict] | None = None
+        self._defs: tuple[Any, dict] | None = None
+
+    def available(self) -> tuple[bool, str | None]:
+        for name, eng in self.subs.items():
+            ok, why = eng.available()
+            if not ok:
+                return False, f"sub-engine {name}: {why}"
+        return True, None
+
+    def identity(self) -> dict:
+        """Own source and parameters, and every sub-engine's identity."""
+        own = super().identity()
+        h = hashlib.sha256(own["id"].encode() + b"\0")
+        h.update(json.dumps({n: e.identity() for n, e in sorted(self.subs.items())}, sort_keys=True).encode())
+        return {"id": "sha256:" + h.hexdigest(), "source": "content-hash"}
+
+    # -- build --------------------------------------------------------------------------------------------
+    def _write(self, corpus: Corpus, out_dir: Path) -> None:
+        manifests = [f for f in corpus.files if rq.is_manifest(f.path)]
+        todo = [f for f in manifests if f.blob not in self._manifest_cache]
+        for f, data in corpus.iter_bytes(todo):
+            self._manifest_cache[f.blob] = rq.declared_packages(f.path, data.decode("utf-8", "replace"))
+        artifact = {
+            "format": FORMAT,
+            "params": self.params,
+            "paths": corpus.paths,
+            "manifests": {f.path: sorted(self._manifest_cache[f.blob]) for f in manifests},
+            "lockfiles": [p for p in corpus.paths if rq.is_lockfile(p)],
+        }
+        write_text_atomic(out_dir / ARTIFACT, canonical_json(artifact) + "\n")
+
+    def build(self, corpus: Corpus, out_dir: Path) -> dict:
+        out_dir = Path(out_dir)
+        stats = {}
+        for name, eng in self.subs.items():
+            (out_dir / name).mkdir(parents=True, exist_ok=True)
+            stats[name] = eng.build(corpus, out_dir / name)
+        self._write(corpus, out_dir)
+        return {"engines": stats}
+
+    def update(self, out_dir: Path, corpus: Corpus, changes: Sequence[Change]) -> dict:
+        out_dir = Path(out_dir)
+        stats = {}
+        for name, eng in self.subs.items():
+            (out_dir / name).mkdir(parents=True, exist_ok=True)
+            stats[name] = eng.update(out_dir / name, corpus, changes)
+        self._write(corpus, out_dir)
+        return {"engines": stats}
+
+    # -- query --------------------------------------------------------------------------------------------
+    def _artifact(self, out_dir: Path) -> dict:
+        path = out_dir / ARTIFACT
+        st = os.stat(path)
+        key = (str(path.resolve()), st.st_ino, st.st_size, st.st_mtime_ns)
+        if self._loaded is None or self._loaded[0] != key:
+            with open(path, encoding="utf-8") as fh:
+                data = json.load(fh)
+            data["_index"] = rq.PathIndex(data["paths"])
+            data["_declared"] = {m: frozenset(p) for m, p in data["manifests"].items()}
+            self._loaded = (key, data)
+        return self._loaded[1]
+
+    def _definitions(self, out_dir: Path) -> dict[str, list[str]]:
+        """identifier (lowercased; every dotted segment) -> files defining it, from graph's artifact."""
+        data = self.subs["graph"]._load(out_dir / "graph")
+        if self._defs is None or self._defs[0] is not data:
+            table: dict[str, set[str]] = {}
+            for f in data["files"]:
+                for d in f.get("definitions") or ():
+                    for seg in {d.lower(), *d.lower().split(".")}:
+                        table.setdefault(seg, set()).add(f["path"])
+            self._defs = (data, {k: sorted(v) for k, v in table.items()})
+        return self._defs[1]
+
+    def components(self, out_dir: Path, text: str) -> dict[str, dict[str, float]]:
+        """Each component's normalised scores for one request (the terms of the module docstring's sum)."""
+        out_dir = Path(out_dir)
+        p = self.params
+        depth = int(p["depth"])
+        art = self._artifact(out_dir)
+        words = rq.package_words(text)
+        rule, packages = rq.dependency_files(words, art["_declared"], art["lockfiles"])
+        rule.update({f: max(rule.get(f, 0.0), w) for f, w in rq.runtime_files(words, art["paths"]).items()})
+        lexical_text = text
+        if packages:
+            kept = [w for w in words if w.lower() not in packages]
+            lexical_text = " ".join(kept) if kept else text
+        comp: dict[str, dict[str, float]] = {name: {} for name in COMPONENTS}
+        comp["rule"] = rule
+        comp["bm25"] = _normalised({h.path: h.score for h in self.subs["bm25"].query(out_dir / "bm25", lexical_text, depth)})
+        if "graph" in self.subs:
+            if p["graph"]:
+                comp["graph"] = _normalised({h.path: h.score for h in
+                                             self.subs["graph"].query(out_dir / "graph", lexical_text, depth)})
+            if p["define"]:
+                comp["define"] = _normalised(rq.defining_files(rq.mentioned_identifiers(text),
+                                                               self._definitions(out_dir)))
+        comp["mention"] = rq.mentioned_files(text, art["_index"])
+        if "history" in self.subs:
+            hist = self.subs["history"]
+            model = hist.model(out_dir / "history")
+            comp["vote"] = _normalised(model.vote(hist.terms(lexical_text)))
+            comp["prior"] = _normalised(model.prior())
+            if p["cochange"]:
+                pre = self.combine(comp, exclude=("vote", "prior", "cochange"))
+                top = sorted(pre.items(), key=lambda x: (-x[1], x[0]))[: int(p["seeds"])]
+                comp["cochange"] = _normalised(model.cochange(dict(top)))
+        return comp
+
+    def combine(self, comp: dict[str, dict[str, float]], exclude: Sequence[str] = (),
+                weights: dict[str, float] | None = None) -> dict[str, float]:
+        """The weighted sum over components (weights default to the engine's parameters)."""
+        w = weights if weights is not None else self.params
+        total: dict[str, float] = {}
+        for name in COMPONENTS:
+            if name in exclude or not w.get(name):
+                continue
+            wt = float(w[name])
+            for f, s in comp.get(name, {}).items():
+                total[f] = total.get(f, 0.0) + wt * s
+        return total
+
+    def query(self, out_dir: Path, text: str, k: int) -> list[Hit]:
+        if k <= 0:
+            return []
+        return rank(self.combine(self.components(Path(out_dir), text)), k)
+
+    def close(self) -> None:
+        for eng in self.subs.values():
+            eng.close()
