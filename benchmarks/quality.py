@@ -193,7 +193,7 @@ def summary(units: list[dict]) -> dict:
 
 
 def paired(a_units: list[dict], b_units: list[dict], seed: int = 0) -> dict:
-    from ctxgauge.suites.cases._score import compare
+    from ctxgauge.metrics.scoring import compare
 
     b = {u["id"]: u for u in _ok(b_units)}
     pairs = [(u["figures"], b[u["id"]]["figures"]) for u in _ok(a_units) if u["id"] in b]

@@ -82,7 +82,8 @@ class PathIndex:
     def match(self, mention: str) -> list[str]:
         """Corpus paths ending with the longest matching suffix of `mention` (whole components only)."""
         parts = [x for x in mention.strip("./").split("/") if x and x != "."]
-        for i in range(len(parts)):
+        # A mention with a directory must match it too (`units/__init__.py` is not any `__init__.py`).
+        for i in range(max(len(parts) - 1, 1)):
             hit = self._by_suffix.get("/".join(parts[i:]))
             if hit:
                 # A bare file name matching many files is no mention of any one of them.
