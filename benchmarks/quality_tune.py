@@ -5,7 +5,8 @@
 Replays the tune repositories' newest eligible commits (the replay suite's own selection and labels) and
 the tune half of SWE-bench Lite, recording every fusion component per request once (`FusionEngine.
 components`), then searches the weights by coordinate descent over a fixed grid (three passes, bm25's
-weight fixed at 1): the objective is mean(hit@5) + mean(MRR), replay and SWE-bench weighted equally.
+weight fixed at 1), objective mean(hit@5) + mean(MRR): the short-request weights and the path multipliers
+on the replayed subjects, then the `long_*` weights on the SWE-bench issue texts.
 Prints the chosen weights and the objective at each step. The report half is never read.
 """
 
@@ -30,6 +31,9 @@ GRID = {
     "mention": (0.0, 0.5, 1.0, 2.0, 4.0),
     "define": (0.0, 0.25, 0.5, 1.0, 2.0),
     "rule": (0.0, 1.0, 2.0, 4.0),
+    "tests": (0.3, 0.5, 0.7, 0.85, 1.0),
+    "generated": (0.1, 0.3, 0.6, 1.0),
+    "docs": (0.3, 0.5, 0.7, 0.85, 1.0),
 }
 TOP = 300  # entries of each component kept per request (the rest cannot reach a top 100)
 
@@ -40,6 +44,7 @@ def _trim(comp: dict) -> dict:
 
 def replay_components(clone: Path, commits: int) -> list[dict]:
     from ctxgauge.corpora import Corpus
+    from ctxgauge.engines.fusion import is_long
     from ctxgauge.suites.replay import ReplayConfig, label, plan
 
     p = plan(ReplayConfig(repo=clone, engine="fusion", commits=commits))
@@ -54,7 +59,8 @@ def replay_components(clone: Path, commits: int) -> list[dict]:
         prev = corpus
         rel = sorted(label(case, corpus).labels.relevant)
         if rel:
-            rows.append({"id": case.sha, "relevant": rel, "comp": _trim(eng.components(out, case.request))})
+            rows.append({"id": case.sha, "relevant": rel, "long": is_long(case.request, eng.params["long_words"]),
+                         "comp": _trim(eng.components(out, case.request))})
     p.close()
     return rows
 
@@ -72,33 +78,24 @@ def swe_components(instances: Path, paths: dict, mirror: Path | None) -> list[di
             continue
         with tempfile.TemporaryDirectory(prefix="tune-swe-") as tmp:
             eng.build(corpus, Path(tmp))
-            rows.append({"id": inst["instance_id"], "relevant": rel,
+            rows.append({"id": inst["instance_id"], "relevant": rel, "long": True,
                          "comp": _trim(eng.components(Path(tmp), inst["problem_statement"]))})
         print(f"  {inst['instance_id']}", file=sys.stderr, flush=True)
     return rows
 
 
-def evaluate(rows: list[dict], weights: dict) -> tuple[float, float]:
-    from ctxgauge.engines.fusion import COMPONENTS
+def evaluate(rows: list[dict], weights: dict, long: bool = False) -> tuple[float, float]:
+    from ctxgauge.engines.fusion import fuse
 
     hits, rrs = [], []
     for r in rows:
-        total: dict[str, float] = {}
-        for name in COMPONENTS:
-            w = weights.get(name, 0.0)
-            if w:
-                for f, s in r["comp"].get(name, {}).items():
-                    total[f] = total.get(f, 0.0) + w * s
+        total = fuse(r["comp"], weights, long=r.get("long", long))
         order = [f for f, s in sorted(total.items(), key=lambda x: (-x[1], x[0])) if s > 0][:100]
         rel = set(r["relevant"])
         first = next((i for i, f in enumerate(order) if f in rel), None)
         hits.append(1.0 if first is not None and first < 5 else 0.0)
         rrs.append(1.0 / (first + 1) if first is not None else 0.0)
     return (statistics.fmean(hits), statistics.fmean(rrs)) if rows else (0.0, 0.0)
-
-
-def objective(sets: list[list[dict]], weights: dict) -> float:
-    return statistics.fmean(sum(evaluate(rows, weights)) for rows in sets if rows)
 
 
 def main() -> int:
@@ -128,24 +125,32 @@ def main() -> int:
             data["swebench"] = swe_components(inst, paths, args.mirror)
             args.cache.write_text(json.dumps(data))
     replay_rows = [r for k, rows in data.items() if k != "swebench" for r in rows]
-    sets = [replay_rows, data.get("swebench", [])]
-    weights = {k: float(v) for k, v in FusionEngine.defaults.items() if k in GRID or k == "bm25"}
-    best = objective(sets, weights)
-    print(f"start {weights} objective {best:.4f}")
-    for rnd in range(3):
-        changed = False
-        for name, grid in GRID.items():
-            for v in grid:
-                trial = {**weights, name: v}
-                o = objective(sets, trial)
-                if o > best + 1e-9:
-                    best, weights, changed = o, trial, True
-            print(f"pass {rnd + 1} {name}: {weights[name]} objective {best:.4f}")
-        if not changed:
-            break
-    for label_, rows in (("replay", replay_rows), ("swebench", data.get("swebench", []))):
+    swe_rows = data.get("swebench", [])
+    for r in swe_rows:
+        r.setdefault("long", True)  # issue texts: collected before rows carried the flag
+    weights = {k: float(v) for k, v in FusionEngine.defaults.items() if k in GRID or k.startswith("long_")
+               or k == "bm25"}
+    # Short weights and the path multipliers on replay (subjects); the long_* weights on SWE-bench issues.
+    grids = [(replay_rows, {**GRID}), (swe_rows, {f"long_{n}": g for n, g in GRID.items() if f"long_{n}" in weights})]
+    for rows, grid in grids:
+        if not rows:
+            continue
+        best = sum(evaluate(rows, weights))
+        print(f"start objective {best:.4f} on {len(rows)} requests")
+        for rnd in range(3):
+            changed = False
+            for name, values in grid.items():
+                for v in values:
+                    trial = {**weights, name: v}
+                    o = sum(evaluate(rows, trial))
+                    if o > best + 1e-9:
+                        best, weights, changed = o, trial, True
+                print(f"pass {rnd + 1} {name}: {weights[name]} objective {best:.4f}")
+            if not changed:
+                break
+    for label_, rows in (("replay", replay_rows), ("swebench", swe_rows)):
         h, m = evaluate(rows, weights)
-        hb, mb = evaluate(rows, {"bm25": 1.0})
+        hb, mb = evaluate(rows, {"bm25": 1.0, "long_bm25": 1.0})
         print(f"{label_}: n={len(rows)} hit@5 {h:.3f} MRR {m:.3f}   (bm25 alone through the same path {hb:.3f} {mb:.3f})")
     print("weights:", json.dumps(weights))
     return 0

@@ -38,12 +38,14 @@ def built(repo_builder, tmp_path: Path):
 
 def test_query_is_the_weighted_sum_of_components(built) -> None:
     eng, out, _ = built
-    text = "pool leaks connections"
+    text = "pool leaks connections"  # short: the plain weights
     comp = eng.components(out, text)
     expected: dict[str, float] = {}
     for name, scores in comp.items():
         for f, s in scores.items():
             expected[f] = expected.get(f, 0.0) + float(eng.params[name]) * s
+    factor = {"test": eng.params["tests"], "generated": eng.params["generated"], "docs": eng.params["docs"]}
+    expected = {f: s * factor.get(rq.path_kind(f), 1.0) for f, s in expected.items()}
     hits = eng.query(out, text, 10)
     assert [h.path for h in hits][0] == "src/db/pool.py"
     assert {h.path: h.score for h in hits} == pytest.approx({f: s for f, s in expected.items() if s > 0})
@@ -69,6 +71,12 @@ def test_mentions_in_a_stack_trace(built) -> None:
     trace = ('Traceback (most recent call last):\n  File "/usr/lib/python3/site-packages/src/db/pool.py", line 3\n'
              "AttributeError: 'ConnectionPool' object has no attribute 'release_all'")
     assert eng.query(out, trace, 1)[0].path == "src/db/pool.py"
+
+
+def test_path_kinds() -> None:
+    assert [rq.path_kind(p) for p in ("tests/test_a.py", "pkg/a_test.go", "src/x.spec.ts", "dist/axios.min.js",
+                                      "CHANGELOG.md", "yarn.lock", "docs/guide.md", "src/a.py")] == [
+        "test", "test", "test", "generated", "generated", "generated", "docs", None]
 
 
 def test_mention_parsing() -> None:
@@ -114,4 +122,5 @@ def test_identity_follows_sub_engines_and_weights() -> None:
     a, b = get_engine("fusion"), get_engine("fusion(vote=0.9)")
     assert a.identity()["id"] != b.identity()["id"]
     assert a.identity() == get_engine("fusion").identity()
-    assert "history" not in get_engine("fusion(vote=0,prior=0,cochange=0)").subs
+    off = "vote=0,prior=0,cochange=0,long_vote=0,long_prior=0,long_cochange=0"
+    assert "history" not in get_engine(f"fusion({off})").subs

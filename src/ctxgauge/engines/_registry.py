@@ -22,9 +22,9 @@ BUILTINS: dict[str, str] = {
     "minilm": "ctxgauge.engines.minilm:MiniLMEngine",
     "graph": "ctxgauge.engines.graph:GraphEngine",
     "hybrid": "ctxgauge.engines.hybrid:HybridEngine",
+    "command": "ctxgauge.engines.command:CommandEngine",
     "history": "ctxgauge.engines.history:HistoryEngine",
     "fusion": "ctxgauge.engines.fusion:FusionEngine",
-    "command": "ctxgauge.engines.command:CommandEngine",
 }
 # The engines `demo` and the suites run when none is named (command needs a program to run).
 REFERENCE_ENGINES = ("grep", "bm25", "minilm", "graph", "hybrid")

@@ -69,6 +69,32 @@ def is_lockfile(path: str) -> bool:
     return base_name(path) in LOCKFILES
 
 
+_GENERATED_DIRS = frozenset(("dist", "vendor", "node_modules", "__snapshots__", "third_party", "_vendor"))
+_GENERATED_SUFFIXES = (".min.js", ".min.css", ".map", ".snap", ".pb.go", "_pb2.py", ".generated.ts")
+_TEST_DIRS = frozenset(("test", "tests", "__tests__", "spec", "specs", "testing", "testdata", "e2e"))
+_TEST_FILE = re.compile(r"(^test_.*\.py$|.*_test\.(py|go|rs)$|.*\.(test|spec)\.[cm]?[jt]sx?$|.*Tests?\.(java|kt)$)")
+
+
+_DOC_SUFFIXES = (".md", ".mdx", ".rst", ".txt", ".adoc")
+_CHANGELOG = re.compile(r"^(changelog|changes|history|news|release[-_ ]?notes)([.\-_].*)?$", re.I)
+
+
+def path_kind(path: str) -> str | None:
+    """`test`, `generated` (bundles, maps, snapshots, vendored code, lockfiles, changelogs: files nobody
+    edits by hand for a request), `docs` (prose) or None, from the path alone."""
+    parts = path.lower().split("/")
+    name = path.rsplit("/", 1)[-1]
+    if _CHANGELOG.match(name):
+        return "generated"
+    if is_lockfile(path) or any(p in _GENERATED_DIRS for p in parts[:-1]) or name.lower().endswith(_GENERATED_SUFFIXES):
+        return "generated"
+    if any(p in _TEST_DIRS for p in parts[:-1]) or _TEST_FILE.match(name):
+        return "test"
+    if name.lower().endswith(_DOC_SUFFIXES):
+        return "docs"
+    return None
+
+
 class PathIndex:
     """Corpus paths by every suffix at a `/` boundary, for matching what a request mentions."""
 

@@ -15,6 +15,13 @@ declares. A query reads the request once (`_request`) and scores every file
               + rule    * rule(f)       dependency requests: the manifest declaring the named package (1)
                                         and its lockfile (0.9); runtime requests: the version pin file (1)
 
+The sum is then multiplied by `tests` for test files and by `generated` for generated or vendored files
+(bundles, source maps, snapshots, lockfiles, changelogs: nobody edits them for a request by hand; the rule
+above still ranks a lockfile) and by `docs` for prose.
+
+A request of more than `long_words` words (an issue text, a stack trace) uses the `long_*` weights: its
+named paths and definitions say more, its many words make the lexical and history stages noisier.
+
 A dependency request's package words are taken out of the lexical request (`shell-quote` must not pull in
 a quote-templates controller); if nothing is left the request is used whole. Components are computed
 over the top `depth` files of each sub-engine (the prior and the rule over every file); ties are broken
@@ -49,6 +56,32 @@ def _normalised(scores: dict[str, float]) -> dict[str, float]:
     return {p: s / top for p, s in scores.items()} if top > 0 else {}
 
 
+LONG_WEIGHTS = ("bm25", "graph", "vote", "prior", "cochange", "mention", "define")
+
+
+def is_long(text: str, words: int) -> bool:
+    """Whether a request is long (an issue text, a stack trace) rather than a one-line subject."""
+    return len(text.split()) > words
+
+
+def fuse(comp: dict[str, dict[str, float]], weights: dict, exclude: Sequence[str] = (),
+         long: bool = False) -> dict[str, float]:
+    """sum over components of weight * score (a long request reads its weight from `long_<name>` where
+    one is given), then times `tests` for test files, `generated` for generated or vendored files and
+    `docs` for prose (`_request.path_kind`). Components are added in COMPONENTS order and files in path
+    order, so the sum is the same bits every time."""
+    total: dict[str, float] = {}
+    for name in COMPONENTS:
+        wt = float(weights.get(f"long_{name}", weights.get(name, 0.0)) if long else weights.get(name, 0.0))
+        if name in exclude or not wt:
+            continue
+        for f, s in sorted(comp.get(name, {}).items()):
+            total[f] = total.get(f, 0.0) + wt * s
+    factor = {"test": float(weights.get("tests", 1.0)), "generated": float(weights.get("generated", 1.0)),
+              "docs": float(weights.get("docs", 1.0))}
+    return {f: s * factor.get(rq.path_kind(f), 1.0) for f, s in total.items()}
+
+
 class FusionEngine(Engine):
     """Weighted sum of normalised bm25, graph and history evidence plus request rules (module docstring)."""
 
@@ -56,6 +89,13 @@ class FusionEngine(Engine):
     defaults = {
         "bm25": 1.0, "graph": 0.5, "vote": 0.5, "prior": 0.1, "cochange": 0.2, "mention": 1.0, "define": 0.5,
         "rule": 2.0,
+        "tests": 1.0,  # multiplier on test files (requests mostly ask for the code under test)
+        "generated": 1.0,  # multiplier on generated or vendored files (dist/, *.min.js, lockfiles, ...)
+        "docs": 1.0,  # multiplier on prose (Markdown, reStructuredText, plain text)
+        # Requests over `long_words` words (issue texts, stack traces) use these weights instead.
+        "long_words": 40,
+        "long_bm25": 1.0, "long_graph": 0.5, "long_vote": 0.5, "long_prior": 0.1, "long_cochange": 0.2,
+        "long_mention": 1.0, "long_define": 0.5,
         "depth": 100,  # files asked of each sub-engine
         "seeds": 5,  # top files whose co-changes are lifted
         "window": 3000,  # commits of the ancestry the history reads
@@ -72,9 +112,9 @@ class FusionEngine(Engine):
 
         self.subs: dict[str, Any] = {"bm25": BM25Engine()}
         p = self.params
-        if p["graph"] or p["define"]:  # graph also supplies the definitions table
+        if p["graph"] or p["define"] or p["long_graph"] or p["long_define"]:  # graph supplies the definitions
             self.subs["graph"] = GraphEngine()
-        if p["vote"] or p["prior"] or p["cochange"]:
+        if any(p[n] or p[f"long_{n}"] for n in ("vote", "prior", "cochange")):
             self.subs["history"] = HistoryEngine(window=int(p["window"]))
         self._manifest_cache: dict[str, frozenset[str]] = {}  # blob -> declared packages
         self._loaded: tuple[tuple, dict] | None = None
@@ -169,10 +209,10 @@ class FusionEngine(Engine):
         comp["rule"] = rule
         comp["bm25"] = _normalised({h.path: h.score for h in self.subs["bm25"].query(out_dir / "bm25", lexical_text, depth)})
         if "graph" in self.subs:
-            if p["graph"]:
+            if p["graph"] or p["long_graph"]:
                 comp["graph"] = _normalised({h.path: h.score for h in
                                              self.subs["graph"].query(out_dir / "graph", lexical_text, depth)})
-            if p["define"]:
+            if p["define"] or p["long_define"]:
                 comp["define"] = _normalised(rq.defining_files(rq.mentioned_identifiers(text),
                                                                self._definitions(out_dir)))
         comp["mention"] = rq.mentioned_files(text, art["_index"])
@@ -181,29 +221,17 @@ class FusionEngine(Engine):
             model = hist.model(out_dir / "history")
             comp["vote"] = _normalised(model.vote(hist.terms(lexical_text)))
             comp["prior"] = _normalised(model.prior())
-            if p["cochange"]:
-                pre = self.combine(comp, exclude=("vote", "prior", "cochange"))
+            if p["cochange"] or p["long_cochange"]:
+                pre = fuse(comp, p, ("vote", "prior", "cochange"), is_long(text, int(p["long_words"])))
                 top = sorted(pre.items(), key=lambda x: (-x[1], x[0]))[: int(p["seeds"])]
                 comp["cochange"] = _normalised(model.cochange(dict(top)))
         return comp
 
-    def combine(self, comp: dict[str, dict[str, float]], exclude: Sequence[str] = (),
-                weights: dict[str, float] | None = None) -> dict[str, float]:
-        """The weighted sum over components (weights default to the engine's parameters)."""
-        w = weights if weights is not None else self.params
-        total: dict[str, float] = {}
-        for name in COMPONENTS:
-            if name in exclude or not w.get(name):
-                continue
-            wt = float(w[name])
-            for f, s in comp.get(name, {}).items():
-                total[f] = total.get(f, 0.0) + wt * s
-        return total
-
     def query(self, out_dir: Path, text: str, k: int) -> list[Hit]:
         if k <= 0:
             return []
-        return rank(self.combine(self.components(Path(out_dir), text)), k)
+        long = is_long(text, int(self.params["long_words"]))
+        return rank(fuse(self.components(Path(out_dir), text), self.params, long=long), k)
 
     def close(self) -> None:
         for eng in self.subs.values():
