@@ -1,6 +1,8 @@
 """Running labelled cases: plan (check, open corpora and engines) -> build -> query -> score -> record.
 
-Each distinct corpus is built once per engine; every case on it is one query at `depth`. A unit per
+Each distinct corpus is indexed once per engine; every case on it is one query at `depth`. Corpora of one
+git repository at several revisions are visited together and one index per engine moves between them by
+the files that changed (`update`), so SWE-bench-style case files do not build every case from nothing. A unit per
 case, `id` = case name, status `ok` or `failed` (an engine call failed: left out of every mean). Fields
 besides the records' own (id, status, reason, figures):
 
@@ -215,7 +217,11 @@ def run_cases(case_file: CaseFile, config: CasesConfig, progress: Progress | Non
                           resume=config.resume) as run, \
                 tempfile.TemporaryDirectory(prefix="ctxgauge-cases-") as tmp:
             done = 0
-            for n, (key, corpus) in enumerate(corpora.items()):
+            # Per (repository, engine): the index directory and the corpus it holds. The corpora of one
+            # repository are visited one after another, and each index moves from revision to revision by
+            # the files that changed (`update`, byte-identical to a fresh build by the engine contract).
+            indexes: dict[tuple[str, int], tuple[Path, Corpus]] = {}
+            for n, (key, corpus) in enumerate(_by_repository(corpora)):
                 todo = [c for c in case_file.cases if c.corpus == key and not run.is_done(c.name)]
                 units.update({c.name: run.done[c.name] for c in case_file.cases
                               if c.corpus == key and run.is_done(c.name)})
@@ -223,13 +229,8 @@ def run_cases(case_file: CaseFile, config: CasesConfig, progress: Progress | Non
                     continue
                 built: list[tuple[Any, Path] | EngineError] = []
                 for i, eng in enumerate(engines):
-                    out_dir = Path(tmp) / f"{n}-{i}"
-                    out_dir.mkdir()
-                    try:
-                        call_engine("build", eng, eng.build, corpus, out_dir)
-                        built.append((eng, out_dir))
-                    except EngineError as exc:
-                        built.append(exc)
+                    built.append(_index(indexes, split_corpus(key)[0] if corpus.kind == "git" else key, i, eng,
+                                        corpus, Path(tmp) / f"{n}-{i}"))
                 for case in todo:
                     units[case.name] = _record(run, _one(case, corpus, built, metrics, depth,
                                                          missing.get(case.name, ())))
@@ -241,6 +242,32 @@ def run_cases(case_file: CaseFile, config: CasesConfig, progress: Progress | Non
     finally:
         for eng in engines:
             getattr(eng, "close", lambda: None)()
+
+
+def _by_repository(corpora: dict[str, Corpus]) -> list[tuple[str, Corpus]]:
+    """The corpora with those of one git repository next to each other (in their first-seen order)."""
+    first: dict[str, int] = {}
+    for i, (key, c) in enumerate(corpora.items()):
+        first.setdefault(split_corpus(key)[0] if c.kind == "git" else key, i)
+    return sorted(corpora.items(), key=lambda kc: first[split_corpus(kc[0])[0] if kc[1].kind == "git" else kc[0]])
+
+
+def _index(indexes: dict, repo: str, i: int, eng: Any, corpus: Corpus, fresh_dir: Path) -> tuple[Any, Path] | EngineError:
+    """Engine `i`'s index of `corpus`: the repository's previous index updated by the changed files when
+    the engine can update, else a fresh build in `fresh_dir`."""
+    held = indexes.pop((repo, i), None)
+    try:
+        if held is not None and callable(getattr(eng, "update", None)):
+            out_dir, previous = held
+            call_engine("update", eng, eng.update, out_dir, corpus, previous.changes_to(corpus))
+        else:
+            out_dir = fresh_dir
+            out_dir.mkdir()
+            call_engine("build", eng, eng.build, corpus, out_dir)
+    except EngineError as exc:
+        return exc  # the index may be torn: the next corpus of this repository builds afresh
+    indexes[(repo, i)] = (out_dir, corpus)
+    return eng, out_dir
 
 
 def _missing_expected(case_file: CaseFile, corpora: dict[str, Corpus], as_miss: bool) -> dict[str, tuple[str, ...]]:

@@ -1,0 +1,50 @@
+"""Cases over several revisions of one repository move one index per engine by the changed files, and
+every case's ranking equals a fresh build of its own corpus."""
+
+from __future__ import annotations
+
+import ctxgauge.cache as work_cache
+from ctxgauge.corpora import open_corpus
+from ctxgauge.engines import get_engine
+from ctxgauge.engines.bm25 import BM25Engine
+from ctxgauge.suites.cases import CasesConfig, load_cases, run_cases
+
+BASE = {
+    "src/fees.py": "def overdue_fee(days):\n    return days * RATE\n",
+    "src/loans.py": "from src.fees import overdue_fee\n\ndef renew_loan(loan):\n    return loan.extend(14)\n",
+    "src/members.py": "def open_account(name, email):\n    return {'name': name}\n",
+    "docs/guide.md": "# Guide\nLoans, renewals and fines.\n",
+}
+
+
+def test_cases_across_revisions_update_one_index_and_equal_fresh_builds(repo_builder, tmp_path, monkeypatch):
+    a = repo_builder("lib")
+    r1 = a.commit("one", BASE)
+    r2 = a.commit("two", {"src/fees.py": "def overdue_fee(days, cap):\n    return min(days * RATE, cap)\n",
+                          "src/holds.py": "def place_hold(member, book):\n    return (member, book)\n"})
+    r3 = a.commit("three", {"src/members.py": None, "src/accounts.py": "def open_account(email):\n    return email\n"})
+    other = repo_builder("other")
+    other.commit("x", {"app.py": "def overdue_fee():\n    return 0\n"})
+    cases = [("c1", r1, "overdue fee", "src/fees.py"), ("o", None, "overdue fee", "app.py"),
+             ("c3", r3, "open an account", "src/accounts.py"), ("c2", r2, "place a hold on a book", "src/holds.py"),
+             ("c1b", r1, "renew a loan", "src/loans.py")]
+    (tmp_path / "c.yaml").write_text("cases:\n" + "".join(
+        f"  - {{name: {n}, query: {q}, corpus: {'lib@' + rev[:12] if rev else 'other'}, expected: [{e}]}}\n"
+        for n, rev, q, e in cases))
+    updates = []
+    real = BM25Engine.update
+    monkeypatch.setattr(BM25Engine, "update", lambda self, *a: updates.append(a[1].rev) or real(self, *a))
+    result = run_cases(load_cases(tmp_path / "c.yaml"), CasesConfig(engine="bm25", vs="graph", out=tmp_path / "run"))
+    # lib at r1 is built, then moved to r3 and to r2 (the order the case file names them); other is built
+    assert sorted(updates) == sorted([r3, r2])
+    for unit, (name, rev, query, _) in zip(result.cases, cases):
+        corpus = open_corpus(tmp_path / ("lib" if rev else "other"), rev)
+        for spec, ranking in (("bm25", unit["ranking"]), ("graph", unit["vs"]["ranking"])):
+            engine = get_engine(spec)
+            out = tmp_path / f"fresh-{name}-{spec}"
+            out.mkdir()
+            with work_cache.disabled():
+                engine.build(corpus, out)
+            fresh = [h.to_dict() for h in engine.query(out, query, 100)]
+            assert ranking == fresh, (name, spec)
+    assert [u["figures"]["hit@5"] for u in result.cases] == [1.0] * 5
