@@ -18,7 +18,7 @@ def check(
     engine: str = typer.Argument(..., help="Engine spec, e.g. bm25 or 'command(cmd=\"node engine.js\")'."),
     source: Optional[Path] = typer.Option(None, "--source", help="A git repository to check on (default: the bundled sample)."),
     rev: str = typer.Option("HEAD", "--rev", help="Revision to build at."),
-    old_rev: Optional[str] = typer.Option(None, "--old-rev", help="Older revision the update check starts from (default: REV~5)."),
+    old_rev: Optional[str] = typer.Option(None, "--old-rev", help="Older revision the update check starts from (default: REV~5, or the oldest ancestor of a shorter history)."),
     queries: int = typer.Option(8, "--queries", min=1, help="How many requests (recent commit subjects) to query."),
     k: int = typer.Option(10, "-k", min=1),
     json_out: bool = typer.Option(False, "--json", help="Print JSON: {engine, identity, passed, checks: [{name, status, detail}]}."),
@@ -38,7 +38,12 @@ def check(
         path = source if source is not None else materialize_sample(Path(tmp) / "shelfd")
         repo = Repo(path)
         new = Corpus.from_git(repo, rev)
-        old = Corpus.from_git(repo, old_rev or f"{new.rev}~5")
+        if old_rev is None:
+            # REV~5, or the oldest first-parent ancestor of a shorter history (REV itself for a single
+            # commit: an update with no change must still equal a rebuild).
+            chain = repo.run(["rev-list", "--first-parent", "--max-count=6", str(new.rev)]).split()
+            old_rev = chain[min(5, len(chain) - 1)]
+        old = Corpus.from_git(repo, old_rev)
         try:
             report = check_engine(eng, old, new, recent_requests(new, queries), k=k, watch=[Path(path)])
         finally:
