@@ -66,3 +66,11 @@ def test_examples_run(page: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatc
                 runpy.run_path(str(script), run_name="__main__")
             except Exception as exc:  # the page and block, then the error itself
                 raise AssertionError(f"{where} raised {exc!r}") from exc
+
+
+def test_readme_lists_every_page_and_nothing_points_outside_the_repository():
+    readme = (DOCS.parent / "README.md").read_text(encoding="utf-8")
+    for page in DOCS.glob("*.md"):
+        assert f"(docs/{page.name})" in readme, f"README does not link docs/{page.name}"
+        assert "../shared" not in page.read_text(encoding="utf-8"), page.name
+    assert "../shared" not in readme  # a user's clone has no ../shared
