@@ -20,6 +20,7 @@ where it does):
     corpora · sample · trec                 files of a directory or git tree; the bundled sample; TREC files
     git                                     read-only history of a repository
     _io                                     atomic canonical writes, reading JSON and YAML
+    _killpoints                             the kill/resume tests' hook in every record writer
     ctxgauge · errors                       the version; the error types
 
 `ctxgauge` in the last row is this module (it holds only `__version__`).

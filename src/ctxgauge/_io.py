@@ -8,6 +8,8 @@ import secrets
 from pathlib import Path
 from typing import Any
 
+from ctxgauge._killpoints import checkpoint
+
 
 def canonical_json(obj: Any, *, indent: int | None = None) -> str:
     """JSON with sorted keys and no ASCII escaping: the same object always serialises to the same bytes."""
@@ -32,8 +34,11 @@ def write_bytes_atomic(path: str | Path, data: bytes) -> Path:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
+            checkpoint(f"fsync-before/{path.name}")
             os.fsync(handle.fileno())
+            checkpoint(f"fsync-after/{path.name}")
         os.replace(tmp, path)
+        checkpoint(f"rename-after/{path.name}")
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise

@@ -277,3 +277,25 @@ def test_cohens_d_is_the_mean_difference_over_the_pooled_sd():
     assert cohens_d([1.0, 1.0], [1.0, 1.0]) == 0.0  # no difference, no spread
     assert cohens_d([1.0, 1.0], [0.0, 0.0]) is None  # an infinite effect is not published
     assert cohens_d([1.0], [0.0]) is None  # one pair has no spread to measure
+
+
+def test_clustered_bootstrap_of_one_group_is_the_plain_bootstrap():
+    from ctxgauge.metrics.stats import bootstrap_ci, clustered_bootstrap_ci
+
+    values = [1.0, 0.0, 1.0, 1.0, 0.0, 0.5, 1.0]
+    assert clustered_bootstrap_ci([values], 7, 500) == bootstrap_ci(values, 7, 500)
+
+
+def test_clustered_bootstrap_widens_when_groups_disagree_and_is_seeded():
+    from ctxgauge.metrics.stats import bootstrap_ci, clustered_bootstrap_ci
+
+    groups = [[0.1, 0.2, 0.15] * 10, [0.8, 0.9, 0.85] * 10]
+    mean, low, high = clustered_bootstrap_ci(groups, 3, 400)
+    _, flat_low, flat_high = bootstrap_ci(groups[0] + groups[1], 3, 400)
+    assert mean == pytest.approx(0.5)
+    # A quarter of the resamples draw the low group twice (and a quarter the high one), so the 2.5% and
+    # 97.5% quantiles fall inside the groups' own ranges, far outside the pooled bootstrap's interval.
+    assert low < flat_low and high > flat_high and 0.1 <= low <= 0.2 and 0.8 <= high <= 0.9
+    assert clustered_bootstrap_ci(groups, 3, 400) == (mean, low, high)
+    with pytest.raises(ValueError):
+        clustered_bootstrap_ci([], 0)

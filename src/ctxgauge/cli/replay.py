@@ -1,4 +1,5 @@
-"""`ctxgauge replay REPO --engine E [--vs E2]`: a repository's own commits as requests, scored."""
+"""`ctxgauge replay REPO --engine E [--vs E2]`: a repository's own commits as requests, scored.
+`ctxgauge replay --repos FILE --engine E`: many repositories, one run each and a combined summary."""
 
 from __future__ import annotations
 
@@ -7,7 +8,8 @@ from typing import List, Optional
 
 import typer
 
-from ctxgauge.cli._common import MISSES_HELP, err_console, misses_json, print_json, print_run_report
+from ctxgauge.cli._common import MISSES_HELP, console, err_console, misses_json, print_json, print_run_report
+from ctxgauge.executors._base import EXECUTOR_HELP
 
 
 def register(app: typer.Typer) -> None:
@@ -15,7 +17,8 @@ def register(app: typer.Typer) -> None:
 
 
 def replay(
-    repo: Path = typer.Argument(..., help="A git repository (work tree or bare)."),
+    repo: Optional[Path] = typer.Argument(None, help="A git repository (work tree or bare); or use --repos."),
+    repos: Optional[Path] = typer.Option(None, "--repos", help="A file of repositories, one a line: PATH [REV [COMMITS [LABEL]]] ('-' keeps a default; a URL label is only a name)."),
     engine: str = typer.Option(..., "--engine", "-e", help="Engine spec, e.g. bm25 or 'bm25(k1=1.2)'."),
     vs: Optional[str] = typer.Option(None, "--vs", help="A second engine, run on exactly the same commits and compared."),
     rev: str = typer.Option("HEAD", "--rev", help="Walk the ancestors of this revision (git rev-list order)."),
@@ -31,17 +34,31 @@ def replay(
     baseline: Optional[Path] = typer.Option(None, "--baseline", help="A stored replay run: exit 1 if a metric drops against it."),
     max_drop: float = typer.Option(0.02, "--max-drop", help="Largest drop of a metric's mean against --baseline that passes."),
     misses: bool = typer.Option(False, "--misses", help=MISSES_HELP),
-    json_out: bool = typer.Option(False, "--json", help="Print JSON: {summary, commits, skipped, comparison?, run_dir, misses? ...}."),
+    executor: str = typer.Option("local", "--executor", help=EXECUTOR_HELP),
+    slice_size: int = typer.Option(0, "--slice", help="Commits per unit of work (0: about two slices per worker, one with a single worker; results do not depend on it)."),
+    json_out: bool = typer.Option(False, "--json", help="Print JSON: {summary, commits, skipped, comparison?, run_dir, misses? ...}; with --repos {repositories, pooled, vs_pooled, out, ...}."),
 ) -> None:
     """Replay REPO's commits: each commit's subject is a request, the files it changed are the answer."""
-    from ctxgauge.suites.replay import ReplayConfig
+    from ctxgauge.errors import UserError
+    from ctxgauge.suites.replay import ReplayConfig, read_repos_file, replay_many
     from ctxgauge.suites.replay import replay as run_replay
 
+    if (repo is None) == (repos is None):
+        raise UserError("name one repository (REPO) or a file of them (--repos FILE), not both or neither")
     config = ReplayConfig(
-        repo=repo, engine=engine, vs=vs, rev=rev, ks=tuple(dict.fromkeys(k)), depth=depth,
+        repo=repo or Path("."), engine=engine, vs=vs, rev=rev, ks=tuple(dict.fromkeys(k)), depth=depth,
         commits=commits or None, max_files=max_files, since=since, seed=seed, out=out, resume=resume,
-        trec=trec, baseline=baseline, max_drop=max_drop,
+        trec=trec, baseline=baseline, max_drop=max_drop, executor=executor, slice_size=slice_size or None,
     )
+    if repos is not None:
+        lines = read_repos_file(repos, config.commits)
+        with _progress() as on_commit:
+            many = replay_many(config, lines, out, progress=on_commit)
+        if json_out:
+            print_json(many.to_dict())
+        else:
+            _render_many(many)
+        raise typer.Exit(0)
     with _progress() as on_commit:
         result = run_replay(config, progress=on_commit)
     if json_out:
@@ -75,3 +92,29 @@ class _progress:
 
     def __exit__(self, *exc) -> None:
         self._bar.__exit__(*exc)
+
+
+def _fmt(v: float | None) -> str:
+    return "–" if v is None else f"{v:.3f}"
+
+
+def _render_many(m) -> None:
+    from rich.table import Table
+
+    s = m.summary
+    top = max(int(n.split("@")[1]) for n in s["metrics"] if "@" in n)
+    shown = [n for n in (f"hit@{top}", f"recall@{top}", "mrr", f"ndcg@{top}") if n in s["metrics"]]
+    table = Table(title=f"replay {s['engine']}: {len(s['repositories'])} repositories")
+    table.add_column("repository", no_wrap=True)
+    for name in ["commits", *shown]:
+        table.add_column(name, justify="right")
+    for repo in s["repositories"]:
+        table.add_row(repo["run"], str(repo["counts"]["ok"]), *(_fmt(repo["summary"].get(n)) for n in shown))
+    pooled = s["pooled"]
+    table.add_row("[bold]pooled[/]", str(sum(r["counts"]["ok"] for r in s["repositories"])),
+                  *(_fmt(pooled[n]["mean"]) if pooled.get(n) else "–" for n in shown))
+    table.add_row("95% CI", "", *(f"{pooled[n]['ci_low']:.3f}–{pooled[n]['ci_high']:.3f}" if pooled.get(n) else "–"
+                                  for n in shown))
+    console.print(table)
+    console.print(f"pooled intervals resample repositories, then commits within them (seed {s['seed']}); "
+                  f"runs and summary.json in {m.out}")

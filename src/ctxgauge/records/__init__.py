@@ -35,7 +35,9 @@ from ctxgauge.records._provenance import machine, provenance, utc_now
 from ctxgauge.records._run import (
     RUN_FILE,
     UNITS_FILE,
+    VOLATILE_UNIT_FIELDS,
     RunDir,
+    comparable_unit,
     default_run_dir,
     file_sha256,
     hash_files,
@@ -48,7 +50,7 @@ from ctxgauge.records._store import STORE_FILE, ResultsStore, SyncStats
 
 __all__ = [
     "EXPORT_KIND", "EXPORT_MANIFEST", "EXPORT_RUNS", "FINISHED", "RUN_FILE", "RUN_KIND", "SCHEMA_VERSION", "STATUSES", "STORE_FILE",
-    "UNITS_FILE", "UNIT_STATUSES", "Finding", "ResultsStore", "RunDir", "RunRecord", "RunRef", "SecretFound",
+    "UNITS_FILE", "UNIT_STATUSES", "VOLATILE_UNIT_FIELDS", "comparable_unit", "Finding", "ResultsStore", "RunDir", "RunRecord", "RunRef", "SecretFound",
     "SecretScanner", "Subject", "SyncStats", "Unit", "default_run_dir", "discover_runs", "figures_headline", "corpus_label", "file_sha256",
     "find_run_dirs", "hash_files", "is_export_dir", "load_runs", "machine", "migrate", "migrate_unit",
     "provenance", "read_run", "read_units", "utc_now", "verify_files",

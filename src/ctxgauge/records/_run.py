@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, Iterator, Mapping
 
 from ctxgauge._io import write_json_atomic
+from ctxgauge._killpoints import checkpoint
 from ctxgauge.errors import Interrupted, UserError
 from ctxgauge.records._migrate import check_version, migrate, migrate_unit
 from ctxgauge.records._model import SCHEMA_VERSION, STATUSES, UNIT_STATUSES, RunRecord, Subject, Unit
@@ -31,6 +32,16 @@ from ctxgauge.records._provenance import provenance, utc_now
 
 RUN_FILE = "run.json"
 UNITS_FILE = "units.jsonl"
+VOLATILE_UNIT_FIELDS = ("timing", "workers")
+"""Unit fields that say how a unit ran, not what it measured: wall-clock seconds and the workers that ran it.
+Two runs of the same work are equal when their units are equal without these (`comparable_unit`)."""
+
+
+def comparable_unit(unit: Unit | Mapping[str, Any]) -> dict:
+    """A unit's JSON line without its `VOLATILE_UNIT_FIELDS`: what must be equal whichever executor, worker
+    or resume ran it."""
+    data = unit.to_json() if isinstance(unit, Unit) else unit
+    return {k: v for k, v in data.items() if k not in VOLATILE_UNIT_FIELDS}
 
 
 def default_run_dir(suite: str, root: str | Path = "ctxgauge-runs") -> Path:
@@ -163,8 +174,14 @@ class RunDir:
             run._repair_units()
             run._write()
             return run
-        if path.exists() and any(path.iterdir()):
-            raise UserError(f"{path}: exists and is not empty; choose another --out")
+        if path.exists():
+            # A process killed before its first run.json landed leaves only a temporary file (`.run.json.*.tmp`):
+            # the run never started, so the directory counts as empty and the leftover goes.
+            leftovers = [p for p in path.iterdir() if p.name.startswith(f".{RUN_FILE}.") and p.name.endswith(".tmp")]
+            if any(p not in leftovers for p in path.iterdir()):
+                raise UserError(f"{path}: exists and is not empty; choose another --out")
+            for p in leftovers:
+                p.unlink()
         path.mkdir(parents=True, exist_ok=True)
         record = RunRecord(suite=suite, suite_version=suite_version, run_id=path.name, subject=subject,
                            spec=spec, context=context or {}, provenance=provenance(),
@@ -209,10 +226,13 @@ class RunDir:
         if status not in UNIT_STATUSES:
             raise ValueError(f"unit status must be one of {UNIT_STATUSES}")
         unit = Unit(str(unit_id), status, reason, figures or {}, request, timing or None, extra).to_json()
+        checkpoint(f"write-before/{UNITS_FILE}")
         with open(self.path / UNITS_FILE, "a", encoding="utf-8") as fh:
             fh.write(json.dumps(unit, sort_keys=True, ensure_ascii=False) + "\n")
             fh.flush()
+            checkpoint(f"fsync-before/{UNITS_FILE}")
             os.fsync(fh.fileno())
+        checkpoint(f"fsync-after/{UNITS_FILE}")
         if status in ("ok", "skipped"):
             self.done[str(unit_id)] = unit
         return unit

@@ -14,6 +14,7 @@ from typing import Any
 from ctxgauge.corpora import repo_name
 from ctxgauge.engines import engine_available, get_engine, same_system
 from ctxgauge.errors import UserError
+from ctxgauge.executors import parse_executor
 from ctxgauge.git import Repo
 from ctxgauge.metrics.scoring import metric_names
 from ctxgauge.suites.replay._select import Selection, select_commits
@@ -57,6 +58,11 @@ class ReplayConfig:
     """A stored replay run to gate against (see `_compare.gate`)."""
     max_drop: float = 0.02
     """Largest fall of a metric's mean, against the baseline on the same commits, that still passes."""
+    executor: str = "local"
+    """Where the units run (`ctxgauge.executors` spec: local, local:N, dask-local[:N], dask://HOST:PORT).
+    Not part of the spec: the records are the same whichever runs them."""
+    slice_size: int | None = None
+    """Commits per unit of work (None: `_run.auto_slice`). Not part of the spec either (tested equal)."""
 
 
 @dataclass
@@ -110,6 +116,9 @@ def _check(config: ReplayConfig) -> None:
         raise UserError("--seed must be at least 0")
     if config.resume and config.out is None:
         raise UserError("--resume needs --out RUN_DIR (the run to continue)")
+    if config.slice_size is not None and config.slice_size < 1:
+        raise UserError("--slice must be at least 1 commit (or leave it out)")
+    parse_executor(config.executor)
 
 
 def _check_since(repo: Repo, since: str | None) -> None:

@@ -1,10 +1,11 @@
-"""Phases 2 to 4 of a replay, per commit: build/update the index, query, score, record a unit.
+"""Phases 2 to 4 of a replay: hand the commits to an executor as units, merge what comes back, record.
 
-Commits are processed oldest first, so each engine's index moves forward from one commit's parent to the
-next by the files that changed between them (`Engine.update` with `Corpus.changes_to`); a fresh build
-happens only for the first commit, after a failed engine call, and when a resumed run continues. Blob
-content is read once for the whole replay: the corpora share one binary-check cache and the engines
-cache per-blob work on their objects.
+The work is cut into units (`_units.SliceTask`: one engine x one slice of consecutive commits, oldest
+first), run by the executor, and handed back in a fixed order; each engine's index moves forward from one
+commit's parent to the next by the files that changed (`Engine.update` with `Corpus.changes_to`). A fresh
+build happens at the start of each slice, after a failed engine call, and when a resumed run continues.
+Each commit's parts (one per engine) are merged here into its unit and recorded, so the records are the
+same whatever the executor, the number of workers or the slice size (tested unit for unit).
 
 A unit per commit, `id` = sha, status `ok` (scored), `failed` (an engine call failed: `reason` says how;
 left out of every mean) or `skipped` (reason `missing-object`, or any selection reason). Fields of an
@@ -21,67 +22,31 @@ ok or failed unit, besides the records' own (id, status, reason, figures, timing
     ranking        the measured engine's top `depth` files: [{path, score}]
     vs             with --vs: {engine, figures, ranking} of the other engine on the same corpus and request
     timing         seconds: corpus, index (per engine), query (per engine)
+    workers        the workers that ran the commit, one per engine, measured engine first (like timing,
+                   left out of comparisons: `records.VOLATILE_UNIT_FIELDS`)
 """
 
 from __future__ import annotations
 
-import shutil
-import tempfile
-import time
-from pathlib import Path
-from typing import Any, Callable
+import math
+from typing import Callable, Sequence
 
-from ctxgauge.engines import call_engine, checked_hits
-from ctxgauge.corpora import Corpus
-from ctxgauge.errors import EngineError, UserError
+from ctxgauge.executors import Executor, InlineExecutor
 from ctxgauge.records import RunDir
-from ctxgauge.metrics.scoring import score
-from ctxgauge.suites.replay._cases import ReplayCase, label
+from ctxgauge.suites.replay._cases import ReplayCase
 from ctxgauge.suites.replay._plan import Plan
+from ctxgauge.suites.replay._units import SliceTask, drop_live, run_slice, share_live, slices
 
 Progress = Callable[[int, int, str], None]
 """Called after each commit with (commits done, commits in the plan, short sha)."""
 
 
-class _Slot:
-    """One engine with its index directory and the corpus that index currently holds."""
-
-    def __init__(self, engine: Any, out_dir: Path):
-        self.engine = engine
-        self.out_dir = out_dir
-        self.corpus: Corpus | None = None
-
-    def advance(self, corpus: Corpus) -> None:
-        """Bring the index to `corpus`: update by the changed files, or build when there is no index."""
-        eng = self.engine
-        if self.corpus is not None and self.corpus.rev == corpus.rev:
-            return
-        previous, self.corpus = self.corpus, None  # unknown until the call succeeds
-        if previous is None or not callable(getattr(eng, "update", None)):
-            # A fresh build starts from an empty directory: a failed call may have left a torn index.
-            shutil.rmtree(self.out_dir, ignore_errors=True)
-            self.out_dir.mkdir(parents=True)
-            call_engine("build", eng, eng.build, corpus, self.out_dir)
-        else:
-            changes = previous.changes_to(corpus)
-            if changes:
-                call_engine("update", eng, eng.update, self.out_dir, corpus, changes)
-        self.corpus = corpus
-
-    def query(self, text: str, depth: int, corpus: Corpus) -> list[dict]:
-        eng = self.engine
-        hits = checked_hits(call_engine("query", eng, eng.query, self.out_dir, text, depth), corpus, depth, eng.name)
-        return [h.to_dict() for h in hits]
-
-
-def _corpus(plan: Plan, case: ReplayCase, cache: dict[str, bool]) -> Corpus | None:
-    """The parent's corpus, or None when the repository lacks an object it needs."""
-    try:
-        corpus = Corpus.from_git(plan.repo, case.parent, binary_cache=cache)
-    except UserError:
-        # The commit came from this repository's own log, so a tree it cannot list is a missing object.
+def auto_slice(commits: int, workers: int) -> int | None:
+    """Commits per slice when none is asked for: one slice with one worker (one build, no waste); with
+    more, enough slices that every worker gets about two (a fresh build per slice is their price)."""
+    if workers <= 1 or commits <= 1:
         return None
-    return None if corpus.skipped.get("missing-object") else corpus
+    return max(1, math.ceil(commits / (2 * workers)))
 
 
 def _skipped_unit(case_or_sha: ReplayCase | str, reason: str) -> dict:
@@ -91,63 +56,134 @@ def _skipped_unit(case_or_sha: ReplayCase | str, reason: str) -> dict:
     return {"id": case_or_sha, "status": "skipped", "reason": reason}
 
 
-def _replay_one(plan: Plan, slots: list[_Slot], case: ReplayCase, corpus: Corpus) -> dict:
-    """Index, query and score one commit; an engine failure becomes a failed unit, never an exception."""
-    labels = label(case, corpus)
+def merge(case: ReplayCase, parts: Sequence[dict], workers: Sequence[str]) -> dict:
+    """A commit's unit from its engine parts (measured engine first): failed when an engine failed (the
+    first failure's reason), skipped when the parent lacks an object, else ok with `vs` for the second."""
+    first = parts[0]
+    if first["status"] == "missing-object":
+        unit = _skipped_unit(case, "missing-object")
+        unit["workers"] = list(workers)
+        return unit
     unit: dict = {
         "id": case.sha, "request": case.request, "subject": case.subject, "parent": case.parent,
-        "expected": list(case.expected), "tests": list(case.tests), "coverage_gap": list(labels.gap),
-        "code": case.code, "timing": {},
+        "expected": list(case.expected), "tests": list(case.tests), "coverage_gap": list(first["coverage_gap"]),
+        "code": case.code, "timing": {}, "workers": list(workers),
     }
-    results = []
-    for role, slot in zip(("", "vs_"), slots):
-        try:
-            t0 = time.perf_counter()
-            slot.advance(corpus)
-            t1 = time.perf_counter()
-            ranking = slot.query(case.request, plan.config.depth, corpus)
-            t2 = time.perf_counter()
-        except EngineError as exc:
-            unit.update(status="failed", reason=str(exc), figures={}, ranking=[])
-            return unit
-        unit["timing"][f"{role}index_s"] = round(t1 - t0, 6)
-        unit["timing"][f"{role}query_s"] = round(t2 - t1, 6)
-        figures = score([h["path"] for h in ranking], labels.labels, plan.metrics)
-        results.append((slot.engine.name, figures, ranking))
-    name, figures, ranking = results[0]
-    unit.update(status="ok", reason=None, figures=figures, ranking=ranking)
-    if len(results) > 1:
-        vs_name, vs_figures, vs_ranking = results[1]
-        unit["vs"] = {"engine": vs_name, "figures": vs_figures, "ranking": vs_ranking}
+    unit["timing"]["corpus_s"] = first["timing"]["corpus_s"]
+    for prefix, part in zip(("", "vs_"), parts):
+        unit["timing"].update({prefix + k: part["timing"][k] for k in ("index_s", "query_s") if k in part["timing"]})
+    failed = next((p for p in parts if p["status"] != "ok"), None)
+    if failed is not None:
+        unit.update(status="failed", reason=failed["reason"], figures={}, ranking=[])
+        return unit
+    unit.update(status="ok", reason=None, figures=first["figures"], ranking=first["ranking"])
+    if len(parts) > 1:
+        unit["vs"] = {"engine": parts[1]["engine"], "figures": parts[1]["figures"], "ranking": parts[1]["ranking"]}
     return unit
 
 
-def execute(plan: Plan, run: RunDir, progress: Progress | None = None) -> list[dict]:
+class RepoRun:
+    """One repository's replay being recorded: its plan, its run directory, and the commits in flight."""
+
+    def __init__(self, plan: Plan, run: RunDir, progress: Progress | None = None):
+        self.plan = plan
+        self.run = run
+        self.progress = progress
+        self.units: dict[str, dict] = {}
+        for sha, reason in plan.selection.skipped:
+            self.units[sha] = run.done.get(sha) or _record(run, _skipped_unit(sha, reason))
+        self.cases = list(reversed(plan.selection.eligible))  # oldest first: each index moves forward by a diff
+        self.todo = [c for c in self.cases if not run.is_done(c.sha)]
+        self._by_sha = {c.sha: c for c in self.todo}
+        self._parts: dict[str, dict[int, tuple[dict, str]]] = {}
+        self._live = ""
+        for c in self.cases:
+            if run.is_done(c.sha):
+                self.units[c.sha] = run.done[c.sha]
+                self._tick(c.sha)
+
+    def _tick(self, sha: str) -> None:
+        if self.progress is not None:
+            done = sum(1 for c in self.cases if c.sha in self.units)
+            self.progress(done, len(self.cases), sha[:10])
+
+    @property
+    def finished(self) -> bool:
+        """Whether every selected commit has its unit."""
+        return all(c.sha in self.units for c in self.cases)
+
+    def tasks(self, slice_size: int | None, executor: Executor) -> list[SliceTask]:
+        """The units of work still to run: for each slice, one task per engine (measured engine first), so
+        in item order a commit's last part arrives with its slice's last engine."""
+        p = self.plan
+        if isinstance(executor, InlineExecutor) and not self._live:
+            self._live = share_live(p.repo, p.engines)
+        specs = [p.config.engine] + ([p.config.vs] if p.config.vs is not None else [])
+        repo = str(p.repo.path.resolve())
+        return [SliceTask(repo=repo, engine=spec, role=role, cases=chunk, depth=p.config.depth,
+                          metrics=tuple(p.metrics), live=self._live)
+                for chunk in slices(self.todo, slice_size) for role, spec in enumerate(specs)]
+
+    def take(self, part: dict, worker: str) -> None:
+        """Merge one engine part; record the commit's unit once every engine's part is in."""
+        sha = part["sha"]
+        got = self._parts.setdefault(sha, {})
+        got[part["role"]] = (part, worker)
+        if len(got) < len(self.plan.engines):
+            return
+        del self._parts[sha]
+        ordered = [got[r] for r in sorted(got)]
+        unit = merge(self._by_sha[sha], [p for p, _ in ordered], [w for _, w in ordered])
+        self.units[sha] = _record(self.run, unit)
+        self._tick(sha)
+
+    def ordered_units(self) -> list[dict]:
+        """Every unit, newest eligible commit first, then the skipped ones (the selection's order)."""
+        sel = self.plan.selection
+        return [self.units[c.sha] for c in sel.eligible] + [self.units[sha] for sha, _ in sel.skipped]
+
+    def close(self) -> None:
+        if self._live:
+            drop_live(self._live)
+            self._live = ""
+
+
+def execute_many(runs: Sequence[RepoRun], executor: Executor, slice_size: int | None = None,
+                 on_finished: Callable[[RepoRun], None] | None = None) -> None:
+    """Run the remaining commits of every repository through one executor (so the workers stay busy across
+    repositories); `on_finished(run)` as soon as a repository's last commit is recorded."""
+    if slice_size is None:
+        slice_size = auto_slice(sum(len(r.todo) for r in runs), executor.workers)
+    items: list[SliceTask] = []
+    owner: list[RepoRun] = []
+    for r in runs:
+        for task in r.tasks(slice_size, executor):
+            items.append(task)
+            owner.append(r)
+    pending = [r for r in runs]
+    try:
+        for r in [r for r in pending if r.finished]:
+            pending.remove(r)
+            if on_finished is not None:
+                on_finished(r)
+        for part in executor.map(run_slice, items):
+            r = owner[part.item]
+            r.take(part.value, part.worker)
+            if r in pending and r.finished:
+                pending.remove(r)
+                if on_finished is not None:
+                    on_finished(r)
+    finally:
+        for r in runs:
+            r.close()
+
+
+def execute(plan: Plan, run: RunDir, progress: Progress | None = None, executor: Executor | None = None,
+            slice_size: int | None = None) -> list[dict]:
     """Replay every selected commit not already done in `run`; return all their units, newest first."""
-    units: dict[str, dict] = {}
-    for sha, reason in plan.selection.skipped:
-        units[sha] = run.done.get(sha) or _record(run, _skipped_unit(sha, reason))
-    cases = list(reversed(plan.selection.eligible))  # oldest first: each index moves forward by a diff
-    cache: dict[str, bool] = {}
-    with tempfile.TemporaryDirectory(prefix="ctxgauge-replay-") as tmp:
-        slots = [_Slot(eng, Path(tmp) / f"index-{i}") for i, eng in enumerate(plan.engines)]
-        for i, case in enumerate(cases, start=1):
-            if run.is_done(case.sha):
-                units[case.sha] = run.done[case.sha]
-            else:
-                t0 = time.perf_counter()
-                corpus = _corpus(plan, case, cache)
-                corpus_s = time.perf_counter() - t0
-                if corpus is None:
-                    units[case.sha] = _record(run, _skipped_unit(case, "missing-object"))
-                else:
-                    unit = _replay_one(plan, slots, case, corpus)
-                    unit["timing"]["corpus_s"] = round(corpus_s, 6)
-                    units[case.sha] = _record(run, unit)
-            if progress is not None:
-                progress(i, len(cases), case.sha[:10])
-    order = [c.sha for c in plan.selection.eligible] + [sha for sha, _ in plan.selection.skipped]
-    return [units[sha] for sha in order]
+    r = RepoRun(plan, run, progress)
+    execute_many([r], executor or InlineExecutor(), slice_size)
+    return r.ordered_units()
 
 
 def _record(run: RunDir, unit: dict) -> dict:
