@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Callable
 
 from ctxgauge._io import write_json_atomic
-from ctxgauge.errors import UserError
+from ctxgauge.errors import Interrupted, UserError
 from ctxgauge.executors import open_executor
 from ctxgauge.metrics.stats import clustered_bootstrap_ci
 from ctxgauge.records import RUN_FILE, default_run_dir, read_run, read_units
@@ -202,10 +202,16 @@ def replay_many(template: ReplayConfig, lines: list[RepoLine], out: Path | None 
 
                 execute_many(runs, executor, template.slice_size, on_finished=finished)
             except BaseException as exc:
-                # As `with RunDir` would: an unfinished run is marked cancelled (Ctrl-C) or error.
+                # As `with RunDir` would: every unfinished run is marked cancelled (Ctrl-C) or error; a Ctrl-C
+                # then names the whole folder, which is what `--resume` continues.
                 for r in runs:
                     if r.run.record.status == "started":
-                        r.run.__exit__(type(exc), exc, None)
+                        try:
+                            r.run.__exit__(type(exc), exc, None)
+                        except Interrupted:
+                            pass
+                if isinstance(exc, KeyboardInterrupt) and not isinstance(exc, Interrupted):
+                    raise Interrupted(out) from exc
                 raise
         results = [(line, *done[i]) for i, line in enumerate(lines)]
         summary = combined_summary(results, plans[0].metrics, template.seed)
