@@ -160,6 +160,16 @@ def test_transcripts_and_token_source_per_unit(mini_battery, openai_server, tmp_
     assert ident["commit"] == mini_battery.commit and ident["scorer"] == "ctxgauge-qa-2"
     assert ident["run_key"].endswith("|none|gpt-4o-mini|None|ctxgauge-qa-2|pass-fail:qa-prompts-1|rep01")
     assert none_rec["scoring"]["scorer"] == ["ctxgauge-qa-2"]
+    # Each repetition is a run of its own: its provenance (lanes) and the SHA-256 of its every other file.
+    from ctxgauge.records import file_sha256
+
+    rep_dir = run_dir / "arms/none/rep01"
+    assert none_rec["provenance"]["lanes"]["answer"] == {"provider": "openai", "model": "gpt-4o-mini"}
+    assert set(none_rec["files"]) == {"verdicts.json", *(f"answers/q{i:02d}.md" for i in range(1, 11)),
+                                      *(f"transcript/q{i:02d}.jsonl" for i in range(1, 11))}
+    assert all(file_sha256(rep_dir / n) == d for n, d in none_rec["files"].items())
+    assert none_rec["transcript"]["lane"] == "none" and none_rec["transcript"]["units"]["q01"]["events"] == 3
+    assert cmd_rec["economics"]["tool_calls"]["by_class"] == {"index": 10, "read": 0, "other": 20}
 
 
 def test_a_human_adjudication_outranks_the_judge(mini_battery, openai_server, tmp_path):

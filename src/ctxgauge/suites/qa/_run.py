@@ -2,11 +2,14 @@
 score (tier 1, judge or rubric), record (units as they finish, then per-run records and the summary).
 
     <run dir>/
-      run.json                          spec, provenance, results {summary, questions, runs, trust, skipped}
+      run.json                          spec, provenance, results {summary, questions, runs, trust, skipped,
+                                        comparisons, unfinished, adjudications, identity}
       units.jsonl                       one line per arm x repetition x question: answer status, verdict, figures
+      adjudications.jsonl               human verdicts (`qa adjudicate`), one a line, in the order made
       arms/<arm>/rep<NN>/answers/<qid>.md   the answer exactly as the judge saw it
-      arms/<arm>/rep<NN>/record.json    identity, validity, economics, scoring of that run
-      arms/<arm>/rep<NN>/verdicts.json  every verdict with its tier, reason and facets
+      arms/<arm>/rep<NN>/transcript/<qid>.jsonl   the unit's transcript (`_protocols.TRANSCRIPT_EVENTS`)
+      arms/<arm>/rep<NN>/record.json    identity, provenance, validity, economics, scoring, transcript, files
+      arms/<arm>/rep<NN>/verdicts.json  {verdicts: one per question, gaps included, score: the assembled scoring}
 
 Fields of a unit (units.jsonl):
     id            <arm slug>/rep<NN>/<qid>
@@ -16,19 +19,27 @@ Fields of a unit (units.jsonl):
     answer_status ok | infra | skipped (the answer side alone)
     answer_file   the banked answer, relative to the run directory (only for answered units)
     answer_text_len  characters in the answer (an empty answer is a zero in the trust gate)
-    verdict       pass/fail: {qid, result, tier, reason, facets, judge, gold_rev, attempts, scorer,
-                  judge_tokens_*}; rubric: {qid, result, grounded, scores, aggregate, reason, judge, judge_tokens_*}
+    verdict       pass/fail: {qid, result, tier, reason, facets, judge, transport, judged_at, gold_rev, attempts,
+                  scorer, judge_tokens_*}; rubric: {qid, result, grounded, scores, aggregate, reason, judge,
+                  judge_tokens_*}. A human adjudication replaces it in every figure (tier `human`, the
+                  judge's kept under `judge_verdict`); units.jsonl keeps the judge's.
+    transcript_file  the unit's transcript, relative to the run directory
     scoring       pass-fail | rubric
     figures       tokens_input, tokens_output, tokens_cache_read, tokens_cache_write (the answer's four
                   columns; a cached answer reports the tokens it cost when made, so figures repeat),
                   llm_calls, cache_hits, tool_calls {tool: n}, retrieved (paths the engine returned),
-                  in_context (paths that fitted the budget), seconds, cost_usd (estimate, or the harness's report)
+                  in_context (paths that fitted the budget), seconds, cost_usd (estimate, or the harness's
+                  report), token_source (provider | harness | null: nobody counted, the zeros are no measurement)
 
-record.json holds identity (battery, model, judge, protocol, arm, engine and its identity, repetition),
-validity ({ok, reason: run_ok | did-not-finish | skipped, detail}), economics (the four columns summed,
-cost with its basis, seconds, calls, cache hits, tool calls by tool, index adoption, the judge's tokens)
-and scoring (total over denominator, mean score, by difficulty, tier census, results, adjudicate and
-infra lists; total is null unless the run finished and every answer was decided).
+record.json (one per arm x repetition: Corograph's run) holds identity (battery, model, judge, protocol as
+`exam`, arm, `family` (its kind), engine and its identity, repetition, denominator, repository, commit,
+scorer, rubric, `run_key`), provenance (ctxgauge version, machine, capture time, the lanes: answer model,
+judge, engine, scorer), validity ({ok, reason: run_ok | did-not-finish | skipped, detail}), economics (the
+four columns summed with their token_source, cost with its basis, seconds, calls, cache hits, tool calls
+by tool and by class, index adoption, the judge's tokens, per-question rows), scoring (total over
+denominator, mean score, by difficulty, tier census, scorer versions, adjudications, results, adjudicate
+and infra lists; total is null unless the run finished and every answer was decided), transcript (lane,
+per-unit file and event count) and files (SHA-256 of every other file of the repetition).
 
 Arms that need a model are skipped, with the reason, when none is configured; the context arm still
 measures retrieval. `--resume` redoes failed units; session protocols replay the whole session, which
@@ -45,11 +56,12 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable, Mapping
 
+from ctxgauge import __version__
 from ctxgauge._io import write_json_atomic, write_text_atomic
 from ctxgauge.corpora import open_corpus
 from ctxgauge.errors import EngineError, UserError
 from ctxgauge.providers import Client, ProviderConfig, make_client, provider_status
-from ctxgauge.records import RunDir, Subject, default_run_dir
+from ctxgauge.records import RunDir, Subject, default_run_dir, hash_files, machine, utc_now
 from ctxgauge.suites.qa._arms import ArmSpec, EngineHandle, parse_arm
 from ctxgauge.suites.qa._battery import Battery, load_battery, resolve_battery_dir
 from ctxgauge.suites.qa._grounding import Grounding, grounding_record, plan_grounding
@@ -344,9 +356,20 @@ def write_run_record(path: Path, row: dict, rep: int, units: list[dict], questio
     score) of one arm x repetition."""
     rec = run_record(row, rep, units, questions, {**identity, "arm": row["arm"], "engine": row.get("engine"),
                                                   "engine_identity": row.get("engine_identity")})
-    write_json_atomic(path / "record.json", rec)
     write_json_atomic(path / "verdicts.json", {"verdicts": all_verdicts(units, questions), "score": rec["scoring"]})
+    rec["provenance"] = {"ctxgauge": __version__, "machine": machine(), "captured_at": utc_now(),
+                         "lanes": {"answer": identity.get("model"), "judge": identity.get("judge"),
+                                   "engine": row.get("engine_identity"), "scorer": identity.get("scorer")}}
+    rec["transcript"] = {"lane": row.get("kind"), "units": {
+        u["qid"]: {"file": u["transcript_file"], "events": _count_lines(path.parents[2] / u["transcript_file"])}
+        for u in sorted(units, key=lambda u: u["qid"]) if u.get("transcript_file")}}
+    rec["files"] = {name: digest for name, digest in hash_files(path).items() if name != "record.json"}
+    write_json_atomic(path / "record.json", rec)
     return rec
+
+
+def _count_lines(p: Path) -> int:
+    return sum(1 for _ in p.open(encoding="utf-8")) if p.is_file() else 0
 
 
 def write_transcript(run_path: Path, rep_dir: str, a: Answer) -> str | None:

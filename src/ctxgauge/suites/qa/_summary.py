@@ -181,7 +181,9 @@ def run_record(arm: dict, rep: int, units: list[dict], questions: list[Question]
     }
     economics = {**usage.to_dict(), "token_source": token_source, "cost_usd": cost, "cost_basis": arm.get("cost_basis"),
                  "seconds": round(seconds, 3), "llm_calls": llm_calls, "cache_hits": cache_hits,
-                 "tool_calls": {"total": sum(tools.values()), "by_tool": dict(sorted(tools.items()))},
+                 "tool_calls": {"total": sum(tools.values()), "by_tool": dict(sorted(tools.items())),
+                                "by_class": {"index": tools.get("search", 0), "read": tools.get("read", 0),
+                                             "other": sum(n for t, n in tools.items() if t not in ("search", "read"))}},
                  "index_adoption": {"questions_with_search": adopted, "questions": len(units)},
                  "judge": judge_usage.to_dict(),
                  "per_question": [{"qid": u["qid"], **{k: (u.get("figures") or {}).get(k) for k in (
