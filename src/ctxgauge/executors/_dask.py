@@ -40,9 +40,11 @@ class DaskExecutor(Executor):
     def local(cls, workers: int) -> "DaskExecutor":
         """Start a LocalCluster of `workers` single-threaded worker processes (no dashboard)."""
         distributed = _distributed()
-        # One thread per worker: engines are not promised to be thread-safe, and a unit is CPU-bound.
+        # One thread per worker: engines are not promised to be thread-safe, and a unit is CPU-bound. Logs
+        # only at CRITICAL: a unit's failure reaches the caller as its exception, and on a loaded machine a
+        # worker's heartbeat racing the cluster's shutdown would print a traceback for nothing.
         cluster = distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                                           dashboard_address=None, silence_logs=logging.ERROR)
+                                           dashboard_address=None, silence_logs=logging.CRITICAL)
         try:
             client = distributed.Client(cluster, set_as_default=False)
             client.wait_for_workers(workers)
