@@ -181,6 +181,22 @@ def _comparisons(run: RunRef) -> Table | None:
                  "standard deviation of the two arms' scores.")
 
 
+def _panel(run: RunRef) -> Table | None:
+    """The judge panel per arm (when `--panel` ran): the role-weighted aggregate, the role scores' standard
+    deviation, the agreement score and how many answers the roles disagreed on."""
+    rows = [[Cell(arm, run=run.rel), Cell(f"{p['scored']}/{p['answers']}", num=True),
+             Cell(fmt(p.get("aggregate"), 1), num=True), Cell(fmt(p.get("sd"), 1), num=True),
+             Cell(fmt(p.get("agreement"), 2), num=True), Cell(str(p.get("flagged", 0)), num=True)]
+            for arm, s in arms(run).items() if isinstance(p := s.get("panel"), dict)]
+    if not rows:
+        return None
+    return Table("Judge panel (technical expert, developer advocate, doc reviewer)",
+                 ["arm", "scored", "aggregate", "sd", "agreement", "flagged"], rows, sources=[run.rel],
+                 caption="Per answer: the role-weighted mean of the three role scores, their standard deviation, "
+                 "agreement 1 - sd/50, and a flag when two roles are more than 30 points apart or split on a "
+                 "numeric claim; here the mean over the answers the panel scored.")
+
+
 def _key(run: RunRef) -> tuple[str, str]:
     return run.subject.dataset, run.subject.model or ""
 
@@ -202,7 +218,7 @@ def section(suite: str, title: str, runs: Sequence[RunRef]) -> Section:
             # A grid of nothing but unanswered cells says less than the note that no model answered.
             if any(c not in ("skipped", "absent") for row in grid.rows for c in row.cells):
                 sec.blocks.append(grid)
-            for table in (_comparisons(run), _trust(run)):
+            for table in (_comparisons(run), _panel(run), _trust(run)):
                 if table is not None:
                     sec.blocks.append(table)
     return sec

@@ -154,6 +154,13 @@ def test_scripted_run_with_panel_feeds_the_gate(openai_server, tmp_path):
     assert re.search(r"warn +judge_independence = - \(needs judge is not the answer model\) - the judge model 'm' "
                      r"is the answer model", out)
     assert re.search(r"(pass|warn) +inter_rater_agreement = 0\.\d+", out)
+    # The report shows the panel and the trust gate's verdict line.
+    rep = CliRunner().invoke(app, ["report", str(tmp_path / "run"), "--md", str(tmp_path / "r.md")], env={"COLUMNS": "300"})
+    assert rep.exit_code == 0, rep.output
+    md = (tmp_path / "r.md").read_text()
+    assert "Judge panel (technical expert, developer advocate, doc reviewer)" in md
+    assert re.search(r"\| \[none\]\(run/run.json\) \| 3/3 \| \d+\.\d \| \d+\.\d \| 0\.\d\d \| 1 \|", md), md
+    assert "Trust gate: warn on " in md and "not measured: questions_scored" in md
 
 
 def test_panel_needs_a_question_set_and_a_judge(mini_battery, tmp_path):
