@@ -168,3 +168,17 @@ def test_panel_needs_a_question_set_and_a_judge(mini_battery, tmp_path):
         run_qa(QAConfig(source=str(mini_battery.path), arms=["none"], judge="j", panel=True, out=tmp_path / "r"), env={})
     with pytest.raises(UserError, match="--panel scores a question set"):
         run_qa(QAConfig(source=str(SETS / "v2_valid.json"), arms=["none"], panel=True, out=tmp_path / "r"), env={})
+
+
+def test_rescore_of_a_panel_run_reproduces_from_the_cache(openai_server, tmp_path):
+    from ctxgauge.suites.qa import rescore_run
+
+    openai_server.route(scripted({"technical expert": "wrong"}))
+    run_qa(QAConfig(source=str(SETS / "v2_valid.json"), arms=["none"], model="m", judge="j", panel=True,
+                    grounded_from_topics=True, base_url=openai_server.base_url, cache_dir=tmp_path / "c",
+                    out=tmp_path / "run"), env=ENV)
+    n = openai_server.count
+    again = rescore_run(tmp_path / "run", judge_base_url=openai_server.base_url, cache_dir=tmp_path / "c", env=ENV)
+    # Same judge, same grounding (the flag is in the spec), same panel: every request is a cache hit.
+    assert again["reproduced"] and again["changed"] == [] and openai_server.count == n
+    assert again["summary"]["none"]["panel"]["scored"] == 3
