@@ -100,8 +100,9 @@ def canonical_spec(spec: str | EngineSpec) -> EngineSpec:
 
 def same_system(a, b) -> bool:
     """Whether two engine objects are one system: the same canonical name (so `bm25` and `bm25(k1=1.2)`
-    are). Comparing a system with itself measures nothing, so `--vs` refuses it."""
-    return str(a.name) == str(b.name)
+    are) and the same identity (two objects under one name that compute different things are two
+    systems). Comparing a system with itself measures nothing, so `--vs` refuses it."""
+    return str(a.name) == str(b.name) and a.identity() == b.identity()
 
 
 @dataclass(frozen=True)
