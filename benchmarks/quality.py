@@ -64,12 +64,22 @@ def _slug(text: str) -> str:
     return "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in text)[:80]
 
 
+CACHED_ONLY = False
+"""--cached-only: print what is kept in --out whatever identity it was measured with; run nothing."""
+
+
+class NotRun(Exception):
+    pass
+
+
 def _cached(path: Path, identity: dict) -> dict | None:
     try:
         data = json.loads(path.read_text())
     except (OSError, ValueError):
+        if CACHED_ONLY:
+            raise NotRun(path.name) from None
         return None
-    return data if data.get("identity") == identity else None
+    return data if CACHED_ONLY or data.get("identity") == identity else None
 
 
 def _engine(spec: str):
@@ -105,7 +115,7 @@ def run_replay(repo: str, clone: Path, spec: str, commits: int, out: Path) -> di
     getattr(eng, "close", lambda: None)()
     cache = out / _slug(repo) / f"{_slug(spec)}.json"
     got = _cached(cache, identity)
-    if got is not None and got.get("commits") == commits:
+    if got is not None and (CACHED_ONLY or got.get("commits") == commits):
         return got
     run_dir = out / _slug(repo) / f"{_slug(spec)}.run"
     shutil.rmtree(run_dir, ignore_errors=True)
@@ -242,7 +252,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-swebench", action="store_true")
     ap.add_argument("--out", type=Path, default=HERE / ".quality-out", help="results kept here (resumable)")
     ap.add_argument("--json", action="store_true", help="print every figure as JSON instead of tables")
+    ap.add_argument("--best", default=None, help="engine compared against bm25 (default: best on the tune half)")
+    ap.add_argument("--cached-only", action="store_true", help="run nothing: print what --out holds")
     args = ap.parse_args(argv)
+    global CACHED_ONLY
+    CACHED_ONLY = args.cached_only
     from ctxgauge.engines.hybrid import split_engines
 
     split = json.loads(SPLIT.read_text())
@@ -259,8 +273,11 @@ def main(argv: list[str] | None = None) -> int:
                     continue
                 for spec in engines:
                     print(f"[{half}] replay {repo} {spec} ...", file=sys.stderr, flush=True)
-                    results["replay"].setdefault(half, {}).setdefault(repo, {})[spec] = \
-                        run_replay(repo, clone, spec, args.commits, args.out)
+                    try:
+                        results["replay"].setdefault(half, {}).setdefault(repo, {})[spec] = \
+                            run_replay(repo, clone, spec, args.commits, args.out)
+                    except NotRun:
+                        results["replay"].setdefault(half, {}).setdefault(repo, {})[spec] = {"skipped": "not run yet"}
         if not args.no_swebench:
             inst = swebench_instances(split, paths, args.mirror, split["swebench"][half], args.out)
             if inst is None:
@@ -268,23 +285,29 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             for spec in engines:
                 print(f"[{half}] swebench {spec} ...", file=sys.stderr, flush=True)
-                results["swebench"].setdefault(half, {})[spec] = run_swebench(inst, spec, args.out, paths, args.mirror)
+                try:
+                    results["swebench"].setdefault(half, {})[spec] = run_swebench(inst, spec, args.out, paths,
+                                                                                  args.mirror)
+                except NotRun:
+                    results["swebench"].setdefault(half, {})[spec] = {"skipped": "not run yet"}
     if args.json:
         print(json.dumps(results, indent=1))
         return 0
     print(f"load average {os.getloadavg()[0]:.2f}; commits per repository {args.commits}")
     if results["absent"]:
         print("absent (skipped): " + ", ".join(results["absent"]))
-    best = None
+    best = args.best
     for half in halves:
         rep = results["replay"].get(half, {})
         rows = [(r, e, d) for r, per in rep.items() for e, d in per.items()]
         if rows:
             print(table(f"replay, {half} half, per repository", rows))
-            pooled = [("all", e, {"units": [u for per in rep.values() for u in per[e].get("units", [])]})
-                      for e in engines if all("units" in per.get(e, {}) for per in rep.values())]
-            print(table(f"replay, {half} half, all repositories pooled", pooled, extra=False))
-            if half == "tune" or best is None:
+            # Pooled over the repositories every engine has finished, so engines are compared on the same commits.
+            common = [r for r, per in rep.items() if all("units" in per.get(e, {}) for e in engines)]
+            pooled = [("all", e, {"units": [u for r in common for u in rep[r][e]["units"]]}) for e in engines]
+            print(table(f"replay, {half} half, pooled over {len(common)} repositories every engine finished "
+                        f"({', '.join(common)})", pooled, extra=False))
+            if common and args.best is None and (half == "tune" or best is None):
                 scored = [(summary(d["units"]), e) for _, e, d in pooled]
                 best = max(scored, key=lambda se: (se[0]["hit@5"] or 0, se[0]["mrr"] or 0))[1]
         swe = results["swebench"].get(half, {})
