@@ -252,6 +252,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-swebench", action="store_true")
     ap.add_argument("--out", type=Path, default=HERE / ".quality-out", help="results kept here (resumable)")
     ap.add_argument("--json", action="store_true", help="print every figure as JSON instead of tables")
+    ap.add_argument("--only", default=None, help="comma-separated owner/name: replay only these repositories")
     ap.add_argument("--best", default=None, help="engine compared against bm25 (default: best on the tune half)")
     ap.add_argument("--cached-only", action="store_true", help="run nothing: print what --out holds")
     args = ap.parse_args(argv)
@@ -267,6 +268,8 @@ def main(argv: list[str] | None = None) -> int:
     for half in halves:
         if not args.no_replay:
             for repo in split["replay"][half]:
+                if args.only and repo not in args.only.split(","):
+                    continue
                 clone = find_clone(repo, paths, args.mirror)
                 if clone is None:
                     results["absent"].append(repo)

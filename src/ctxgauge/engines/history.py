@@ -24,6 +24,7 @@ from ctxgauge.corpora import Change, Corpus
 from ctxgauge.engines._base import Engine, Hit, rank
 from ctxgauge.engines._history import HistoryModel, extract, from_json, to_json
 from ctxgauge.engines._tokens import code_tokens
+from ctxgauge.errors import UserError
 
 ARTIFACT = "history.json"
 
@@ -73,12 +74,25 @@ class HistoryEngine(Engine):
         key = (corpus.rev, corpus.content_hash())
         if key not in self._by_rev:
             window, max_files = int(self.params["window"]), int(self.params["max_files"])
-            commits = corpus.history.commits(limit=window) if corpus.history is not None else []
+            commits = self._window(corpus, window)
             past = extract(commits, set(corpus.paths), max_files=max_files, stem=self.stem)
             if len(self._by_rev) > 8:  # replay moves forward: old revisions are not asked again
                 self._by_rev.pop(next(iter(self._by_rev)))
             self._by_rev[key] = to_json(corpus.rev, window, max_files, past)
         return self._by_rev[key]
+
+    @staticmethod
+    def _window(corpus: Corpus, window: int) -> list:
+        """The newest `window` commits; in a clone missing old objects (shallow, partial), the longest
+        halving of the window git can still read, so the same clone always gives the same window."""
+        if corpus.history is None:
+            return []
+        while window > 0:
+            try:
+                return corpus.history.commits(limit=window)
+            except UserError:
+                window //= 2
+        return []
 
     def build(self, corpus: Corpus, out_dir: Path) -> dict:
         data = self.content(corpus)
