@@ -4,7 +4,10 @@ A corpus is a sorted tuple of `CorpusFile(path, blob, size)`: POSIX paths relati
 their UTF-8 bytes (never by locale), each with its git blob id, so two sources with the same content have
 the same content hash however they were read. Files are filtered, and every filtered file is counted by
 reason in `summary()`: binary (a NUL byte in the first 8,000 bytes, git's own test), too large, `.git`,
-unreadable, symbolic link (never followed: a link could point out of the corpus), submodule.
+unreadable, symbolic link (never followed: a link could point out of the corpus), submodule, unsafe name (a
+path component `..`, `.git` in any case, or one holding a backslash, a control character or bytes that are not
+UTF-8, by `_io.safe_relpath`: a crafted tree could otherwise make a materialised corpus write outside its
+folder, and every engine and record could not even encode the name).
 Manifests and lockfiles are indexed like any other text.
 
 A git corpus reads its tree with `git ls-tree` and contents with one `git cat-file --batch`, without
@@ -20,12 +23,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Iterator, Mapping
 
+from ctxgauge._io import safe_join, unsafe_name_reason
 from ctxgauge.errors import UserError
 from ctxgauge.git import Commit, Repo, blob_id
 
 DEFAULT_MAX_BYTES = 1 << 20
 BINARY_SNIFF_BYTES = 8000
-SKIP_REASONS = ("binary", "too-large", "git-dir", "unreadable", "symlink", "submodule", "missing-object")
+SKIP_REASONS = ("binary", "too-large", "git-dir", "unreadable", "symlink", "submodule", "missing-object",
+                "unsafe-name")
 
 
 def path_key(path: str) -> bytes:
@@ -131,6 +136,9 @@ class Corpus:
             for fn in filenames:
                 rel = prefix + fn
                 full = os.path.join(dirpath, fn)
+                if not _safe_path(rel):
+                    skipped["unsafe-name"].append(rel)
+                    continue
                 try:
                     st = os.lstat(full)
                     if stat.S_ISLNK(st.st_mode):
@@ -165,7 +173,9 @@ class Corpus:
         skipped: dict[str, list[str]] = {r: [] for r in SKIP_REASONS}
         candidates: list[CorpusFile] = []
         for e in repo.tree(commit):
-            if e.type == "commit":
+            if not _safe_path(e.path):
+                skipped["unsafe-name"].append(e.path)
+            elif e.type == "commit":
                 skipped["submodule"].append(e.path)
             elif e.mode == "120000":
                 skipped["symlink"].append(e.path)
@@ -241,9 +251,11 @@ class Corpus:
         """Write the indexed files as a plain directory (for external engines that read a directory)."""
         dest = Path(dest)
         for f, data in self.iter_bytes():
-            target = dest / f.path
+            # Every path is checked again here, whatever built the corpus (an overlay adds paths too).
+            target = safe_join(dest, f.path, "corpus path")
             target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(data)
+            with open(target, "xb") as fh:  # never through a file or link already there
+                fh.write(data)
         return dest
 
     def require_files(self) -> "Corpus":
@@ -280,6 +292,10 @@ class Corpus:
             elif a is not None and b is not None and a.blob != b.blob:
                 out.append(Change("modified", path, old_blob=a.blob, new_blob=b.blob))
         return out
+
+
+def _safe_path(path: str) -> bool:
+    return all(unsafe_name_reason(part) is None for part in path.split("/"))
 
 
 def repo_name(repo: Repo) -> str:

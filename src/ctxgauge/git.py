@@ -10,7 +10,9 @@ from __future__ import annotations
 import hashlib
 import os
 import queue
+import re
 import subprocess
+import tempfile
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,32 +20,79 @@ from typing import Iterable, Iterator
 
 from ctxgauge.errors import UserError
 
-# Settings pinned on every call. A user's `diff.renames`, `core.quotepath` or a textconv driver would
-# otherwise change which files a commit is said to change, and so the cases a replay builds.
+# The one git invocation policy. Every git process ctxgauge starts goes through `git_command` and
+# `git_env`: the user's and the system's configuration are switched off, output-changing settings are
+# pinned, and nothing a repository's own configuration names is ever run or fetched:
+# - `protocol.allow=never` and GIT_NO_LAZY_FETCH=1: a partial clone (`--filter=blob:none`) would otherwise
+#   fetch a missing blob on `ls-tree --long` or `cat-file`, running the repository's `core.sshCommand` or
+#   `remote.*.uploadpack` (both switches: git 2.39 honours the first, newer ones the second).
+# - `core.fsmonitor=false`, `core.hooksPath=/dev/null`, `core.pager=cat`, `--no-pager`: programs a
+#   repository may name for index reads, hooks and paging.
+# - `--no-textconv --no-ext-diff` on every diff (see `_DIFF_SAFE`): textconv and external diff drivers;
+#   `cat-file --batch` without `--filters` runs no clean/smudge filter; `log.showSignature=false` keeps
+#   `gpg.program` out; aliases cannot shadow the built-in commands called here.
+# A user's `diff.renames`, `core.quotepath` would otherwise change which files a commit is said to change.
 _PINNED = [
+    "--no-pager",
     "-c", "core.quotepath=false",
     "-c", "diff.renames=false",
     "-c", "diff.noprefix=false",
     "-c", "log.showSignature=false",
     "-c", "safe.directory=*",
     "-c", "core.fsmonitor=false",
+    "-c", "core.hooksPath=/dev/null",
+    "-c", "core.pager=cat",
+    "-c", "protocol.allow=never",
 ]
+_DIFF_SAFE = ["--no-textconv", "--no-ext-diff", "--no-color"]
 
 RENAME_THRESHOLD = "-M50%"
 
+# Environment a caller's shell may carry that would point git at other repositories, object stores,
+# programs or configuration: removed from every call.
+_ENV_DROP = (
+    "GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_COMMON_DIR", "GIT_NAMESPACE", "GIT_CEILING_DIRECTORIES", "GIT_SSH", "GIT_SSH_COMMAND", "GIT_ASKPASS",
+    "SSH_ASKPASS", "GIT_EXTERNAL_DIFF", "GIT_PAGER", "PAGER", "GIT_EDITOR", "GIT_CONFIG", "GIT_CONFIG_PARAMETERS",
+    "GIT_CONFIG_COUNT", "GIT_EXEC_PATH", "GIT_TRACE", "GIT_REPLACE_REF_BASE",
+)
 
-def _env() -> dict[str, str]:
-    env = dict(os.environ)
+
+def git_env() -> dict[str, str]:
+    """The environment of every git process ctxgauge starts (see the policy above)."""
+    env = {k: v for k, v in os.environ.items() if k not in _ENV_DROP and not k.startswith("GIT_CONFIG_KEY_")
+           and not k.startswith("GIT_CONFIG_VALUE_")}
     env.update(
         GIT_CONFIG_NOSYSTEM="1",
         GIT_CONFIG_GLOBAL=os.devnull,
         GIT_TERMINAL_PROMPT="0",
+        GIT_NO_LAZY_FETCH="1",
+        GIT_NO_REPLACE_OBJECTS="1",  # refs/replace/ would make a blob id name other bytes
         GIT_OPTIONAL_LOCKS="0",  # a reader must not take the index lock
+        GIT_PROTOCOL_FROM_USER="0",
         LC_ALL="C",
     )
-    for var in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY"):
-        env.pop(var, None)
     return env
+
+
+def git_command(*args: str) -> list[str]:
+    """The argv of one git call under the policy: `git <pinned options> <args>`."""
+    return ["git", *_PINNED, *args]
+
+
+_env = git_env  # the name older code used
+
+
+def _missing_object_message(stderr: str) -> str | None:
+    """The one line to print when git stopped because an object is absent (a partial clone's missing blob:
+    ctxgauge never fetches), or None when stderr says something else."""
+    m = re.search(r"could not fetch ([0-9a-f]{40,64}) from promisor remote", stderr)
+    if m is None:
+        m = re.search(r"(?:unable to read|missing (?:blob|tree|object)|bad object) ([0-9a-f]{40,64})", stderr)
+        if m is None:
+            return None
+    return (f"object {m.group(1)} is missing from the repository (a partial or shallow clone? ctxgauge never "
+            "fetches: clone it without --filter, or run `git fetch --refetch` yourself)")
 
 
 def blob_id(data: bytes) -> str:
@@ -87,6 +136,107 @@ class Commit:
     changes: tuple[FileChange, ...] = field(default=())
 
 
+def _locate_git_dir(path: Path) -> Path | None:
+    """The git directory git would find for `path` (bare repository, `.git` directory or `.git` file),
+    located without running git, so nothing it names is read before `confine` has looked at it."""
+    start = path.resolve()
+    if (start / "HEAD").is_file() and (start / "objects").is_dir():
+        return start
+    for d in (start, *start.parents):
+        dot = d / ".git"
+        if dot.is_dir():
+            return dot
+        if dot.is_file():
+            return _follow_git_file(dot)
+    return None
+
+
+def _follow_git_file(dot: Path) -> Path:
+    """The git directory a `.git` file names, when that directory belongs to this checkout.
+
+    Legitimate: a linked worktree (`git worktree add`: the named directory's `gitdir` file points back at this
+    `.git` file) and a submodule (its `core.worktree` is this checkout). Anything else, such as
+    `gitdir: /some/other/repo/.git`, would make ctxgauge read another repository under this one's name.
+    """
+    try:
+        text = dot.read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError):
+        raise UserError(f"{_show(dot)}: unreadable .git file") from None
+    if not text.startswith("gitdir:"):
+        raise UserError(f"{_show(dot)}: a .git file that does not start with 'gitdir:'")
+    target = (dot.parent / text[len("gitdir:"):].strip()).resolve()
+    back = target / "gitdir"
+    if back.is_file():
+        try:
+            if (target / back.read_text(encoding="utf-8").strip()).resolve() == dot.resolve():
+                return target
+        except (OSError, UnicodeDecodeError):
+            pass
+    worktree = _config_values(target / "config").get("core.worktree")
+    if worktree and (target / worktree[-1]).resolve() == dot.parent.resolve():
+        return target
+    raise UserError(
+        f"{_show(dot)}: names the git directory {_show(target)}, which is neither a worktree nor a submodule of "
+        "this checkout; ctxgauge reads nothing outside the repository it is given (pass that repository itself)"
+    )
+
+
+def _config_values(path: Path) -> dict[str, list[str]]:
+    """The keys of one git config file, read by git without following its includes (`--no-includes`)."""
+    if not path.is_file():
+        return {}
+    proc = subprocess.run(git_command("config", "-z", "--no-includes", "--file", str(path), "--list"),
+                          cwd=path.parent, capture_output=True, env=git_env(), stdin=subprocess.DEVNULL)
+    if proc.returncode != 0:
+        raise UserError(f"{_show(path)}: git cannot read this config file "
+                        f"({proc.stderr.decode('utf-8', 'replace').strip()[:200]})")
+    out: dict[str, list[str]] = {}
+    for item in proc.stdout.decode("utf-8", "surrogateescape").split("\0"):
+        if item:
+            key, _, value = item.partition("\n")
+            out.setdefault(key.lower(), []).append(value)
+    return out
+
+
+def confine(path: Path) -> None:
+    """Refuse a repository whose reading would read something outside it.
+
+    A `.git` file naming a foreign git directory, `[include]`/`[includeIf]` in the repository's config (git
+    would read the named file), and `objects/info/alternates` (objects borrowed from another store) are
+    refused with one line saying so; a linked worktree or submodule `.git` file is followed (it is the same
+    repository). Called before the first git command on the repository.
+    """
+    git_dir = _locate_git_dir(path)
+    if git_dir is None:
+        return  # not a repository: git's own error follows
+    common = git_dir
+    if (git_dir / "commondir").is_file():
+        common = (git_dir / (git_dir / "commondir").read_text(encoding="utf-8", errors="replace").strip()).resolve()
+    for cfg in dict.fromkeys((common / "config", git_dir / "config.worktree", common / "config.worktree")):
+        for key, values in _config_values(cfg).items():
+            if re.fullmatch(r"include(if\..*)?\.path", key):
+                raise UserError(
+                    f"{_show(cfg)}: includes {values[0]!r} ({key}); ctxgauge reads nothing outside the repository "
+                    "it is given: remove the include, or inspect a clone without it"
+                )
+    alternates = common / "objects" / "info" / "alternates"
+    if alternates.is_file():
+        lines = [ln for ln in alternates.read_text(encoding="utf-8", errors="replace").splitlines()
+                 if ln.strip() and not ln.startswith("#")]
+        if lines:
+            raise UserError(
+                f"{_show(path)}: borrows objects from {lines[0]!r} (objects/info/alternates); ctxgauge reads nothing "
+                "outside the repository it is given: run `git repack -a -d` and delete that file, or clone without "
+                "--shared/--reference"
+            )
+
+
+def _show(path: Path | str) -> str:
+    """A path for a one-line message: control characters (a newline would split the line) escaped."""
+    return str(path).encode("unicode_escape", "backslashreplace").decode("ascii") if not str(path).isprintable() \
+        else str(path)
+
+
 class Repo:
     """A git repository opened read-only. Use as a context manager so the blob reader process is closed."""
 
@@ -94,6 +244,7 @@ class Repo:
         p = Path(path)
         if not p.exists():
             raise UserError(f"{path}: no such file or directory")
+        confine(p)
         try:
             out = self._run_at(p, ["rev-parse", "--git-dir"]).strip()
         except UserError:
@@ -110,11 +261,14 @@ class Repo:
 
     @staticmethod
     def _run_bytes_at(cwd: Path, args: list[str], *, input: bytes | None = None) -> bytes:
-        proc = subprocess.run(
-            ["git", *_PINNED, *args], cwd=cwd, input=input, capture_output=True, env=_env(), check=False
-        )
+        proc = subprocess.run(git_command(*args), cwd=cwd, input=input, capture_output=True, env=git_env(),
+                              check=False, stdin=None if input is not None else subprocess.DEVNULL)
         if proc.returncode != 0:
-            msg = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+            stderr = proc.stderr.decode("utf-8", "replace")
+            missing = _missing_object_message(stderr)
+            if missing:
+                raise UserError(missing)
+            msg = stderr.strip().splitlines()
             raise UserError(f"git {args[0]} failed in {cwd}: {msg[-1] if msg else 'exit ' + str(proc.returncode)}")
         return proc.stdout
 
@@ -162,20 +316,19 @@ class Repo:
         """
         fmt = "%x1e%H%x00%P%x00%an%x00%ae%x00%at%x00%s"
         # No ordering flag: `git log` then walks in `git rev-list REV` order, which replay promises.
-        args = ["log", "-z", f"--format={fmt}", "--name-status", RENAME_THRESHOLD, "--no-textconv",
-                "--no-ext-diff", "--no-color"]
+        args = ["log", "-z", f"--format={fmt}", "--name-status", RENAME_THRESHOLD, *_DIFF_SAFE]
         if max_count is not None:
             args.append(f"--max-count={max_count}")
         if since:
             args.append(f"--since={since}")
         args += ["--end-of-options", rev]
         raw = self.run_bytes(args).decode("utf-8", "surrogateescape")
-        return [c for c in (_parse_log_record(r) for r in raw.split("\x1e")) if c is not None]
+        return _parse_log(raw)
 
     def changes(self, old: str, new: str) -> list[FileChange]:
         """Name-status diff between two commits (renames at 50%, no copies)."""
-        raw = self.run_bytes(["diff-tree", "-r", "-z", "--name-status", RENAME_THRESHOLD, "--no-textconv",
-                              "--no-ext-diff", old, new])
+        raw = self.run_bytes(["diff-tree", "-r", "-z", "--name-status", RENAME_THRESHOLD, *_DIFF_SAFE,
+                              "--end-of-options", old, new])
         return _parse_changes(raw.decode("utf-8", "surrogateescape").split("\0"))
 
     # -- blobs -------------------------------------------------------------------------------------------
@@ -223,15 +376,46 @@ def _parse_changes(tokens: list[str]) -> list[FileChange]:
     return out
 
 
-def _parse_log_record(rec: str) -> Commit | None:
-    if not rec:
-        return None
-    parts = rec.split("\0")
-    sha, parents, name, email, ts, subject = parts[:6]
-    return Commit(
-        sha=sha, parents=tuple(parents.split()), author_name=name, author_email=email,
-        timestamp=int(ts), subject=subject, changes=tuple(_parse_changes(parts[6:])),
-    )
+_SHA = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")
+
+
+def _parse_log(raw: str) -> list[Commit]:
+    """Parse `git log -z --format=%x1e%H%x00%P%x00%an%x00%ae%x00%at%x00%s --name-status`.
+
+    Read token by token rather than split on the record byte: a subject, an author or a path may hold
+    `\x1e` (only NUL cannot occur), so each commit takes exactly its six fields, then each change exactly
+    its status and one or two paths, and only a token in commit position starts the next commit.
+    """
+    tokens = raw.split("\0")
+    commits: list[Commit] = []
+    i = 0
+    while i < len(tokens):
+        head = tokens[i].lstrip("\n")
+        if not head:
+            i += 1
+            continue
+        if not head.startswith("\x1e") or not _SHA.fullmatch(head[1:]) or i + 5 >= len(tokens):
+            raise UserError(f"git log printed something unexpected ({head[:40]!r}); is the repository intact?")
+        sha, parents, name, email, ts, subject = head[1:], *tokens[i + 1:i + 6]
+        i += 6
+        changes: list[FileChange] = []
+        while i < len(tokens):
+            tok = tokens[i].lstrip("\n")
+            if tok.startswith("\x1e") and _SHA.fullmatch(tok[1:]):
+                break
+            if not tok:
+                i += 1
+                continue
+            status = tok[0]
+            if status in "RC":
+                changes.append(FileChange(status, tokens[i + 2], tokens[i + 1]))
+                i += 3
+            else:
+                changes.append(FileChange(status, tokens[i + 1]))
+                i += 2
+        commits.append(Commit(sha=sha, parents=tuple(parents.split()), author_name=name, author_email=email,
+                              timestamp=int(ts), subject=subject, changes=tuple(changes)))
+    return commits
 
 
 class BlobReader:
@@ -242,9 +426,12 @@ class BlobReader:
     """
 
     def __init__(self, git_dir: Path):
+        # stderr to a file, not a pipe nobody drains: when cat-file dies on an object it may not fetch, its
+        # last line says which object, and that is the error the user sees.
+        self._stderr = tempfile.TemporaryFile()
         self._proc = subprocess.Popen(
-            ["git", *_PINNED, "cat-file", "--batch"], cwd=git_dir, stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=_env(),
+            git_command("cat-file", "--batch"), cwd=git_dir, stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE, stderr=self._stderr, env=git_env(),
         )
         self._lock = threading.Lock()
 
@@ -273,7 +460,11 @@ class BlobReader:
             def reply() -> bytes | None:
                 header = stdout.readline()
                 if not header:
-                    raise UserError("git cat-file stopped answering (is the repository readable?)")
+                    self._proc.wait()
+                    self._stderr.seek(0)
+                    said = self._stderr.read().decode("utf-8", "replace")
+                    raise UserError(_missing_object_message(said)
+                                    or "git cat-file stopped answering (is the repository readable?)")
                 fields = header.split()
                 if len(fields) >= 2 and fields[1] == b"missing":
                     return None
@@ -308,3 +499,4 @@ class BlobReader:
                 self._proc.wait(timeout=5)
             except subprocess.TimeoutExpired:
                 self._proc.kill()
+        self._stderr.close()

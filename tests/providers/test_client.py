@@ -157,3 +157,13 @@ def test_a_key_echoed_in_an_error_is_redacted(openai_server, tmp_path):
     with pytest.raises(ProviderRefused) as err:
         client(openai_server, tmp_path, "openai").complete(ask())
     assert ENV["OPENAI_API_KEY"] not in str(err.value) and "[redacted]" in str(err.value)
+
+
+@pytest.mark.parametrize("sep", ["\n", "\r\n"])
+def test_provider_error_with_a_wrapped_key_is_redacted(openai_server, tmp_path, sep):
+    # A provider that wraps the key over two lines: whitespace collapsing used to leave "sk-test-sec ret..."
+    key = ENV["OPENAI_API_KEY"]
+    openai_server.push(Reply(status=401, text=f"Incorrect API key provided: {key[:11]}{sep}{key[11:]}."))
+    with pytest.raises(ProviderRefused) as info:
+        client(openai_server, tmp_path, "openai", retries=0).complete(ask())
+    assert key[:11] not in str(info.value) and "[redacted]" in str(info.value)

@@ -35,6 +35,7 @@ from ctxgauge.errors import UserError
 from ctxgauge.export._summaries import summaries
 from ctxgauge.records import EXPORT_KIND, EXPORT_MANIFEST, EXPORT_RUNS, RUN_FILE, RunRef, SecretScanner, discover_runs, \
     file_sha256, hash_files
+from ctxgauge.records._run import is_regular_inside, regular_files
 from ctxgauge.report import build_report, render_html, render_markdown, view
 
 EXPORT_SCHEMA = 1
@@ -101,6 +102,9 @@ def _run_files(run: RunRef) -> tuple[dict[str, Path], dict[str, str] | None, lis
     """(export-relative name -> source path, manifest file hashes or None, warnings) for one run."""
     base = f"{RUNS_FOLDER}/{run.rel}"
     recorded: Mapping[str, str] = run.record.files
+    if not is_regular_inside(run.path, RUN_FILE) or run.path.is_symlink():
+        raise IntegrityError(f"{base}/{RUN_FILE}", "is a symbolic link or not a regular file; export never follows "
+                             "links: replace it with the run's own file")
     items = {f"{base}/{RUN_FILE}": run.path / RUN_FILE}
     if run.status == "started" or not recorded:
         # No hashes in the record (a run that stopped before finish): hash what is there, in the manifest.
@@ -109,6 +113,9 @@ def _run_files(run: RunRef) -> tuple[dict[str, Path], dict[str, str] | None, lis
         return items, present, []
     for name, digest in sorted(recorded.items()):
         src = run.path / name
+        if (src.is_symlink() or src.exists()) and not is_regular_inside(run.path, name):
+            raise IntegrityError(f"{base}/{name}", "is a symbolic link (or reached through one); export never "
+                                 "follows links: put the run's own file back")
         if not src.is_file():
             raise IntegrityError(f"{base}/{name}", "listed in run.json but missing; the run record is incomplete")
         actual = file_sha256(src)
@@ -216,7 +223,7 @@ def export_runs(runs_dir: str | Path, out: str | Path, *, environ: Mapping[str, 
             if isinstance(src, bytes):
                 dest.write_bytes(src)
             else:
-                shutil.copyfile(src, dest)
+                _copy_no_follow(src, dest)
         old = None
         if out.exists():
             old = out.with_name(f".{out.name}.old-{os.getpid()}")
@@ -231,8 +238,18 @@ def export_runs(runs_dir: str | Path, out: str | Path, *, environ: Mapping[str, 
     return ExportResult(out, len(manifest["runs"]), dnf, len(files), _sha(files[MANIFEST]), warnings)
 
 
+def _copy_no_follow(src: Path, dest: Path) -> None:
+    """Copy a file planned above, refusing (O_NOFOLLOW) one swapped for a link since it was checked."""
+    try:
+        fd = os.open(src, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except OSError as exc:
+        raise IntegrityError(str(src), f"cannot be read without following a link ({exc.strerror})") from None
+    with os.fdopen(fd, "rb") as fin, open(dest, "wb") as fout:
+        shutil.copyfileobj(fin, fout)
+
+
 def _tree(root: Path) -> dict[str, Path]:
-    return {p.relative_to(root).as_posix(): p for p in root.rglob("*") if p.is_file()}
+    return dict(regular_files(root))
 
 
 def _order(rel: str) -> tuple[int, bytes]:

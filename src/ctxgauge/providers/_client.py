@@ -12,6 +12,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
+from ctxgauge._redact import redact
 from ctxgauge.providers._base import Backend, ChatRequest, ChatResult, ProviderOutage, ProviderRefused, Usage
 from ctxgauge.providers._cache import ResponseCache
 from ctxgauge.providers._rates import DEFAULT_RATES, RateTable
@@ -112,9 +113,9 @@ class Client:
     def _describe(self, exc: BaseException | None) -> str:
         if exc is None:
             return "no attempt made"
-        text = " ".join(str(exc).split())
-        for secret in self._secrets:
-            text = text.replace(secret, "[redacted]")
+        # Redact before collapsing whitespace, with the one split-tolerant matcher: a key wrapped over two
+        # lines by the provider's message would otherwise survive as "sk-ab cd..." in run.json.
+        text = " ".join(redact(str(exc), self._secrets).split())
         return f"{type(exc).__name__}: {text[:200]}"
 
     def close(self) -> None:

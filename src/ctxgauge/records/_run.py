@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import stat
 import uuid
 from datetime import datetime, timezone
 from pathlib import Path
@@ -59,14 +60,43 @@ def file_sha256(path: Path) -> str:
     return h.hexdigest()
 
 
+def regular_files(root: Path) -> list[tuple[str, Path]]:
+    """(POSIX relative path, path) of every regular file under `root`, sorted by the path's bytes.
+
+    Symbolic links are never followed nor listed: a link placed in a run directory would otherwise publish
+    whatever it points at (a system file) in an export, under the run's name."""
+    out = []
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        dirnames[:] = [d for d in dirnames if not os.path.islink(os.path.join(dirpath, d))]
+        for name in filenames:
+            full = Path(dirpath, name)
+            if stat.S_ISREG(os.lstat(full).st_mode):
+                out.append((full.relative_to(root).as_posix(), full))
+    return sorted(out, key=lambda item: item[0].encode("utf-8", "surrogateescape"))
+
+
+def is_regular_inside(root: Path, rel: str) -> bool:
+    """True when `root/rel` is a regular file reached through no symbolic link below `root`."""
+    here = Path(root)
+    parts = rel.split("/")
+    for i, part in enumerate(parts):
+        if part in ("", ".", ".."):
+            return False
+        here = here / part
+        try:
+            mode = os.lstat(here).st_mode
+        except OSError:
+            return False
+        if stat.S_ISLNK(mode) or (i < len(parts) - 1 and not stat.S_ISDIR(mode)):
+            return False
+    return stat.S_ISREG(mode)
+
+
 def hash_files(run_dir: Path) -> dict[str, str]:
-    """SHA-256 of every file in the run directory but run.json, by POSIX relative path, sorted."""
-    out = {}
-    for p in sorted(run_dir.rglob("*"), key=lambda q: q.relative_to(run_dir).as_posix().encode()):
-        rel = p.relative_to(run_dir).as_posix()
-        if p.is_file() and rel != RUN_FILE and not p.name.startswith("."):
-            out[rel] = file_sha256(p)
-    return out
+    """SHA-256 of every regular file in the run directory but run.json (links never followed), by POSIX
+    relative path, sorted."""
+    return {rel: file_sha256(p) for rel, p in regular_files(run_dir)
+            if rel != RUN_FILE and not p.name.startswith(".")}
 
 
 def verify_files(run_dir: str | Path, record: RunRecord) -> dict[str, str]:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Mapping
 
+from ctxgauge._redact import secret_pattern
 from ctxgauge.errors import UserError
 
 MIN_ENV_SECRET_LENGTH = 8
@@ -46,6 +47,24 @@ HOME_SHAPES: tuple[re.Pattern[str], ...] = (
     re.compile(r"(?<![\w.])/Users/[^/\s\"'<>]+/"),
     re.compile(r"\b[A-Za-z]:(?:\\\\|\\|/)Users(?:\\\\|\\|/)[^\\/\s\"'<>]+"),
 )
+
+
+_WINDOW = 512
+"""Characters of the previous lines scanned with each line by `check_file` (longer for long secrets)."""
+
+_LINE_BREAK = re.compile(r"\r\n|\n|\r|\\r\\n|\\n|\\r")
+
+
+def _flatten(text: str) -> tuple[str, list[int]]:
+    """`text` without raw or JSON-escaped line breaks, and for each kept character its offset in `text`."""
+    parts, offsets, pos = [], [], 0
+    for m in _LINE_BREAK.finditer(text):
+        parts.append(text[pos:m.start()])
+        offsets.extend(range(pos, m.start()))
+        pos = m.end()
+    parts.append(text[pos:])
+    offsets.extend(range(pos, len(text)))
+    return "".join(parts), offsets
 
 
 @dataclass(frozen=True)
@@ -106,35 +125,40 @@ class SecretScanner:
         return cls(env_secrets=ordered, homes=tuple(homes))
 
     def scan_line(self, text: str) -> list[tuple[str, str]]:
-        """(kind, masked match) for every secret-shaped string in one line of text."""
-        hits: list[tuple[str, str]] = []
+        """(kind, masked match) for every secret-shaped string in a piece of text (one line or several)."""
+        return [(kind, excerpt) for _, _, kind, excerpt in self._hits(text)]
+
+    def _hits(self, text: str) -> list[tuple[int, int, str, str]]:
+        """(start, end, kind, masked match) in `text`. Environment secrets and key shapes are found even when
+        a raw or JSON-escaped line break splits them (see ctxgauge._redact): a provider error that wrapped the
+        key must not pass the scan."""
+        hits: list[tuple[int, int, str, str]] = []
         for name, value in self.env_secrets:
-            if value in text:
-                hits.append((f"environment value of {name}", _mask(value)))
+            for m in secret_pattern(value).finditer(text):
+                hits.append((m.start(), m.end(), f"environment value of {name}", _mask(value)))
+        flat, offsets = _flatten(text)
         for kind, pattern in KEY_SHAPES:
-            for m in pattern.finditer(text):
-                hits.append((kind, _mask(m.group(0))))
+            for m in pattern.finditer(flat):
+                hits.append((offsets[m.start()], offsets[m.end() - 1] + 1, kind, _mask(m.group(0))))
         starts: set[int] = set()  # one path is one finding, whichever home shapes it matches
         for home in self.homes:
             # A prefix match must end the path component: HOME=/root must not flag /rooted.
             for m in re.finditer(re.escape(home) + r"(?=[/\\\"'\s<>]|$)", text):
                 starts.add(m.start())
-                hits.append(("absolute home path", m.group(0)))
+                hits.append((m.start(), m.end(), "absolute home path", m.group(0)))
         for pattern in HOME_SHAPES:
             for m in pattern.finditer(text):
                 if m.start() not in starts:
                     starts.add(m.start())
-                    hits.append(("absolute home path", m.group(0)))
-        return hits
+                    hits.append((m.start(), m.end(), "absolute home path", m.group(0)))
+        return sorted(hits, key=lambda h: (h[0], h[2]))
 
     def scan_bytes(self, path: str, data: bytes) -> list[Finding]:
-        """Every finding in a file's bytes (decoded as UTF-8, undecodable bytes replaced)."""
-        out = []
-        # Lines split on b"\n" only, as check_file reads them, so both name the same line number.
-        for number, raw in enumerate(data.split(b"\n"), start=1):
-            for kind, excerpt in self.scan_line(raw.decode("utf-8", errors="replace")):
-                out.append(Finding(path, number, kind, excerpt))
-        return out
+        """Every finding in a file's bytes (decoded as UTF-8, undecodable bytes replaced), each at the line
+        where it starts (lines split on b"\\n" only, as check_file reads them)."""
+        text = data.decode("utf-8", errors="replace")
+        return [Finding(path, text.count("\n", 0, start) + 1, kind, excerpt)
+                for start, _, kind, excerpt in self._hits(text)]
 
     def check_bytes(self, path: str, data: bytes) -> None:
         """Raise SecretFound for the first finding in `data`."""
@@ -145,12 +169,18 @@ class SecretScanner:
     def check_file(self, name: str, path: Path) -> None:
         """Raise SecretFound for the first finding in the file at `path`, reported as `name`.
 
-        The file is read line by line, so a large units file is never held in memory whole."""
+        The file is read line by line, so a large units file is never held in memory whole; the end of the
+        previous lines is scanned with each line, so a secret split over a line break is still found."""
+        window = max([_WINDOW, *(4 * len(v) for _, v in self.env_secrets)])
+        tail = ""
         with open(path, "rb") as fh:
             for number, raw in enumerate(fh, start=1):
-                hits = self.scan_line(raw.decode("utf-8", errors="replace"))
-                if hits:
-                    raise SecretFound(Finding(name, number, hits[0][0], hits[0][1]))
+                line = raw.decode("utf-8", errors="replace")
+                text = tail + line
+                for start, end, kind, excerpt in self._hits(text):
+                    if end > len(tail):  # not already wholly inside the lines before
+                        raise SecretFound(Finding(name, number if start >= len(tail) else number - 1, kind, excerpt))
+                tail = text[-window:]
 
     def check_all(self, items: Iterable[tuple[str, Path | bytes]]) -> None:
         """Check every (name, file path or bytes) in order; raise SecretFound at the first hit."""
