@@ -16,10 +16,24 @@ from ctxgauge._killpoints import checkpoint
 
 
 def canonical_json(obj: Any, *, indent: int | None = None) -> str:
-    """JSON with sorted keys and no ASCII escaping: the same object always serialises to the same bytes."""
+    """JSON with sorted keys and no ASCII escaping: the same object always serialises to the same bytes.
+
+    Lone surrogates (a file name with bytes that are not UTF-8, read with surrogateescape) are written as
+    `\\udcxx` escapes, so the text is valid UTF-8 and reads back as the same string."""
     if indent is None:
-        return json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-    return json.dumps(obj, sort_keys=True, ensure_ascii=False, indent=indent, allow_nan=False)
+        text = json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    else:
+        text = json.dumps(obj, sort_keys=True, ensure_ascii=False, indent=indent, allow_nan=False)
+    return escape_surrogates(text)
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def escape_surrogates(text: str) -> str:
+    """JSON text with each lone surrogate as its `\\uXXXX` escape (only possible inside a string literal,
+    where the escape is valid JSON and decodes back to the same character)."""
+    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text) if _SURROGATE.search(text) else text
 
 
 def write_bytes_atomic(path: str | Path, data: bytes) -> Path:
@@ -120,3 +134,154 @@ def safe_file_names(names: Iterable[str], what: str) -> dict[str, str]:
         taken[made.casefold()] = name
         out[name] = made
     return out
+
+
+# -- reading JSON and YAML input ----------------------------------------------------------------------------
+MAX_DEPTH = 100
+"""Deepest nesting accepted in an input file: deeper documents are refused with one line, where they would
+otherwise raise RecursionError when parsed, compared or written back (no ctxgauge file nests past ~10)."""
+
+_KINDS = {dict: "an object (a mapping of names to values)", list: "a list", str: "text"}
+
+
+class InputError(UserError):
+    """An input file that cannot be read as the data it should hold: missing, unreadable, not UTF-8, not
+    valid JSON/YAML, nested too deeply, holding a lone surrogate, a non-text key, a non-finite number, or
+    of the wrong top-level type. One line: `<what> <path>: <problem>`, exit code 2."""
+
+    def __init__(self, what: str, path: str | Path, problem: str):
+        self.path = str(path)
+        super().__init__(f"{what} {_shown(path)}: {problem}")
+
+
+def _shown(path: str | Path) -> str:
+    text = str(path)
+    return text if text.isprintable() else text.encode("unicode_escape", "backslashreplace").decode("ascii")
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a number JSON allows")
+
+
+def read_data(path: str | Path, what: str = "file", *, fmt: str | None = None, expect: type | None = None,
+              finite: bool = True, surrogates: bool = False) -> Any:
+    """THE reader of JSON and YAML input files: the parsed document, or an InputError saying what is wrong.
+
+    `fmt` is `json` or `yaml` (default: by suffix, `.yaml`/`.yml` YAML, anything else JSON); a UTF-8
+    byte-order mark is accepted; `expect` (dict or list) is the required top-level type; `finite` refuses
+    NaN and infinities (JSON's `NaN`, YAML's `.inf`), which no record can be written with. Every string and
+    key is checked to be encodable UTF-8 (`surrogates`: except the `\\udcxx` escapes ctxgauge's own records
+    use for file names that are not UTF-8), every key to be text, and the depth to be at most MAX_DEPTH.
+    """
+    p = Path(path)
+    try:
+        raw = p.read_bytes()
+    except FileNotFoundError:
+        raise InputError(what, p, "no such file") from None
+    except IsADirectoryError:
+        raise InputError(what, p, "is a directory, not a file") from None
+    except OSError as exc:
+        raise InputError(what, p, f"cannot read ({exc.strerror or exc})") from None
+    if fmt is None:
+        fmt = "yaml" if p.suffix.lower() in (".yaml", ".yml") else "json"
+    return parse_data(raw, what, p, fmt=fmt, expect=expect, finite=finite, surrogates=surrogates)
+
+
+def parse_data(raw: bytes | str, what: str, where: str | Path, *, fmt: str = "json", expect: type | None = None,
+               finite: bool = True, surrogates: bool = False) -> Any:
+    """`read_data` for bytes or text already in hand (one line of a JSON-lines file, a child's answer)."""
+    try:
+        text = raw.decode("utf-8-sig") if isinstance(raw, bytes) else raw
+    except UnicodeDecodeError as exc:
+        raise InputError(what, where, f"not UTF-8 text (byte 0x{raw[exc.start]:02x} at offset {exc.start}); "
+                         "save it as UTF-8") from None
+    try:
+        if fmt == "yaml":
+            import yaml
+
+            data = yaml.safe_load(text)
+        else:
+            data = json.loads(text, parse_constant=_reject_constant if finite else None)
+    except RecursionError:
+        raise InputError(what, where, f"nested too deeply (more than {MAX_DEPTH} levels)") from None
+    except json.JSONDecodeError as exc:
+        raise InputError(what, where, f"not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
+    except ValueError as exc:
+        raise InputError(what, where, f"not valid JSON ({exc})") from None
+    except Exception as exc:  # yaml.YAMLError and its kin (ConstructorError, ScannerError, ...)
+        mark = getattr(exc, "problem_mark", None)
+        at = f" at line {mark.line + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise InputError(what, where, f"not valid YAML{at} ({problem})") from None
+    problem = check_data(data, finite=finite, surrogates=surrogates)
+    if problem:
+        raise InputError(what, where, problem)
+    if expect is not None and not isinstance(data, expect):
+        raise InputError(what, where, f"expected {_KINDS.get(expect, expect.__name__)} at the top, got "
+                         f"{_kind_of(data)}")
+    return data
+
+
+def _kind_of(value: Any) -> str:
+    return {dict: "an object", list: "a list", str: "text", bool: "true/false", type(None): "null"}.get(
+        type(value), "a number" if isinstance(value, (int, float)) else type(value).__name__)
+
+
+def check_data(data: Any, *, finite: bool = True, surrogates: bool = False) -> str | None:
+    """Why parsed data cannot be used safely (see read_data), or None. Iterative, and each container is
+    visited once, so neither deep nesting nor a YAML alias bomb can exhaust the stack or the clock."""
+    seen: set[int] = set()
+    stack: list[tuple[Any, int]] = [(data, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, str):
+            if not surrogates and not _encodable(value):
+                return f"holds text that is not valid Unicode (a lone surrogate such as \\ud800 in {value[:40]!r})"
+        elif isinstance(value, float):
+            if finite and (value != value or value in (float("inf"), float("-inf"))):
+                return f"holds the non-finite number {value}; write a finite number"
+        elif isinstance(value, (dict, list)):
+            if id(value) in seen:
+                continue
+            seen.add(id(value))
+            if depth > MAX_DEPTH:
+                return f"nested too deeply (more than {MAX_DEPTH} levels)"
+            if isinstance(value, dict):
+                for key in value:
+                    if not isinstance(key, str):
+                        return f"the key {key!r} is not text (quote it: keys are names)"
+                    if not surrogates and not _encodable(key):
+                        return f"holds a key that is not valid Unicode ({key[:40]!r})"
+                stack.extend((v, depth + 1) for v in value.values())
+            else:
+                stack.extend((v, depth + 1) for v in value)
+        elif value is not None and not isinstance(value, (bool, int)):
+            return f"holds a value of type {type(value).__name__} ({str(value)[:40]!r}); only text, numbers, " \
+                   "true/false, null, lists and mappings are read"
+    return None
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def read_text(path: str | Path, what: str = "file") -> str:
+    """A UTF-8 text input file (byte-order mark dropped), or an InputError: missing, unreadable, not UTF-8."""
+    p = Path(path)
+    try:
+        raw = p.read_bytes()
+    except FileNotFoundError:
+        raise InputError(what, p, "no such file") from None
+    except IsADirectoryError:
+        raise InputError(what, p, "is a directory, not a file") from None
+    except OSError as exc:
+        raise InputError(what, p, f"cannot read ({exc.strerror or exc})") from None
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise InputError(what, p, f"not UTF-8 text (byte 0x{raw[exc.start]:02x} at offset {exc.start}); "
+                         "save it as UTF-8") from None

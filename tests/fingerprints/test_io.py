@@ -163,8 +163,8 @@ def test_missing_required_field(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("content", "message"), [
-    (b"{not json", "invalid JSON"),
-    (b'{"contextbenchmarkFingerprint": NaN}', "invalid JSON"),
+    (b"{not json", "not valid JSON"),
+    (b'{"contextbenchmarkFingerprint": NaN}', "not valid JSON"),
     (b"\xff\xfe{}", "not UTF-8"),
     (b"[1, 2]", "top level must be a JSON object, got array"),
     (b'{"name": "package.json"}', "not a ContextBenchmark fingerprint"),

@@ -7,6 +7,7 @@ import sys
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 
 EXIT_UNFINISHED = 6
 """Exit code of a command whose run did not finish (DESIGN.md's table): some units are gaps; --resume."""
@@ -23,9 +24,21 @@ def print_json(obj: Any) -> None:
     sys.stdout.flush()
 
 
+def plain(text: object) -> str:
+    """User text (a path, a revision, an engine's message) made safe to print through Rich: markup escaped
+    (`a[/b]` would raise MarkupError, `[bold]` would vanish), control characters such as a newline in a path
+    shown as escapes (they would split a one-line error), bytes that are not UTF-8 shown as `\\xNN`."""
+    s = str(text)
+    if not s.isprintable():
+        s = "".join(c if c.isprintable() else (f"\\x{ord(c) - 0xDC00:02x}" if 0xDC80 <= ord(c) <= 0xDCFF
+                                                else c.encode("unicode_escape").decode("ascii")) for c in s)
+    return escape(s)
+
+
 def fail(message: str, code: int = 2) -> None:
-    """Print one line to stderr and exit: the shape of every user error."""
-    err_console.print(f"[bold red]error:[/] {message}", soft_wrap=True)
+    """Print one line to stderr and exit: the shape of every user error (the message is user text: never
+    read as markup, never split over lines)."""
+    err_console.print(f"[bold red]error:[/] {plain(message)}", soft_wrap=True)
     raise SystemExit(code)
 
 

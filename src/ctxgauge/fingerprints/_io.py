@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ctxgauge._io import write_bytes_atomic
+from ctxgauge._io import parse_data, write_bytes_atomic
 from ctxgauge.errors import UserError
 
 from ._model import FORMAT_KEY, FORMAT_VERSION, KNOWN_KEYS, LEGACY_FORMAT_KEY, CorpusRef, Fingerprint, SystemIdentity
@@ -19,11 +18,6 @@ __all__ = ["parse_fingerprint", "read_fingerprint", "write_fingerprint"]
 
 class _Malformed(Exception):
     """Internal: one thing wrong with a parsed document; turned into a UserError naming the file."""
-
-
-def _reject_constant(name: str) -> Any:
-    # Python's json accepts NaN and Infinity; JavaScript's JSON.parse does not, so their tool could not read it.
-    raise ValueError(f"{name} is not valid JSON")
 
 
 def _type_name(value: Any) -> str:
@@ -165,14 +159,10 @@ def read_fingerprint(path: str | os.PathLike[str]) -> Fingerprint:
         raw = path.read_bytes()
     except OSError as exc:
         raise UserError(f"cannot read fingerprint {path}: {exc.strerror or exc}") from None
-    try:
-        # utf-8-sig: an editor on Windows may have added a BOM; the content is still the same fingerprint.
-        text = raw.decode("utf-8-sig")
-        data = json.loads(text, parse_constant=_reject_constant)
-    except UnicodeDecodeError as exc:
-        raise UserError(f"malformed fingerprint {path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-    except ValueError as exc:
-        raise UserError(f"malformed fingerprint {path}: invalid JSON ({exc})") from None
+    # The one input reader: a BOM an editor on Windows added is dropped (the same fingerprint); NaN and
+    # Infinity are refused (JavaScript's JSON.parse rejects them, so their tool could not read the file);
+    # invalid UTF-8, lone surrogates (`\ud800`) and deep nesting are one-line errors, never a traceback.
+    data = parse_data(raw, "malformed fingerprint", path, fmt="json")
     fp = parse_fingerprint(data, str(path))
     # Provenance (not part of equality, not settable through __init__) lets compare() refuse a file compared
     # with itself.

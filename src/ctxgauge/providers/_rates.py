@@ -10,11 +10,11 @@ Point `CTXGAUGE_RATES` (or `--rates`) at a JSON file of the same shape to use yo
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ctxgauge._io import read_data
 from ctxgauge.errors import UserError
 from ctxgauge.providers._base import Usage
 
@@ -79,10 +79,10 @@ def load_rates(path: str | Path | None = None) -> RateTable:
     if not path:
         return DEFAULT_RATES
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        data = read_data(path, "rate table", fmt="json", expect=dict)
         models = {str(m): {c: float(v) for c, v in row.items() if c in COLUMNS}
                   for m, row in data["models"].items()}
         return RateTable(str(data["version"]), str(data.get("basis", "given by the user")), models)
-    except (OSError, ValueError, KeyError, AttributeError, TypeError) as exc:
+    except (ValueError, KeyError, AttributeError, TypeError) as exc:
         raise UserError(f"{path}: not a rate table ({type(exc).__name__}: {exc}); "
                         "expected {version, basis, models: {MODEL: {input, output, cache_read, cache_write}}}") from None

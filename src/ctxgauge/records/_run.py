@@ -24,7 +24,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterator, Mapping
 
-from ctxgauge._io import write_json_atomic
+from ctxgauge._io import InputError, escape_surrogates, parse_data, read_data, write_json_atomic
 from ctxgauge._killpoints import checkpoint
 from ctxgauge.errors import Interrupted, UserError
 from ctxgauge.records._migrate import check_version, migrate, migrate_unit
@@ -113,10 +113,8 @@ def verify_files(run_dir: str | Path, record: RunRecord) -> dict[str, str]:
 
 
 def _read_json(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise UserError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
+    # Our own records may hold `\\udcxx` escapes (file names that are not UTF-8): kept, not refused.
+    return read_data(path, "run record", fmt="json", surrogates=True)
 
 
 def read_run(run_dir: str | Path) -> RunRecord:
@@ -140,25 +138,40 @@ def _written_version(run_dir: Path) -> int:
 
 def read_units(run_dir: str | Path) -> list[Unit]:
     """The units of a run, migrated to the current schema, the last line per id winning (a resumed run
-    retries failed units); a torn last line from a crash is ignored."""
+    retries failed units).
+
+    A torn last line (no newline: the process died while writing it) is dropped, never parsed as data; any
+    other line that is not a unit (not JSON, not an object with an id) is an InputError naming the line,
+    since a damaged record must not be read as a shorter one."""
     run_dir = Path(run_dir)
     path = run_dir / UNITS_FILE
     version = _written_version(run_dir)
     if not path.exists():
         return []
     units: dict[str, Unit] = {}
-    with open(path, encoding="utf-8") as fh:
+    try:
+        fh = open(path, "rb")
+    except OSError as exc:
+        raise InputError("units file", path, f"cannot read ({exc.strerror or exc})") from None
+    with fh:
         for number, line in enumerate(fh, start=1):
-            try:
-                data = json.loads(line)
-            except json.JSONDecodeError:
-                continue  # a torn line from a crash: the unit was not finished
-            if not isinstance(data, Mapping) or not isinstance(data.get("id"), (str, int)):
-                raise UserError(f"{path}:{number}: not a unit (a JSON object with an id); the run record is "
-                                "damaged: restore units.jsonl or record the run again")
-            unit = Unit.from_json(migrate_unit(dict(data), version))
+            if not line.endswith(b"\n"):
+                break  # torn by a crash: the unit was never finished
+            if not line.strip():
+                continue
+            data = parse_data(line, "units file", f"{path}:{number}", finite=False, surrogates=True)
+            if not isinstance(data, dict) or not isinstance(data.get("id"), (str, int)) or isinstance(data["id"], bool):
+                raise InputError("units file", f"{path}:{number}",
+                                 "not a unit (a JSON object with an id); the run record is damaged: restore units.jsonl or record the run again")
+            unit = Unit.from_json(migrate_unit(data, version))
             units[unit.id] = unit
     return list(units.values())
+
+
+def plain_path(path: Path) -> str:
+    """A path for a one-line message: control characters escaped (a newline would split the line)."""
+    text = str(path)
+    return text if text.isprintable() else text.encode("unicode_escape", "backslashreplace").decode("ascii")
 
 
 class RunDir:
@@ -183,6 +196,8 @@ class RunDir:
             raise TypeError(f"suite_version must be an int, not {suite_version!r}")
         path = Path(path)
         run_file = path / RUN_FILE
+        if path.exists() and not path.is_dir():
+            raise UserError(f"{plain_path(path)}: is a file, not a directory; choose another --out")
         if run_file.exists():
             if not resume:
                 raise UserError(f"{path}: a run is already recorded there; pass --resume to continue it or "
@@ -212,12 +227,20 @@ class RunDir:
                 raise UserError(f"{path}: exists and is not empty; choose another --out")
             for p in leftovers:
                 p.unlink()
-        path.mkdir(parents=True, exist_ok=True)
+        try:
+            path.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:  # below a file, on /proc, read-only, no permission
+            raise UserError(f"{plain_path(path)}: cannot make the run directory ({exc.strerror or exc}); "
+                            "choose another --out") from None
         record = RunRecord(suite=suite, suite_version=suite_version, run_id=path.name, subject=subject,
                            spec=spec, context=context or {}, provenance=provenance(),
                            timing={"started_at": utc_now()})
         run = cls(path, record, {})
-        run._write()
+        try:
+            run._write()
+        except OSError as exc:
+            raise UserError(f"{plain_path(path)}: cannot write the run record ({exc.strerror or exc}); "
+                            "choose another --out") from None
         return run
 
     def _repair_units(self) -> None:
@@ -258,7 +281,7 @@ class RunDir:
         unit = Unit(str(unit_id), status, reason, figures or {}, request, timing or None, extra).to_json()
         checkpoint(f"write-before/{UNITS_FILE}")
         with open(self.path / UNITS_FILE, "a", encoding="utf-8") as fh:
-            fh.write(json.dumps(unit, sort_keys=True, ensure_ascii=False) + "\n")
+            fh.write(escape_surrogates(json.dumps(unit, sort_keys=True, ensure_ascii=False)) + "\n")
             fh.flush()
             checkpoint(f"fsync-before/{UNITS_FILE}")
             os.fsync(fh.fileno())

@@ -11,11 +11,11 @@
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Any, Iterator
 
+from ctxgauge._io import parse_data, read_data, read_text
 from ctxgauge.errors import UserError
 from ctxgauge.suites.cases._model import Case, CaseFile
 
@@ -114,18 +114,26 @@ def patch_files(patch: str) -> list[str]:
 
 
 def _records(path: Path) -> list[dict]:
-    text = path.read_text(encoding="utf-8")
-    stripped = text.lstrip()
+    """A JSON list of records, or JSON lines (one record a line), through the one input reader."""
+    raw = read_data(path, "records file", fmt="json") if _starts_list(path) else None
+    if raw is None:
+        try:
+            lines = path.read_bytes().split(b"\n")
+        except OSError as exc:
+            raise UserError(f"records file {path}: cannot read ({exc.strerror or exc})") from None
+        raw = [parse_data(line, "records file", f"{path} line {n}") for n, line in enumerate(lines, start=1)
+               if line.strip()]
+    if not isinstance(raw, list) or not all(isinstance(d, dict) for d in raw):
+        raise UserError(f"{path.name}: every record must be a JSON object (one per line, or a JSON list of them)")
+    return raw
+
+
+def _starts_list(path: Path) -> bool:
     try:
-        if stripped.startswith("["):
-            data = json.loads(text)
-        else:
-            data = [json.loads(line) for line in text.splitlines() if line.strip()]
-    except json.JSONDecodeError as exc:
-        raise UserError(f"{path.name}: not JSON or JSON lines ({exc.msg} at line {exc.lineno})") from None
-    if not all(isinstance(d, dict) for d in data):
-        raise UserError(f"{path.name}: every record must be a JSON object")
-    return data
+        with open(path, "rb") as fh:
+            return fh.read(4096).lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"[")
+    except OSError as exc:
+        raise UserError(f"records file {path}: cannot read ({exc.strerror or exc})") from None
 
 
 def _clone_dir(repos_dir: Path, repo: str) -> Path:
@@ -179,7 +187,7 @@ def read_queries(path: str | Path) -> dict[str, str]:
     p = Path(path)
     if not p.is_file():
         raise UserError(f"{path}: no such queries file")
-    text = p.read_text(encoding="utf-8")
+    text = read_text(p, "queries file")
     out = {}
     if text.lstrip().startswith("{"):
         for rec in _records(p):
@@ -231,7 +239,7 @@ def read_rankings(path: str | Path) -> dict[str, list[str]]:
     p = Path(path)
     if not p.is_file():
         raise UserError(f"{path}: no such run file")
-    if not p.read_text(encoding="utf-8").lstrip().startswith("{"):
+    if not read_text(p, "run file").lstrip().startswith("{"):
         return {qid: [d for d, _ in docs] for qid, docs in read_run(p).items()}
     out: dict[str, list[str]] = {}
     for n, rec in enumerate(_records(p), start=1):

@@ -21,11 +21,11 @@ the file, the case and the fix, before any engine runs.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ctxgauge._io import read_data
 from ctxgauge.errors import UserError
 from ctxgauge.metrics import MetricSpecError, parse_metric
 from ctxgauge.metrics.scoring import Labels, PassLine
@@ -160,20 +160,7 @@ def load_cases(path: str | Path) -> CaseFile:
     p = Path(path)
     if not p.is_file():
         raise UserError(f"{path}: no such case file")
-    text = p.read_text(encoding="utf-8")
-    try:
-        if p.suffix.lower() == ".json":
-            raw = json.loads(text)
-        else:
-            import yaml
-
-            raw = yaml.safe_load(text)
-    except json.JSONDecodeError as exc:
-        raise UserError(f"{p.name}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
-    except Exception as exc:  # yaml.YAMLError and its kin
-        mark = getattr(exc, "problem_mark", None)
-        at = f" at line {mark.line + 1}" if mark is not None else ""
-        raise UserError(f"{p.name}: not valid YAML{at} ({getattr(exc, 'problem', None) or exc})") from None
+    raw = read_data(p, "case file", fmt="json" if p.suffix.lower() == ".json" else "yaml")
     return cases_from_dict(raw, p.name, p.parent)
 
 

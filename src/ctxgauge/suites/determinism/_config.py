@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from ctxgauge._io import read_data
 from ctxgauge.errors import UserError
 
 from ._noise import NOISE_KINDS
@@ -111,12 +111,5 @@ def _check_queries(queries: list[object], where: str) -> list[str]:
 def load_queries(path: str | Path) -> tuple[str, ...]:
     """A JSON list of query strings, as ContextBenchmark's `queries.json`; UserError for anything else."""
     p = Path(path)
-    try:
-        data = json.loads(p.read_text(encoding="utf-8-sig"))
-    except OSError as exc:
-        raise UserError(f"cannot read queries {p}: {exc.strerror or exc}") from None
-    except ValueError as exc:
-        raise UserError(f"queries {p}: not valid JSON ({exc})") from None
-    if not isinstance(data, list):
-        raise UserError(f"queries {p}: expected a JSON list of strings, got {type(data).__name__}")
+    data = read_data(p, "queries", fmt="json", expect=list)
     return tuple(_check_queries(data, f"queries {p}"))

@@ -10,10 +10,9 @@ is `not-measured`. A version-1 baseline recorded no models and is refused with t
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-from ctxgauge._io import write_json_atomic
+from ctxgauge._io import read_data, write_json_atomic
 from ctxgauge.errors import UserError
 from ctxgauge.records import read_run
 from ctxgauge.suites.qa._run import SUITE
@@ -51,11 +50,9 @@ def save_baseline(run_dir: str | Path, path: str | Path) -> dict:
 def compare_baseline(run_dir: str | Path, path: str | Path, *, tolerance: float = 5.0) -> dict:
     """Per-arm deltas of the run against the baseline; `regressions` lists arms that fell by more than
     `tolerance` points."""
-    try:
-        base = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        raise UserError(f"{path}: not a readable baseline ({exc})") from None
-    if base.get("kind") != BASELINE_KIND:
+    base = read_data(path, "qa baseline", fmt="json", expect=dict)
+    if base.get("kind") != BASELINE_KIND or not isinstance(base.get("source"), dict) \
+            or not isinstance(base.get("arms"), dict):
         raise UserError(f"{path}: not a ctxgauge qa baseline")
     arms, meta = _figures(Path(run_dir))
     if base["source"].get("hash") and meta["source"].get("hash") != base["source"]["hash"]:

@@ -24,13 +24,12 @@ record.
 from __future__ import annotations
 
 import hashlib
-import json
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from ctxgauge._io import canonical_json
+from ctxgauge._io import canonical_json, read_data
 from ctxgauge.errors import UserError
 
 FILES = ("battery.json", "questions.json", "gold.json", "policies.json", "exemplars.json")
@@ -153,10 +152,7 @@ def _read(dirpath: Path, fname: str, key: str | None) -> Any:
     path = dirpath / fname
     if not path.is_file():
         raise UserError(f"{path}: missing (a battery needs {', '.join(REQUIRED)})")
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise UserError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
+    data = read_data(path, "battery file", fmt="json")
     if key is not None and isinstance(data, dict):
         if key not in data:
             raise UserError(f"{path}: expected a list, or an object with a {key!r} list")

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ctxgauge._io import read_data
 from ctxgauge.errors import UserError
 from ctxgauge.suites.qa._battery import Question
 
@@ -223,13 +224,7 @@ def _strings(v: Any) -> tuple[str, ...]:
 def load_question_set(path: str | Path) -> QuestionSet:
     """Read a dokimi question set; see the module docstring for what is accepted. The file is only read."""
     path = Path(path)
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise UserError(f"{path}: cannot read ({exc.strerror})") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        msg = f"{exc.msg} at line {exc.lineno}" if isinstance(exc, json.JSONDecodeError) else "not UTF-8"
-        raise UserError(f"{path}: not valid JSON ({msg})") from None
+    data = read_data(path, "question set", fmt="json")
     if isinstance(data, list):
         records, bare = data, True
     elif isinstance(data, dict) and isinstance(data.get("questions"), list):
