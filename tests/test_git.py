@@ -1,11 +1,24 @@
+"""git.py: plumbing answers, and the git invocation policy against hostile repositories built with git itself.
+
+Every hostile repository plants a script that would write a marker file if git ran it; each test asserts the
+marker was never written, and that reading the repository still works or fails with one clear user error.
+"""
+
 from __future__ import annotations
 
+import os
 import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
+from ctxgauge.corpora import Corpus, open_corpus
 from ctxgauge.errors import UserError
 from ctxgauge.git import FileChange, Repo, blob_id
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from conftest import GIT_ENV, RepoBuilder, git  # noqa: E402
 
 
 def test_blob_id_matches_git_hash_object(tmp_path):
@@ -72,3 +85,193 @@ def test_bad_revision_and_non_repo_are_user_errors(repo_builder, tmp_path):
     (tmp_path / "plain").mkdir()
     with pytest.raises(UserError, match="not a git repository"):
         Repo(tmp_path / "plain")
+
+
+# -- the invocation policy against hostile repositories --------------------------------------------------
+def planted(tmp_path: Path) -> tuple[Path, Path]:
+    """An executable that writes `MARKER` (beside it) when anything runs it, and the marker's path."""
+    marker = tmp_path / "MARKER"
+    script = tmp_path / "evil.sh"
+    script.write_text(f"#!/bin/sh\necho ran >> {marker}\nexit 1\n")
+    script.chmod(0o755)
+    return script, marker
+
+
+def read_everything(path: Path, rev: str = "HEAD") -> None:
+    """Every read the suites do: resolve, tree, log with diffs, diff-tree, blobs, a corpus at rev and rev~1."""
+    with Repo(path) as repo:
+        head = repo.resolve(rev)
+        repo.tree(head)
+        commits = repo.log(head)
+        if len(commits) > 1:
+            repo.changes(commits[1].sha, commits[0].sha)
+        corpus = Corpus.from_git(repo, head)
+        list(corpus.iter_bytes())
+        Corpus.from_git(repo, f"{head}~1")
+
+
+def history(tmp_path: Path, name: str = "repo") -> RepoBuilder:
+    b = RepoBuilder(tmp_path / name)
+    b.commit("first", {"a.py": "def one():\n    return 1\n" * 5, "b.txt": "notes\n"})
+    b.commit("second", {"a.py": "def two():\n    return 2\n" * 5}, renames={"b.txt": "docs/b.txt"})
+    b.commit("third", {"c.py": "x = 3\n", "a.py": "def three():\n    return 3\n" * 5})
+    return b
+
+
+def partial_clone(tmp_path: Path) -> Path:
+    """A blobless clone (`--filter=blob:none`): blobs of older commits are absent, promised by `origin`."""
+    src = history(tmp_path, "origin")
+    git(src.path, "config", "uploadpack.allowFilter", "true")
+    dest = tmp_path / "partial"
+    subprocess.run(["git", "clone", "-q", "--no-local", "--filter=blob:none", f"file://{src.path}", str(dest)],
+                   check=True, capture_output=True, env={**os.environ, **GIT_ENV})
+    return dest
+
+
+@pytest.mark.parametrize("key,url", [("core.sshCommand", "ssh://example.invalid/repo"),
+                                     ("remote.origin.uploadpack", None)])
+def test_partial_clone_never_fetches(tmp_path, key, url):
+    script, marker = planted(tmp_path)
+    repo = partial_clone(tmp_path)
+    git(repo, "config", key, str(script))
+    if url:
+        git(repo, "config", "remote.origin.url", url)
+    with pytest.raises(UserError, match=r"object [0-9a-f]{40} is missing from the repository .*never fetches"):
+        read_everything(repo, "HEAD~1")
+    assert not marker.exists(), "git ran the repository's configured program to fetch a missing blob"
+
+
+def test_partial_clone_query_from_the_shell_names_the_missing_object(tmp_path):
+    script, marker = planted(tmp_path)
+    repo = partial_clone(tmp_path)
+    git(repo, "config", "remote.origin.uploadpack", str(script))
+    proc = subprocess.run([sys.executable, "-m", "ctxgauge", "query", str(repo), "three", "-e", "grep",
+                           "--rev", "HEAD~2"], capture_output=True, text=True, env={**os.environ})
+    assert proc.returncode == 2, proc.stderr
+    assert "is missing from the repository" in proc.stderr and "Traceback" not in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
+    assert not marker.exists()
+
+
+def _attributes(b: RepoBuilder) -> None:
+    b.commit("attributes", {".gitattributes": "* filter=evil diff=evil merge=evil\n"})
+    b.commit("fourth", {"a.py": "def four():\n    return 4\n" * 5})
+
+
+# Each key of a repository's own configuration that names a program git could run.
+PROGRAM_KEYS = [
+    ("core.sshCommand", "{script}"),
+    ("remote.origin.uploadpack", "{script}"),
+    ("core.fsmonitor", "{script}"),
+    ("core.hooksPath", "{hooks}"),
+    ("filter.evil.clean", "{script}"),
+    ("filter.evil.smudge", "{script}"),
+    ("filter.evil.process", "{script}"),
+    ("diff.evil.textconv", "{script}"),
+    ("diff.evil.command", "{script}"),
+    ("diff.external", "{script}"),
+    ("gpg.program", "{script}"),
+    ("core.pager", "{script}"),
+    ("pager.log", "{script}"),
+    ("alias.log", "!{script}"),
+    ("alias.cat-file", "!{script}"),
+    ("core.askPass", "{script}"),
+    ("credential.helper", "!{script}"),
+]
+
+
+@pytest.mark.parametrize("key,value", PROGRAM_KEYS, ids=[k for k, _ in PROGRAM_KEYS])
+def test_no_configured_program_runs(tmp_path, key, value):
+    script, marker = planted(tmp_path)
+    hooks = tmp_path / "hooks"
+    hooks.mkdir()
+    for hook in ("post-checkout", "post-index-change", "reference-transaction", "pre-auto-gc", "post-rewrite",
+                 "fsmonitor-watchman"):
+        (hooks / hook).symlink_to(script)
+    b = history(tmp_path)
+    _attributes(b)
+    git(b.path, "config", key, value.format(script=script, hooks=hooks))
+    git(b.path, "config", "log.showSignature", "true")
+    git(b.path, "config", "core.untrackedCache", "true")
+    read_everything(b.path)
+    # and from the shell, as a user runs it
+    proc = subprocess.run([sys.executable, "-m", "ctxgauge", "query", str(b.path), "three", "-e", "grep"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert not marker.exists(), f"git ran the program named by {key}"
+
+
+def test_shell_environment_cannot_redirect_git(tmp_path, monkeypatch):
+    script, marker = planted(tmp_path)
+    b = history(tmp_path)
+    other = history(tmp_path, "other")
+    monkeypatch.setenv("GIT_DIR", str(other.path / ".git"))
+    monkeypatch.setenv("GIT_EXTERNAL_DIFF", str(script))
+    monkeypatch.setenv("GIT_CONFIG_COUNT", "1")
+    monkeypatch.setenv("GIT_CONFIG_KEY_0", "diff.external")
+    monkeypatch.setenv("GIT_CONFIG_VALUE_0", str(script))
+    read_everything(b.path)
+    assert not marker.exists()
+
+
+def test_subject_and_path_holding_the_record_separator(tmp_path):
+    b = RepoBuilder(tmp_path / "repo")
+    b.commit("start", {"a.py": "a\n"})
+    head = b.commit("fix \x1e0123456789012345678901234567890123456789 thing", {"odd\x1ename.py": "b\n", "a.py": "c\n"})
+    with Repo(b.path) as repo:
+        log = repo.log(head)
+    assert [c.subject for c in log] == ["fix \x1e0123456789012345678901234567890123456789 thing", "start"]
+    assert set(log[0].changes) == {FileChange("A", "odd\x1ename.py"), FileChange("M", "a.py")}
+
+
+# -- reads outside the repository -----------------------------------------------------------------------------
+def test_git_file_pointing_at_another_repository_is_refused(tmp_path):
+    other = history(tmp_path, "other")
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (victim / ".git").write_text(f"gitdir: {other.path / '.git'}\n")
+    with pytest.raises(UserError, match="neither a worktree nor a submodule"):
+        Repo(victim)
+    with pytest.raises(UserError, match="neither a worktree nor a submodule"):
+        open_corpus(victim)
+
+
+def test_linked_worktree_is_read(tmp_path):
+    b = history(tmp_path)
+    wt = tmp_path / "wt"
+    git(b.path, "worktree", "add", "-q", str(wt), "HEAD~1")
+    assert (wt / ".git").is_file()
+    corpus = open_corpus(wt)
+    assert "docs/b.txt" in corpus and "c.py" not in corpus
+
+
+def test_submodule_checkout_is_read(tmp_path):
+    sub = history(tmp_path, "sub")
+    sup = RepoBuilder(tmp_path / "super")
+    sup.commit("start", {"x.py": "x\n"})
+    git(sup.path, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(sub.path), "vendor/sub")
+    assert (sup.path / "vendor/sub/.git").is_file()
+    assert "c.py" in open_corpus(sup.path / "vendor/sub")
+
+
+@pytest.mark.parametrize("section", ["include", 'includeIf "gitdir:/"'])
+def test_config_include_is_refused(tmp_path, section):
+    b = history(tmp_path)
+    elsewhere = tmp_path / "elsewhere.cfg"
+    elsewhere.write_text("[core]\n\tbare = false\n")
+    with open(b.path / ".git" / "config", "a") as fh:
+        fh.write(f"[{section}]\n\tpath = {elsewhere}\n")
+    with pytest.raises(UserError, match=r"includes .*elsewhere\.cfg.*reads nothing outside"):
+        Repo(b.path)
+
+
+def test_alternates_are_refused(tmp_path):
+    b = history(tmp_path)
+    shared = tmp_path / "shared"
+    subprocess.run(["git", "clone", "-q", "--shared", str(b.path), str(shared)], check=True, capture_output=True,
+                   env={**os.environ, **GIT_ENV})
+    with pytest.raises(UserError, match=r"borrows objects from .*alternates"):
+        open_corpus(shared)
+    proc = subprocess.run([sys.executable, "-m", "ctxgauge", "query", str(shared), "three", "-e", "grep"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 2 and "borrows objects" in proc.stderr and "Traceback" not in proc.stderr

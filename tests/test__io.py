@@ -13,7 +13,7 @@ from ctxgauge.corpora import Corpus
 from ctxgauge.errors import UserError
 from ctxgauge.git import Repo
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 from conftest import RepoBuilder, git  # noqa: E402
 
 UNSAFE = ["", ".", "..", ".git", ".GIT", ".Git", "a\\b", "a\x00b", "a\nb", "a\rb", "a\x1fb", "a\x7fb",

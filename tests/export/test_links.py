@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from ctxgauge.records import IntegrityError, export_runs
+from ctxgauge.export import IntegrityError, export_runs
 
 
 @pytest.fixture
