@@ -164,11 +164,12 @@ def _reject_constant(name: str) -> Any:
 
 
 def read_data(path: str | Path, what: str = "file", *, fmt: str | None = None, expect: type | None = None,
-              finite: bool = True, surrogates: bool = False) -> Any:
+              finite: bool = True, surrogates: bool = False, shape: str | None = None) -> Any:
     """THE reader of JSON and YAML input files: the parsed document, or an InputError saying what is wrong.
 
     `fmt` is `json` or `yaml` (default: by suffix, `.yaml`/`.yml` YAML, anything else JSON); a UTF-8
-    byte-order mark is accepted; `expect` (dict or list) is the required top-level type; `finite` refuses
+    byte-order mark is accepted; `expect` (dict or list) is the required top-level type (`shape` says what the
+    document should be, for the message, e.g. "a JSON list of strings"); `finite` refuses
     NaN and infinities (JSON's `NaN`, YAML's `.inf`), which no record can be written with. Every string and
     key is checked to be encodable UTF-8 (`surrogates`: except the `\\udcxx` escapes ctxgauge's own records
     use for file names that are not UTF-8), every key to be text, and the depth to be at most MAX_DEPTH.
@@ -184,11 +185,11 @@ def read_data(path: str | Path, what: str = "file", *, fmt: str | None = None, e
         raise InputError(what, p, f"cannot read ({exc.strerror or exc})") from None
     if fmt is None:
         fmt = "yaml" if p.suffix.lower() in (".yaml", ".yml") else "json"
-    return parse_data(raw, what, p, fmt=fmt, expect=expect, finite=finite, surrogates=surrogates)
+    return parse_data(raw, what, p, fmt=fmt, expect=expect, finite=finite, surrogates=surrogates, shape=shape)
 
 
 def parse_data(raw: bytes | str, what: str, where: str | Path, *, fmt: str = "json", expect: type | None = None,
-               finite: bool = True, surrogates: bool = False) -> Any:
+               finite: bool = True, surrogates: bool = False, shape: str | None = None) -> Any:
     """`read_data` for bytes or text already in hand (one line of a JSON-lines file, a child's answer)."""
     try:
         text = raw.decode("utf-8-sig") if isinstance(raw, bytes) else raw
@@ -217,8 +218,8 @@ def parse_data(raw: bytes | str, what: str, where: str | Path, *, fmt: str = "js
     if problem:
         raise InputError(what, where, problem)
     if expect is not None and not isinstance(data, expect):
-        raise InputError(what, where, f"expected {_KINDS.get(expect, expect.__name__)} at the top, got "
-                         f"{_kind_of(data)}")
+        wanted = shape or f"{_KINDS.get(expect, expect.__name__)} at the top"
+        raise InputError(what, where, f"expected {wanted}, got {_kind_of(data)}")
     return data
 
 

@@ -111,5 +111,5 @@ def _check_queries(queries: list[object], where: str) -> list[str]:
 def load_queries(path: str | Path) -> tuple[str, ...]:
     """A JSON list of query strings, as ContextBenchmark's `queries.json`; UserError for anything else."""
     p = Path(path)
-    data = read_data(p, "queries", fmt="json", expect=list)
+    data = read_data(p, "queries", fmt="json", expect=list, shape="a JSON list of strings")
     return tuple(_check_queries(data, f"queries {p}"))

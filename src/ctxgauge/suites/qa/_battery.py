@@ -253,8 +253,10 @@ def load_battery(name_or_path: str | Path) -> Battery:
     raw_policies = _read(d, "policies.json", "policies") if (d / "policies.json").is_file() else []
     for i, rec in enumerate(raw_policies):
         w = f"{d / 'policies.json'}: record {i}"
-        key = "id" if isinstance(rec, dict) and "id" in rec else "policy_key"
-        if isinstance(rec, dict) and not ({"id", "policy_key"} & set(rec)):
+        if not isinstance(rec, dict):
+            raise UserError(f"{w}: each policy is an object with a 'policy_key' and a 'rule'")
+        key = "id" if "id" in rec else "policy_key"
+        if not ({"id", "policy_key"} & set(rec)):
             raise UserError(f"{w}: missing 'policy_key' (or 'id'): the name the judge cites the rule by")
         policies.append({**rec, "id": _need(rec, w, key, str), "rule": _need(rec, w, "rule", str)})
 
