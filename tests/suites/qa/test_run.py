@@ -4,11 +4,13 @@ records, rescore reproducing them, the cache making a re-run free, infra and res
 from __future__ import annotations
 
 import json
+import sys
 
 import pytest
 
 from qa_helpers import ENV, FACTS, Reply, fake_llm, oracle  # type: ignore[import-not-found]
 from ctxgauge.records import read_run as _read_run, read_units as _read_units
+from ctxgauge.errors import UserError
 from ctxgauge.suites.qa import QAConfig, rescore_run, run_qa
 
 
@@ -222,3 +224,31 @@ def test_shipped_battery_with_a_perfect_reader(openai_server, tmp_path):
     assert ctx["passed"] == in_context and ctx["accuracy"] == pytest.approx(in_context / 18)
     assert ctx["retrieval_hit_rate"] >= ctx["accuracy"]  # retrieved but cut by the budget cannot help
     assert result["trust"]["status"] in ("pass", "warn")
+
+
+def _rename_question(bdir, old: str, new: str) -> None:
+    for name in ("questions.json", "gold.json", "exemplars.json"):
+        p = bdir / name
+        p.write_text(p.read_text().replace(f'"{old}"', json.dumps(new)))
+
+
+def test_question_id_cannot_write_outside_the_run(mini_battery, tmp_path):
+    # `../../x` passed battery validation, and the answer was written above the run (five levels climb out of
+    # arms/<arm>/rep01/answers/ and the run itself).
+    _rename_question(mini_battery.path, "q01", "../../../../../escaped")
+    agent = tmp_path / "agent.py"
+    agent.write_text("import sys\nsys.stdin.read()\nprint('It returns value1x.')\n")
+    out = tmp_path / "deep" / "er" / "run"
+    run_qa(QAConfig(source=str(mini_battery.path), arms=[f"command:{sys.executable} {agent}"], out=out), env={})
+    outside = [p for p in tmp_path.rglob("escaped*") if out not in p.parents]
+    assert outside == []
+    answers = sorted(p.name for p in out.rglob("answers/*.md"))
+    assert "_._.._.._.._.._escaped.md" in answers and len(answers) == 10
+
+
+def test_question_ids_that_collide_once_made_safe_are_refused(mini_battery, tmp_path):
+    _rename_question(mini_battery.path, "q01", "a/b")
+    _rename_question(mini_battery.path, "q02", "a_b")
+    with pytest.raises(UserError, match=r"question ids 'a/b' and 'a_b' both become the file name 'a_b'"):
+        run_qa(QAConfig(source=str(mini_battery.path), arms=["none"], out=tmp_path / "run"), env={})
+    assert not (tmp_path / "run").exists()

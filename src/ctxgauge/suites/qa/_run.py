@@ -57,7 +57,7 @@ from pathlib import Path
 from typing import Callable, Mapping
 
 from ctxgauge import __version__
-from ctxgauge._io import write_json_atomic, write_text_atomic
+from ctxgauge._io import safe_file_names, write_json_atomic, write_text_atomic
 from ctxgauge.corpora import open_corpus
 from ctxgauge.errors import EngineError, UserError
 from ctxgauge.providers import Client, ProviderConfig, make_client, provider_status
@@ -192,6 +192,7 @@ def plan(cfg: QAConfig, env: Mapping[str, str] | None = None, sleep=None) -> Pla
     if cfg.repeat < 1:
         raise UserError("--repeat must be at least 1")
     check_scorer(cfg.scorer)
+    question_files(source.questions)  # a question id that would climb out of the run, or collide: refused now
     arms: list[ArmSpec] = list(dict.fromkeys(parse_arm(a) for a in cfg.arms))
     if not arms:
         raise UserError("give at least one --arm (none, context:ENGINE@k, tool:ENGINE, command:CMD)")
@@ -372,11 +373,19 @@ def _count_lines(p: Path) -> int:
     return sum(1 for _ in p.open(encoding="utf-8")) if p.is_file() else 0
 
 
-def write_transcript(run_path: Path, rep_dir: str, a: Answer) -> str | None:
-    """`transcript/<qid>.jsonl` of one unit (see TRANSCRIPT_EVENTS); its path relative to the run."""
+def question_files(questions) -> dict[str, str]:
+    """The file name (no suffix) each question's answer and transcript are written under: its id when that is
+    a plain name, else made safe (`../../x` would write outside the run); two ids that come out the same are a
+    UserError, never one file written over the other (see `_io.safe_file_names`)."""
+    return safe_file_names([q.qid for q in questions], "question id")
+
+
+def write_transcript(run_path: Path, rep_dir: str, a: Answer, name: str) -> str | None:
+    """`transcript/<name>.jsonl` of one unit (see TRANSCRIPT_EVENTS; `name` from question_files); its path
+    relative to the run."""
     if not a.transcript:
         return None
-    rel = f"{rep_dir}/transcript/{a.qid}.jsonl"
+    rel = f"{rep_dir}/transcript/{name}.jsonl"
     write_text_atomic(run_path / rel, "".join(json.dumps(e, sort_keys=True, ensure_ascii=False) + "\n"
                                               for e in a.transcript))
     return rel
@@ -391,6 +400,7 @@ def _run_arm_rep(run: RunDir, ctx: ArmContext, arm: ArmSpec, rep: int, questions
     if cfg.protocol != "zero-shot":
         todo = list(questions)  # a session cannot start mid-way: replay it (cache hits cost nothing)
     by_qid = {q.qid: q for q in questions}
+    files = question_files(questions)
     rep_dir = run.path / "arms" / arm.slug / f"rep{rep:02d}"
     progress(f"{arm} rep {rep}: {len(todo)} question(s)")
 
@@ -404,10 +414,10 @@ def _run_arm_rep(run: RunDir, ctx: ArmContext, arm: ArmSpec, rep: int, questions
         verdict = None
         answer_file = None
         if a.status == "ok":
-            answer_file = f"arms/{arm.slug}/rep{rep:02d}/answers/{a.qid}.md"
+            answer_file = f"arms/{arm.slug}/rep{rep:02d}/answers/{files[a.qid]}.md"
             write_text_atomic(run.path / answer_file, _answer_md(str(arm), rep, q, a, cfg.model))
             verdict = score_text(q, a.text, battery, source, judge, rubric, cfg.scorer, grounding)
-        transcript_file = write_transcript(run.path, f"arms/{arm.slug}/rep{rep:02d}", a)
+        transcript_file = write_transcript(run.path, f"arms/{arm.slug}/rep{rep:02d}", a, files[a.qid])
         status = {"ok": "ok", "skipped": "skipped"}.get(a.status, "failed")
         if verdict is not None and verdict.get("result") in ("infra",):
             status = "failed"  # the judge had an outage: the unit is a gap to retry
