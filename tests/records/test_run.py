@@ -6,6 +6,7 @@ import dataclasses
 import json
 import os
 import platform
+from pathlib import Path
 
 import pytest
 
@@ -165,3 +166,60 @@ def test_a_damaged_unit_line_is_a_user_error(tmp_path):
         fh.write('["not", "a", "unit"]\n')
     with pytest.raises(UserError, match=r"units.jsonl:2: not a unit"):
         read_units(d)
+
+
+# -- hostile places and interrupted first writes --------------------------------------------------------------
+def test_out_at_a_file_below_a_file_or_in_proc_is_a_user_error(tmp_path):
+    f = tmp_path / "a-file"
+    f.write_text("x")
+    for place, message in [(f, "is a file, not a directory"), (f / "below", "cannot make the run directory"),
+                           (Path("/proc/ctxgauge-x"), "cannot make the run directory")]:
+        with pytest.raises(UserError, match=message):
+            start(place)
+    assert f.read_text() == "x"
+
+
+def test_a_kill_during_the_first_run_json_write_does_not_block_the_directory(tmp_path):
+    # write_json_atomic's temporary file is all a SIGKILL during the very first write leaves behind.
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    (run_dir / ".run.json.4242.deadbeef.tmp").write_text('{"schema_ver')
+    start(run_dir).finish("success")
+    assert read_run(run_dir).status == "success"
+    assert [p.name for p in run_dir.iterdir() if p.name.endswith(".tmp")] == []
+    again = tmp_path / "again"
+    again.mkdir()
+    (again / ".run.json.4242.deadbeef.tmp").write_text("")
+    start(again, resume=True).finish("success")  # --resume of a run that never recorded: starts it
+
+
+def test_other_content_is_still_refused(tmp_path):
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    (run_dir / ".run.json.4242.deadbeef.tmp").write_text("")
+    (run_dir / "notes.txt").write_text("mine")
+    with pytest.raises(UserError, match="exists and is not empty"):
+        start(run_dir)
+    assert (run_dir / "notes.txt").read_text() == "mine"
+
+
+def test_damaged_unit_lines_are_named_and_a_torn_last_line_dropped(tmp_path):
+    run = start(tmp_path / "run")
+    run.add_unit("a", "ok")
+    units = tmp_path / "run" / "units.jsonl"
+    with open(units, "ab") as fh:
+        fh.write(b'{"id": "b", "status": "ok", "fig')
+    assert [u.id for u in read_units(tmp_path / "run")] == ["a"]
+    for bad in (b"42\n", b'{"status": "ok"}\n', b"not json\n", b'"\xff"\n'):
+        units.write_bytes(b'{"id": "a", "status": "ok", "figures": {}}\n' + bad)
+        with pytest.raises(UserError, match=r"units.jsonl:2"):
+            read_units(tmp_path / "run")
+
+
+def test_a_file_name_that_is_not_utf8_is_recorded_and_read_back(tmp_path):
+    run = start(tmp_path / "run")
+    name = b"bad\xffname.py".decode("utf-8", "surrogateescape")
+    run.add_unit("a", "ok", figures={"gap": [name]})
+    run.finish("success", results={"paths": [name]})
+    (tmp_path / "run" / "units.jsonl").read_bytes().decode("utf-8")  # valid UTF-8 on disk
+    assert read_units(tmp_path / "run")[0].figures == {"gap": [name]}
