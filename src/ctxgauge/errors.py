@@ -20,3 +20,9 @@ class Interrupted(KeyboardInterrupt):
     def __init__(self, run_dir):
         super().__init__(str(run_dir))
         self.run_dir = run_dir
+
+
+EXIT_UNFINISHED = 6
+"""Exit code of a run that did not finish (DESIGN.md's table): some units are gaps; --resume fills them."""
+EXIT_NOTHING_MEASURED = 7
+"""Exit code of a run that measured nothing: every unit failed or was skipped."""

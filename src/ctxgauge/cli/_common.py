@@ -9,10 +9,7 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
-EXIT_UNFINISHED = 6
-"""Exit code of a command whose run did not finish (DESIGN.md's table): some units are gaps; --resume."""
-EXIT_NOTHING_MEASURED = 7
-"""Exit code of a command that measured nothing: every unit failed or was skipped."""
+from ctxgauge.errors import EXIT_NOTHING_MEASURED, EXIT_UNFINISHED  # noqa: F401 (the one table)
 
 console = Console(highlight=False)
 err_console = Console(stderr=True, highlight=False)
@@ -74,3 +71,17 @@ def misses_json(run_dir: Any) -> list[dict]:
         names = [engine_name(run)] + ([vs_name(run)] if vs_name(run) else [])
         out += [asdict(m) for m in misses(run, ks_of(run)[0], names)]
     return out
+
+
+def exit_for_run(run_dir, gates_held: bool) -> None:
+    """End a suite command: 7 when the run measured nothing, 6 when it is unfinished (one line to stderr
+    each), else 0 or 1 by its gates. Every suite command ends here (records decide, see records._outcome)."""
+    import typer
+
+    from ctxgauge.records import outcome, read_run
+
+    verdict = outcome(read_run(run_dir).counts)
+    if verdict.exit_code is not None:
+        err_console.print(f"[yellow]{plain(verdict.message)}[/]", soft_wrap=True)
+        raise typer.Exit(verdict.exit_code)
+    raise typer.Exit(0 if gates_held else 1)

@@ -8,7 +8,7 @@ from typing import List, Optional
 
 import typer
 
-from ctxgauge.cli._common import MISSES_HELP, console, err_console, misses_json, print_json, print_run_report
+from ctxgauge.cli._common import MISSES_HELP, console, err_console, exit_for_run, misses_json, print_json, print_run_report
 
 
 def register(app: typer.Typer) -> None:
@@ -124,6 +124,6 @@ def _report(result, json_out: bool, dropped: dict[str, int], misses: bool = Fals
                 err_console.print(f"left out on import: {n} ({reason})", markup=False)
         verdict = "PASS: every pass line holds" if result.passed else "FAIL: a pass line fails"
         err_console.print(f"{verdict}; run recorded in {result.run_dir}", markup=False, soft_wrap=True)
-    raise typer.Exit(0 if result.passed else 1)
+    exit_for_run(result.run_dir, result.passed)
 
 

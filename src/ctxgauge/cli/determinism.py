@@ -8,7 +8,7 @@ from typing import Any, Optional
 
 import typer
 
-from ctxgauge.cli._common import console, err_console, print_json
+from ctxgauge.cli._common import console, err_console, exit_for_run, print_json
 
 
 def register(app: typer.Typer) -> None:
@@ -56,8 +56,9 @@ def determinism(
     data = result.to_json()
     if json_out:
         print_json(data)
-        return
-    _render(data)
+    else:
+        _render(data)
+    exit_for_run(result.run_dir, True)  # no gate: 0, or 6/7 when engines failed
 
 
 class _Bar:

@@ -8,7 +8,7 @@ from typing import List, Optional
 
 import typer
 
-from ctxgauge.cli._common import MISSES_HELP, console, err_console, misses_json, print_json, print_run_report
+from ctxgauge.cli._common import MISSES_HELP, console, err_console, exit_for_run, misses_json, print_json, print_run_report
 from ctxgauge.executors._base import EXECUTOR_HELP
 
 
@@ -71,7 +71,7 @@ def replay(
         if len(failed) > 10:
             err_console.print(f"... and {len(failed) - 10} more failed commits (see the run's units)")
         err_console.print(f"run recorded in {result.run_dir}", markup=False, soft_wrap=True)
-    raise typer.Exit(0 if result.passed else 1)
+    exit_for_run(result.run_dir, result.passed)
 
 
 class _progress:

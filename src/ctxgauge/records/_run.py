@@ -29,6 +29,7 @@ from ctxgauge._killpoints import checkpoint
 from ctxgauge.errors import Interrupted, UserError
 from ctxgauge.records._migrate import check_version, migrate, migrate_unit
 from ctxgauge.records._model import SCHEMA_VERSION, STATUSES, UNIT_STATUSES, RunRecord, Subject, Unit
+from ctxgauge.records._outcome import outcome
 from ctxgauge.records._provenance import provenance, utc_now
 
 RUN_FILE = "run.json"
@@ -309,6 +310,10 @@ class RunDir:
         for u in self.units():
             counts[u.status] = counts.get(u.status, 0) + 1
         rec = self.record
+        verdict = outcome(counts)
+        if status == "success" and verdict.message:
+            # The record says what the exit code says: a "success" whose units all failed measured nothing.
+            headline = f"{verdict.message.split(';')[0]}" + (f"; {headline}" if headline else "")
         rec.status, rec.results, rec.error, rec.counts, rec.headline = status, results, error, counts, headline
         rec.timing["finished_at"] = utc_now()
         rec.files = hash_files(self.path)

@@ -1,0 +1,41 @@
+"""What a finished run measured, from its units: the one rule behind exit codes 0/1, 6 and 7 of every suite.
+
+DESIGN.md's table: 6 *unfinished* (some units failed: infra gaps, a crashed engine; `--resume` fills them),
+7 *nothing measured* (no unit measured anything: every one failed or was skipped, so no figure in the record
+is a result). A run in which every unit failed used to be recorded as `success` with exit 0. Every suite
+command asks `outcome` the same question, so the codes cannot drift apart between suites.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping
+
+from ctxgauge.errors import EXIT_NOTHING_MEASURED, EXIT_UNFINISHED
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """A finished run's verdict on itself, from its unit counts."""
+
+    state: str
+    """`measured`, `unfinished` or `nothing-measured`."""
+    exit_code: int | None
+    """6 or 7 for the last two; None when measured (the command's gates decide between 0 and 1)."""
+    message: str | None
+    """The one line the command prints when not measured."""
+
+
+def outcome(counts: Mapping[str, int]) -> Outcome:
+    """The outcome of a run with these unit counts (`ok`, `failed`, `skipped`)."""
+    ok, failed, skipped = (int(counts.get(k, 0) or 0) for k in ("ok", "failed", "skipped"))
+    total = ok + failed + skipped
+    if ok == 0:
+        return Outcome("nothing-measured", EXIT_NOTHING_MEASURED,
+                       f"nothing measured: {failed} of {total} unit(s) failed and {skipped} were skipped; no figure "
+                       "in the record is a result (see the units' reasons)")
+    if failed:
+        return Outcome("unfinished", EXIT_UNFINISHED,
+                       f"unfinished: {failed} of {total} unit(s) failed; run again with --resume (same --out) to "
+                       "retry them")
+    return Outcome("measured", None, None)
