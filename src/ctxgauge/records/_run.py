@@ -311,7 +311,7 @@ class RunDir:
             counts[u.status] = counts.get(u.status, 0) + 1
         rec = self.record
         verdict = outcome(counts)
-        if status == "success" and verdict.message:
+        if status == "success" and verdict.state == "nothing-measured":
             # The record says what the exit code says: a "success" whose units all failed measured nothing.
             headline = f"{verdict.message.split(';')[0]}" + (f"; {headline}" if headline else "")
         rec.status, rec.results, rec.error, rec.counts, rec.headline = status, results, error, counts, headline
