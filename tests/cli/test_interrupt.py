@@ -20,7 +20,7 @@ for line in sys.stdin:
     elif req["op"] == "build":
         out = {"ok": True}
     else:
-        time.sleep(0.3)
+        time.sleep(0.5)
         out = {"ok": True, "hits": [{"path": "a.py", "score": 1.0}]}
     print(json.dumps(out), flush=True)
 """
@@ -29,7 +29,7 @@ for line in sys.stdin:
 def test_ctrl_c_names_the_run_directory_and_the_resume_command(repo_builder, tmp_path):
     repo = repo_builder("repo")
     repo.commit("Start", {"a.py": "x = 0\n", "b.py": "y = 0\n"})
-    for i in range(12):
+    for i in range(20):  # 10 s of queries at least: the SIGINT lands mid-run on a loaded machine too
         repo.commit(f"Change number {i} in a", {"a.py": f"x = {i + 1}\n", "b.py": f"y = {i + 1}\n"})
     engine_py = tmp_path / "slow_engine.py"
     engine_py.write_text(SLOW_ENGINE)
