@@ -80,3 +80,25 @@ def test_a_real_since_date_still_selects(tmp_path, small_repo):
                  "--out", str(tmp_path / "run"))
     assert r.returncode == 0, r.stderr
     assert len(json.loads(r.stdout)["commits"]) == 2
+
+
+def test_a_replay_whose_every_unit_failed_exits_7_and_says_so(tmp_path, small_repo):
+    # An engine that builds but fails every query: before, the run was `success` with exit 0.
+    engine = tmp_path / "engine.py"
+    engine.write_text(
+        "import json, os, sys\n"
+        "for line in sys.stdin:\n"
+        "    req = json.loads(line)\n"
+        "    if req['op'] == 'identity':\n"
+        "        print(json.dumps({'ok': True, 'identity': {'id': 'x', 'source': 'declared'}}), flush=True)\n"
+        "    elif req['op'] == 'build':\n"
+        "        os.makedirs(req['out'], exist_ok=True)\n"
+        "        print(json.dumps({'ok': True}), flush=True)\n"
+        "    else:\n"
+        "        print(json.dumps({'ok': False, 'error': 'index lost'}), flush=True)\n")
+    r = ctxgauge("replay", str(small_repo), "--engine", f"command(cmd='{sys.executable} {engine}')",
+                 "--out", str(tmp_path / "run"))
+    assert r.returncode == 7, r.stderr
+    assert "nothing measured" in r.stderr
+    record = json.loads((tmp_path / "run" / "run.json").read_text())
+    assert record["headline"].startswith("nothing measured")
