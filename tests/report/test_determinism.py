@@ -42,3 +42,10 @@ def test_not_measured_level_is_grey_and_reasons_become_notes(tmp_path, factory):
     cell = next(b for b in sec.blocks if isinstance(b, Table)).rows[0][1]
     assert (cell.text, cell.style) == ("not measured", "muted")
     assert any("CTL 4 not measured" in n for n in sec.notes)
+
+
+def test_query_figures_are_cut_never_rounded_up_to_a_pass(tmp_path, factory):
+    # One differing trial in 25,000 is not an exact match: 0.99996 must not print as 1.000.
+    factory.determinism_run(tmp_path, "d", {"bm25": {"level": 1, "emr": 0.99996}})
+    row = next(b for b in _section(tmp_path).blocks if isinstance(b, Table)).rows[0]
+    assert row[3].text == "0.999… / 1.000 / 1.000"

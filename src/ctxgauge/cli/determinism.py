@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from decimal import ROUND_FLOOR, Decimal
 from pathlib import Path
 from typing import Any, Optional
 
 import typer
 
-from ctxgauge.cli._common import console, err_console, exit_for_run, print_json
+from ctxgauge.cli._common import err_console, exit_for_run, print_json, print_run_report
 
 
 def register(app: typer.Typer) -> None:
@@ -57,7 +56,7 @@ def determinism(
     if json_out:
         print_json(data)
     else:
-        _render(data)
+        _report(data)
     exit_for_run(result.run_dir, True)  # no gate: 0, or 6/7 when engines failed
 
 
@@ -83,86 +82,14 @@ class _Bar:
         self._progress.update(self._task, description=description, advance=advance)
 
 
-def _num(value: Any) -> str:
-    # Four decimals, cut rather than rounded, and marked when cut: 0.99996 prints as 0.9999…, never as a
-    # 1.0000 that reads like a pass the exact value did not earn.
-    if not isinstance(value, (int, float)):
-        return "-"
-    exact = Decimal(repr(float(value)))
-    cut = exact.quantize(Decimal("0.0001"), rounding=ROUND_FLOOR)
-    return f"{cut}" + ("…" if cut != exact else "")
-
-
-def _family_cell(fam: dict[str, Any], render) -> str:  # type: ignore[no-untyped-def]
-    if fam["status"] == "ok":
-        return render(fam["figures"])
-    style = "red" if fam["status"] == "failed" else "dim"
-    return f"[{style}]{fam['status']}[/]"
-
-
-def _rebuild(f: dict[str, Any]) -> str:
-    ok = "green" if f["identical"] else "red"
-    return f"[{ok}]{f['distinct_hashes']} hash{'es' if f['distinct_hashes'] != 1 else ''}\n{f['rebuilds']} builds[/]"
-
-
-def _query(f: dict[str, Any]) -> str:
-    return (f"EMR {_num(f['exact_match_rate'])}\nJ {_num(f['mean_jaccard'])}\nτ {_num(f['mean_kendall_tau'])}"
-            + (f"\n{f['empty_results']} empty" if f["empty_results"] else ""))
-
-
-def _drift(f: dict[str, Any]) -> str:
-    lines = []
-    for kind, fig in f.items():
-        if "drift" in fig:
-            lines.append(f"{kind}\n {fig['drift']:.2f} ({fig['noise_in_top_k']}/{fig['queries']})")
-        else:
-            lines.append(f"{kind}: not measured")
-    return "\n".join(lines)
-
-
-def _update(f: dict[str, Any]) -> str:
-    ok = "green" if f["identical"] else "red"
-    art = "artifact =" if f["artifact_identical"] else "artifact ≠"
-    return f"[{ok}]{art}\n{f['queries_identical']}/{f['queries']} same[/]"
-
-
-def _cross(f: dict[str, Any]) -> str:
-    ok = "green" if f["verdict"] == "PASS" else "red"
-    return f"[{ok}]{f['verdict']}[/]"
-
-
-def _render(data: dict[str, Any]) -> None:
-    from rich.table import Table
-
-    c = data["corpus"]
-    console.print(f"[bold]determinism[/] on {c['name']} ({c['files']} files"
-                  + (f" at {c['rev'][:10]}" if c.get("rev") else "") + f"), {len(data['queries'])} queries, k={data['k']}")
-    from rich.table import Column
-
-    table = Table("engine", "level", Column("drift", overflow="fold"), "rebuild", "query", "update", "cross",
-                  show_lines=True,
-                  caption="drift: 1 - Jaccard@k vs base (queries with the noise file in their top k); rebuild: "
-                          "distinct artifact hashes over cold builds; update: build at an older revision + update "
-                          "vs fresh build")
+def _report(data: dict[str, Any]) -> None:
+    """stdout: the run's report (byte for byte `ctxgauge report RUN_DIR`); stderr: what only this
+    invocation knows (failed families' reasons, where each fingerprint and the run were written)."""
+    print_run_report(data["run_dir"])
     for name, e in data["engines"].items():
-        fams = e["families"]
-        style = "yellow" if e["status"] == "skipped" else "red" if e["flags"] or e["level"] in (None, 0) else "bold"
-        level = f"[{style}]{e['label']}[/]" + "".join(f"\n[red]flagged {f['flag']}[/]" for f in e["flags"])
-        table.add_row(name, level, _family_cell(fams["drift"], _drift), _family_cell(fams["rebuild"], _rebuild),
-                      _family_cell(fams["query"], _query), _family_cell(fams["update"], _update),
-                      _family_cell(fams["cross-machine"], _cross))
-    console.print(table)
-    for name, e in data["engines"].items():
-        if e["status"] != "measured":
-            console.print(f"[yellow]{name}: {e['status']}[/]: {e['reason']}", soft_wrap=True)
-            continue
-        for flag in e["flags"]:
-            console.print(f"[red]{name}: flagged {flag['flag']}[/]: {flag['reason']}", soft_wrap=True)
-        for reason in e["grade"]["reasons"]:
-            console.print(f"{name}: {reason}", soft_wrap=True)
         for fam_name, fam in e["families"].items():
             if fam["status"] == "failed":
-                console.print(f"[red]{name}: {fam_name} failed[/]: {fam['reason']}", soft_wrap=True)
+                err_console.print(f"{name}: {fam_name} failed: {fam['reason']}", soft_wrap=True, markup=False)
         if e["fingerprint"]:
-            console.print(f"{name}: fingerprint {e['fingerprint']}", soft_wrap=True)
-    console.print(f"run directory {data['run_dir']}", soft_wrap=True)
+            err_console.print(f"{name}: fingerprint {e['fingerprint']}", soft_wrap=True, markup=False)
+    err_console.print(f"run recorded in {data['run_dir']}", soft_wrap=True, markup=False)

@@ -8,6 +8,7 @@ that is not measured shows as such: neither is ever drawn as a pass.
 
 from __future__ import annotations
 
+from decimal import ROUND_FLOOR, Decimal
 from typing import Any, Sequence
 
 from ctxgauge.records import RunRef
@@ -50,11 +51,21 @@ def _rebuild(result: dict) -> Cell:
     return Cell(f"{n} hash{'es' if n != 1 else ''} / {builds} builds", style="good" if n == 1 else "bad")
 
 
+def _cut(value: Any, digits: int = 3) -> str:
+    # Cut rather than rounded, and marked when cut: 0.99996 prints as 0.999…, never as a 1.000 that reads
+    # like the exact match a CTL 2 needs and the run did not have.
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return fmt(value, digits)
+    exact = Decimal(repr(float(value)))
+    cut = exact.quantize(Decimal(1).scaleb(-digits), rounding=ROUND_FLOOR)
+    return f"{cut}" + ("…" if cut != exact else "")
+
+
 def _query(result: dict) -> Cell:
     f, why = _family(result, "query")
     if why:
         return Cell(why, style="muted")
-    return Cell(" / ".join(fmt(f.get(k), 3) for k in ("exact_match_rate", "mean_jaccard", "mean_kendall_tau")),
+    return Cell(" / ".join(_cut(f.get(k)) for k in ("exact_match_rate", "mean_jaccard", "mean_kendall_tau")),
                 num=True)
 
 

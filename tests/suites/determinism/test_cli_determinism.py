@@ -41,14 +41,18 @@ def test_json_shape(library_repo: Path, tmp_path: Path) -> None:
     assert bm25["fingerprint"] == str(tmp_path / "run" / "fingerprints" / "bm25.fingerprint.json")
 
 
-def test_table_shows_levels_figures_and_reasons(plain_library: Path, tmp_path: Path) -> None:
+def test_terminal_output_is_the_runs_report(plain_library: Path, tmp_path: Path) -> None:
     done = ctxgauge("determinism", str(plain_library), "-e", "grep", *FAST, "--noise", "prose,near-duplicate",
                     "--out", str(tmp_path / "run"))
     assert done.returncode == 0, done.stderr
-    text = done.stdout
-    for expected in ("CTL 3", "EMR 1.0000", "1 hash", "2 builds", "prose", "0.00 (0/10)", "near-duplicate", "not measured",
-                     "grep: CTL 4 not measured", "run directory"):
-        assert expected in text, expected
+    # The command prints its run's report: byte for byte what `ctxgauge report` prints for that run.
+    assert done.stdout == ctxgauge("report", str(tmp_path / "run")).stdout
+    for expected in ("Context Trust Level per engine", "CTL 3", "1.000 / 1.000 / 1.000", "1 hash / 2 builds",
+                     "near-duplicate", "prose", "grep: CTL 4 not measured"):
+        assert expected in done.stdout, expected
+    # Where this invocation wrote things goes to stderr, the run directory last.
+    assert f"grep: fingerprint {tmp_path / 'run' / 'fingerprints' / 'grep.fingerprint.json'}" in done.stderr
+    assert done.stderr.strip().endswith(f"run recorded in {tmp_path / 'run'}")
 
 
 def test_unavailable_engine_is_shown_as_skipped(library_repo: Path, tmp_path: Path) -> None:
