@@ -9,6 +9,7 @@ from typing import List, Optional
 import typer
 
 from ctxgauge.cli._common import MISSES_HELP, console, err_console, exit_for_run, misses_json, print_json, print_run_report
+from ctxgauge.cli._options import out_option, resume_option
 
 
 def register(app: typer.Typer) -> None:
@@ -30,8 +31,8 @@ def cases(
     write_cases: Optional[Path] = typer.Option(None, "--write-cases", help="Write the imported cases as a YAML case file and stop."),
     seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap interval and randomization test (--vs)."),
     trec: Optional[Path] = typer.Option(None, "--trec", help="Also write run.trec and qrels.txt into this directory."),
-    out: Optional[Path] = typer.Option(None, "--out", help="Run directory (default ctxgauge-runs/cases-<time>-<id>)."),
-    resume: bool = typer.Option(False, "--resume", help="Continue the unfinished run in --out."),
+    out: Optional[Path] = out_option("cases"),
+    resume: bool = resume_option(),
     missing_as_miss: bool = typer.Option(False, "--missing-as-miss", help="An expected file the corpus does not have (by default an error: a typo?) is reported per case and counts as a miss."),
     misses: bool = typer.Option(False, "--misses", help=MISSES_HELP),
     json_out: bool = typer.Option(False, "--json", help="Print JSON: {summary, cases, pass, passed, comparison?, run_dir, misses?}."),

@@ -8,6 +8,7 @@ from typing import Optional
 import typer
 
 from ctxgauge.cli._common import console, err_console, print_json
+from ctxgauge.cli._options import out_option, resume_option
 
 
 def register(app: typer.Typer) -> None:
@@ -15,10 +16,10 @@ def register(app: typer.Typer) -> None:
 
 
 def demo(
-    out: Optional[Path] = typer.Option(None, "--out", help="Demo directory (default: ctxgauge-runs/demo-<utc time>-<id>/)."),
+    out: Optional[Path] = out_option("demo", "demo"),
     engine: Optional[list[str]] = typer.Option(None, "--engine", "-e", help="Engines to run (repeat; default: every reference engine available here)."),
     commits: int = typer.Option(40, "--commits", min=1, help="How many of the sample's newest eligible commits replay scores."),
-    resume: bool = typer.Option(False, "--resume", help="Continue an unfinished demo in --out."),
+    resume: bool = resume_option("demo"),
     json_out: bool = typer.Option(False, "--json", help="Print JSON: {out, runs, skipped, replay, best_two, comparison, determinism, qa, report_html, report_md}."),
 ) -> None:
     """Replay, compare, grade determinism and run the battery on the bundled sample; write the HTML report."""

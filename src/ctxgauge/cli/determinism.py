@@ -8,6 +8,7 @@ from typing import Any, Optional
 import typer
 
 from ctxgauge.cli._common import err_console, exit_for_run, print_json, print_run_report
+from ctxgauge.cli._options import out_option, resume_option
 
 
 def register(app: typer.Typer) -> None:
@@ -30,8 +31,8 @@ def determinism(
     noise_dir: Optional[str] = typer.Option(None, "--noise-dir", help="Corpus directory for the noise file (default: the one with most files)."),
     corpus_name: Optional[str] = typer.Option(None, "--corpus-name", help="Corpus name in fingerprints (default: the source's base name)."),
     fingerprint_dir: Optional[Path] = typer.Option(None, "--fingerprint-dir", help="Also write <engine>.fingerprint.json here."),
-    out: Optional[Path] = typer.Option(None, "--out", help="Run directory (default ctxgauge-runs/determinism-<time>-<id>)."),
-    resume: bool = typer.Option(False, "--resume", help="Continue an unfinished run in --out."),
+    out: Optional[Path] = out_option("determinism"),
+    resume: bool = resume_option(),
     json_out: bool = typer.Option(False, "--json", help="Print JSON: {run_dir, engines: {name: {level, families, flags, fingerprint}}}."),
 ) -> None:
     """Rebuild, query, drift, update and cross-machine identity of engines, graded as Context Trust Levels."""

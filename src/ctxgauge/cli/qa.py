@@ -8,6 +8,7 @@ from typing import Optional
 import typer
 
 from ctxgauge.cli._common import EXIT_NOTHING_MEASURED, EXIT_UNFINISHED, console, err_console, print_json
+from ctxgauge.cli._options import out_option, resume_option
 
 qa_app = typer.Typer(help="Question batteries: arms, protocols, judging, trust gate.", no_args_is_help=True)
 baseline_app = typer.Typer(help="Save a run's figures as a baseline, or compare a run against one.",
@@ -100,8 +101,8 @@ def run(
     scorer: str = typer.Option("ctxgauge-qa-2", "--scorer", help="Scorer version: ctxgauge-qa-2, or ctxgauge-qa-1 (Corograph's published tier 1 and judge retry)."),
     panel: bool = typer.Option(False, "--panel", help="Question sets: a judge panel (technical expert, developer advocate, doc reviewer) scores every answer too; the trust gate checks their agreement."),
     grounded_from_topics: bool = typer.Option(False, "--grounded-from-topics", help="Question sets: grade against a question's expected_topics when they average 40 or more characters (curated statements, not keywords)."),
-    out: Optional[Path] = typer.Option(None, "--out", help="Run directory (default ctxgauge-runs/qa-<time>-<id>)."),
-    resume: bool = typer.Option(False, "--resume", help="Continue an unfinished run in --out."),
+    out: Optional[Path] = out_option("qa"),
+    resume: bool = resume_option(),
     json_out: bool = typer.Option(False, "--json", help="Print JSON: {run_dir, summary: {arm: {questions, passed, accuracy, tokens, cost_usd}}, questions, trust, skipped, finished, unfinished, exit_code}."),
 ) -> None:
     """Ask a battery's questions under each arm, score the answers, and gate the result. Exit code 6 when

@@ -9,6 +9,7 @@ from typing import List, Optional
 import typer
 
 from ctxgauge.cli._common import MISSES_HELP, console, err_console, exit_for_run, misses_json, print_json, print_run_report
+from ctxgauge.cli._options import out_option, resume_option
 from ctxgauge.executors._base import EXECUTOR_HELP
 
 
@@ -29,8 +30,8 @@ def replay(
     since: Optional[str] = typer.Option(None, "--since", help="Only commits newer than this date (as git log --since)."),
     seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap interval and randomization test (--vs)."),
     trec: Optional[Path] = typer.Option(None, "--trec", help="Also write run.trec and qrels.txt into this directory."),
-    out: Optional[Path] = typer.Option(None, "--out", help="Run directory (default ctxgauge-runs/replay-<time>-<id>)."),
-    resume: bool = typer.Option(False, "--resume", help="Continue the unfinished run in --out, skipping commits done."),
+    out: Optional[Path] = out_option("replay"),
+    resume: bool = resume_option(),
     baseline: Optional[Path] = typer.Option(None, "--baseline", help="A stored replay run: exit 1 if a metric drops against it."),
     max_drop: float = typer.Option(0.02, "--max-drop", help="Largest drop of a metric's mean against --baseline that passes."),
     misses: bool = typer.Option(False, "--misses", help=MISSES_HELP),
