@@ -20,19 +20,15 @@ import re
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 from ctxgauge.engines import REFERENCE_ENGINES, engine_available, get_engine
 from ctxgauge.errors import UserError
 from ctxgauge.records import default_run_dir, read_run
 from ctxgauge.sample import materialize_sample
+from ctxgauge.suites._progress import Progress, silent
 from ctxgauge.suites.determinism import SUITE as DETERMINISM
 from ctxgauge.suites.qa import SUITE as QA
 from ctxgauge.suites.replay import SUITE as REPLAY
-
-Step = Callable[[str, int, int], None]
-"""Progress callback: (what runs now, steps done in this phase, steps in this phase)."""
-
 
 @dataclass
 class DemoConfig:
@@ -106,8 +102,9 @@ def _rank_key(name: str, summary: dict) -> tuple:
     return (-(summary.get("recall@10") or 0.0), -(summary.get("hit@5") or 0.0), name)
 
 
-def run_demo(config: DemoConfig, step: Step = lambda what, done, total: None) -> DemoResult:
-    """Run every phase on the bundled sample; see the module docstring."""
+def run_demo(config: DemoConfig, progress: Progress = silent) -> DemoResult:
+    """Run every phase on the bundled sample; see the module docstring. `progress(done, total, label)` is
+    told each phase's steps (suites/_progress.py)."""
     from ctxgauge.report import build_report, load_runs, write_html, write_markdown
     from ctxgauge.suites.determinism import DeterminismConfig, run_determinism
     from ctxgauge.suites.qa import QAConfig, run_qa
@@ -133,7 +130,8 @@ def run_demo(config: DemoConfig, step: Step = lambda what, done, total: None) ->
             cfg = ReplayConfig(repo=sample, engine=engine, vs=vs, commits=config.commits, seed=config.seed,
                                out=path, resume=(path / "run.json").exists())
             label = f"replay {engine}" + (f" vs {vs}" if vs else "")
-            return replay(cfg, progress=lambda done, total, sha: step(label, done, total)).results()
+            progress(0, 1, label)  # building the index takes most of a replay: say what runs before the first commit
+            return replay(cfg, progress=lambda done, total, sha: progress(done, total, f"{label} {sha}")).results()
 
         # 1. replay; embeddings shared between engine objects (minilm, hybrid's minilm, the --vs pair)
         with share():
@@ -151,10 +149,10 @@ def run_demo(config: DemoConfig, step: Step = lambda what, done, total: None) ->
         det_path = out / DETERMINISM
         result.runs[DETERMINISM] = det_path
         if det_engines and not _finished(det_path):
-            reporter = _DeterminismSteps(step)
             det = run_determinism(DeterminismConfig(
                 source=sample, engines=tuple(det_engines), rebuilds=config.rebuilds, trials=config.trials,
-                corpus_name="shelfd", out=det_path, resume=(det_path / "run.json").exists()), progress=reporter)
+                corpus_name="shelfd", out=det_path, resume=(det_path / "run.json").exists()),
+                progress=lambda done, total, what: progress(done, total, f"determinism: {what}"))
             result.determinism = {n: {"status": e.status, "level": e.grade.level, "drift": e.drift,
                                       "flags": [f.to_json() for f in e.flags]}
                                   for n, e in det.engines.items()}
@@ -163,19 +161,21 @@ def run_demo(config: DemoConfig, step: Step = lambda what, done, total: None) ->
         result.runs[QA] = qa_path
         if not _finished(qa_path):
             arms = ["none"] + [f"context:{e}@5" for e in engines if e in ("bm25", "graph", "hybrid")]
-            step("qa (no model: retrieval arms only)", 0, 1)
+            what = "qa (no model: retrieval arms only)"
+            progress(0, 1, what)
             with share():
-                    qa = run_qa(QAConfig(source="shelfd", arms=arms, out=qa_path,
-                                     resume=(qa_path / "run.json").exists(), repo=sample))
+                # qa reports what runs in words, not counts: the label moves, the bar stays at 0/1.
+                qa = run_qa(QAConfig(source="shelfd", arms=arms, out=qa_path, resume=(qa_path / "run.json").exists(),
+                                     repo=sample), progress=lambda said: progress(0, 1, f"{what}: {said}"))
             result.qa = {"summary": qa.get("summary"), "skipped": qa.get("skipped")}
-            step("qa (no model: retrieval arms only)", 1, 1)
+            progress(1, 1, what)
 
     # 5. report over every run of the demo
-    step("report", 0, 1)
+    progress(0, 1, "report")
     report = build_report(load_runs([out]), title="ctxgauge demo: the bundled sample (shelfd)")
     result.report_html = write_html(report, out / "report.html")
     result.report_md = write_markdown(report, out / "report.md")
-    step("report", 1, 1)
+    progress(1, 1, "report")
     return result
 
 
@@ -187,17 +187,3 @@ def _sharing():
     except ImportError:  # the [embed] extra is not installed: nothing to share
         shared_embeddings = contextlib.nullcontext
     yield shared_embeddings
-
-
-class _DeterminismSteps:
-    """Adapts the determinism suite's progress reporter to the demo's step callback."""
-
-    def __init__(self, step: Step):
-        self._step, self._done, self._total = step, 0, 1
-
-    def set_total(self, total: int) -> None:
-        self._total = max(total, 1)
-
-    def step(self, description: str, advance: int) -> None:
-        self._done += advance
-        self._step(f"determinism: {description}", self._done, self._total)

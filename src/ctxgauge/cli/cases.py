@@ -10,6 +10,7 @@ import typer
 
 from ctxgauge.cli._common import MISSES_HELP, console, err_console, exit_for_run, misses_json, print_json, print_run_report
 from ctxgauge.cli._options import out_option, resume_option
+from ctxgauge.cli._progress import ProgressDisplay
 
 
 def register(app: typer.Typer) -> None:
@@ -63,8 +64,8 @@ def cases(
     if write_cases is not None:
         _write(write_cases, case_file)
         return
-    with _progress() as on_case:
-        result = api.run_cases(case_file, config, progress=on_case)
+    with ProgressDisplay("cases") as progress:
+        result = api.run_cases(case_file, config, progress=progress)
     _report(result, json_out, dropped, misses)
 
 
@@ -93,22 +94,6 @@ def _write(path: Path, case_file) -> None:
     text = yaml.safe_dump({"cases": [case_to_dict(c) for c in case_file.cases]}, sort_keys=False, allow_unicode=True)
     write_text_atomic(path, text)
     console.print(f"wrote {len(case_file.cases)} cases to {path}")
-
-
-class _progress:
-    """A Rich progress bar over cases on stderr, shown only on a terminal."""
-
-    def __enter__(self):
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
-
-        self._bar = Progress(TextColumn("cases"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.description}"),
-                             console=err_console, transient=True, disable=not err_console.is_terminal)
-        self._bar.__enter__()
-        self._task = self._bar.add_task("", total=None)
-        return lambda done, total, name: self._bar.update(self._task, completed=done, total=total, description=name)
-
-    def __exit__(self, *exc) -> None:
-        self._bar.__exit__(*exc)
 
 
 def _report(result, json_out: bool, dropped: dict[str, int], misses: bool = False) -> None:

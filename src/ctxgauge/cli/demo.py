@@ -7,8 +7,9 @@ from typing import Optional
 
 import typer
 
-from ctxgauge.cli._common import console, err_console, print_json
+from ctxgauge.cli._common import console, print_json
 from ctxgauge.cli._options import out_option, resume_option
+from ctxgauge.cli._progress import ProgressDisplay
 
 
 def register(app: typer.Typer) -> None:
@@ -23,21 +24,12 @@ def demo(
     json_out: bool = typer.Option(False, "--json", help="Print JSON: {out, runs, skipped, replay, best_two, comparison, determinism, qa, report_html, report_md}."),
 ) -> None:
     """Replay, compare, grade determinism and run the battery on the bundled sample; write the HTML report."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
     from ctxgauge.demo import DemoConfig, run_demo
     from ctxgauge.engines import REFERENCE_ENGINES
 
     cfg = DemoConfig(out=out, engines=tuple(engine or REFERENCE_ENGINES), commits=commits, resume=resume)
-    bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                   console=err_console, transient=True)
-    with bar:
-        task = bar.add_task("demo", total=1)
-
-        def step(what: str, done: int, total: int) -> None:
-            bar.update(task, description=what, completed=done, total=max(total, 1))
-
-        result = run_demo(cfg, step)
+    with ProgressDisplay("demo") as progress:
+        result = run_demo(cfg, progress)
     if json_out:
         print_json(result.to_dict())
         return

@@ -9,6 +9,7 @@ import typer
 
 from ctxgauge.cli._common import err_console, exit_for_run, print_json, print_run_report
 from ctxgauge.cli._options import out_option, resume_option
+from ctxgauge.cli._progress import ProgressDisplay
 
 
 def register(app: typer.Typer) -> None:
@@ -51,36 +52,14 @@ def determinism(
         update_from=update_from, against=tuple(against or ()), noise=parse_list(noise, ("prose",)),
         noise_dir=noise_dir, corpus_name=corpus_name, out=out, fingerprint_dir=fingerprint_dir, resume=resume,
     )
-    with _Bar() as bar:
-        result = run_determinism(config, progress=bar)
+    with ProgressDisplay("determinism") as progress:
+        result = run_determinism(config, progress=progress)
     data = result.to_json()
     if json_out:
         print_json(data)
     else:
         _report(data)
     exit_for_run(result.run_dir, True)  # no gate: 0, or 6/7 when engines failed
-
-
-class _Bar:
-    """A Rich progress bar on stderr (stdout stays clean for --json), removed when the run ends."""
-
-    def __enter__(self) -> "_Bar":
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-        self._progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                                  TimeElapsedColumn(), console=err_console, transient=True)
-        self._progress.__enter__()
-        self._task = self._progress.add_task("planning", total=None)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._progress.__exit__(*exc)  # type: ignore[arg-type]
-
-    def set_total(self, total: int) -> None:
-        self._progress.update(self._task, total=total)
-
-    def step(self, description: str, advance: int) -> None:
-        self._progress.update(self._task, description=description, advance=advance)
 
 
 def _report(data: dict[str, Any]) -> None:

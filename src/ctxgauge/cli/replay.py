@@ -10,6 +10,7 @@ import typer
 
 from ctxgauge.cli._common import MISSES_HELP, console, err_console, exit_for_run, misses_json, print_json, print_run_report
 from ctxgauge.cli._options import out_option, resume_option
+from ctxgauge.cli._progress import ProgressDisplay
 from ctxgauge.executors._base import EXECUTOR_HELP
 
 
@@ -53,15 +54,15 @@ def replay(
     )
     if repos is not None:
         lines = read_repos_file(repos, config.commits)
-        with _progress() as on_commit:
-            many = replay_many(config, lines, out, progress=on_commit)
+        with ProgressDisplay("replay") as progress:
+            many = replay_many(config, lines, out, progress=progress)
         if json_out:
             print_json(many.to_dict())
         else:
             _render_many(many)
         raise typer.Exit(0)
-    with _progress() as on_commit:
-        result = run_replay(config, progress=on_commit)
+    with ProgressDisplay("replay") as progress:
+        result = run_replay(config, progress=progress)
     if json_out:
         print_json({**result.to_dict(), **({"misses": misses_json(result.run_dir)} if misses else {})})
     else:
@@ -73,26 +74,6 @@ def replay(
             err_console.print(f"... and {len(failed) - 10} more failed commits (see the run's units)")
         err_console.print(f"run recorded in {result.run_dir}", markup=False, soft_wrap=True)
     exit_for_run(result.run_dir, result.passed)
-
-
-class _progress:
-    """A Rich progress bar over commits on stderr, shown only on a terminal."""
-
-    def __enter__(self):
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-        self._bar = Progress(TextColumn("replay"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.description}"),
-                             TimeElapsedColumn(), console=err_console, transient=True,
-                             disable=not err_console.is_terminal)
-        self._bar.__enter__()
-        self._task = self._bar.add_task("", total=None)
-        return self._update
-
-    def _update(self, done: int, total: int, sha: str) -> None:
-        self._bar.update(self._task, completed=done, total=total, description=sha)
-
-    def __exit__(self, *exc) -> None:
-        self._bar.__exit__(*exc)
 
 
 def _fmt(v: float | None) -> str:

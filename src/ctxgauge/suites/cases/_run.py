@@ -22,13 +22,14 @@ from __future__ import annotations
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 from ctxgauge.engines import call_engine, checked_hits, same_system
 from ctxgauge.corpora import Corpus, open_corpus
 from ctxgauge.engines import engine_available, get_engine
 from ctxgauge.errors import EngineError, UserError
 from ctxgauge.records import RunDir, Subject, default_run_dir, figures_headline
+from ctxgauge.suites._progress import Progress
 from ctxgauge.suites.cases._model import Case, CaseFile, split_corpus
 from ctxgauge.metrics.scoring import Labels, PassLine, compare, metric_names, score, summarise
 
@@ -36,8 +37,7 @@ SUITE = "cases"
 SUITE_VERSION = 1
 """Bumped whenever a rule that changes the cases suite's figures changes; recorded in the run spec."""
 
-Progress = Callable[[int, int, str], None]
-"""Called after each case with (cases done, cases in all, case name)."""
+# progress(cases done, cases in all, case name), the one protocol of suites/_progress.py
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ from ._levels import (
 from ._noise import LARGE_BYTES, NOISE_KINDS, NOISE_SEED, Noise, make_noise, noise_directory, unrelated_words
 from ._plan import UPDATE_DISTANCE, Plan, make_plan
 from ._results import DeterminismResult, EngineResult, evidence_of
-from ._run import SUITE, SUITE_VERSION, ProgressReporter, run_determinism
+from ._run import SUITE, SUITE_VERSION, run_determinism
 from ._work import FAILED, FAMILIES, NOT_MEASURED, OK, FamilyResult
 
 __all__ = [
@@ -52,7 +52,6 @@ __all__ = [
     "Grade",
     "Noise",
     "Plan",
-    "ProgressReporter",
     "degenerate_flags",
     "evidence_of",
     "fingerprint_file_name",

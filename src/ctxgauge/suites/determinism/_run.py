@@ -23,7 +23,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from ctxgauge.engines import call_engine
 from ctxgauge.engines import engine_available, get_engine
@@ -40,31 +40,15 @@ from ._query import run_query
 from ._rebuild import run_rebuild
 from ._results import ENGINE_FAILED, MEASURED, SKIPPED, DeterminismResult, EngineResult
 from ._update import run_update
+from ctxgauge.suites._progress import Progress, Steps
+
 from ._work import FAILED, FAMILIES, NOT_MEASURED, FamilyResult, Workspace, scratch_dir
 
-__all__ = ["ProgressReporter", "SUITE", "SUITE_VERSION", "run_determinism"]
+__all__ = ["SUITE", "SUITE_VERSION", "run_determinism"]
 
 SUITE = "determinism"
 SUITE_VERSION = 1
 """The suite's own version (run records of dc65eaf and before carried none: read as 1)."""
-
-
-class ProgressReporter(Protocol):
-    """Where the pipeline reports progress (the CLI passes a Rich progress bar on stderr)."""
-
-    def set_total(self, total: int) -> None:
-        """The number of steps the run will take."""
-
-    def step(self, description: str, advance: int) -> None:
-        """`advance` steps are done; `description` says what runs now."""
-
-
-class _Silent:
-    def set_total(self, total: int) -> None:
-        pass
-
-    def step(self, description: str, advance: int) -> None:
-        pass
 
 
 def _steps(plan: Plan) -> int:
@@ -79,7 +63,7 @@ def _steps(plan: Plan) -> int:
 class _EngineRun:
     """One engine's pass through the pipeline, recording each family as a unit."""
 
-    def __init__(self, plan: Plan, spec: str, run: RunDir, reporter: ProgressReporter,
+    def __init__(self, plan: Plan, spec: str, run: RunDir, reporter: Steps,
                  factory: Callable[[str], Any], scratch: Path):
         self.plan, self.spec, self.run = plan, spec, run
         self.ws = Workspace(spec, plan.corpus, plan.queries, plan.config.k, scratch, factory, reporter.step)
@@ -218,7 +202,7 @@ class _EngineRun:
         self.ws.close()
 
 
-def run_determinism(config: DeterminismConfig, *, progress: ProgressReporter | None = None,
+def run_determinism(config: DeterminismConfig, *, progress: Progress | None = None,
                     factory: Callable[[str], Any] = get_engine) -> DeterminismResult:
     """Run the determinism suite and record it; return the results.
 
@@ -226,7 +210,7 @@ def run_determinism(config: DeterminismConfig, *, progress: ProgressReporter | N
     may pass their own. Raises UserError for options the user must mend; an engine's failure is recorded
     in its units and never raised.
     """
-    reporter = progress or _Silent()
+    reporter = Steps(progress)
     plan = make_plan(config, factory)
     try:
         run_path = Path(config.out) if config.out is not None else default_run_dir(SUITE)
@@ -234,7 +218,7 @@ def run_determinism(config: DeterminismConfig, *, progress: ProgressReporter | N
         subject = Subject(dataset=corpus_label(spec["corpus"]), systems=list(plan.engines))
         with RunDir.start(run_path, suite=SUITE, suite_version=SUITE_VERSION, subject=subject, spec=spec,
                           resume=config.resume, context={"corpus": plan.corpus.summary()}) as run:
-            reporter.set_total(_steps(plan))
+            reporter.total = _steps(plan)
             engines: dict[str, EngineResult] = {}
             with scratch_dir(Path(tempfile.mkdtemp(prefix="ctxgauge-determinism-"))) as scratch:
                 for i, spec in enumerate(plan.engines):

@@ -26,8 +26,9 @@ NOT_MEASURED: Final = "not measured"
 FAILED: Final = "failed"
 """Family status: the engine failed at its work; `reason` holds the error."""
 
-Progress = Callable[[str, int], None]
-"""`progress(description, advance)`: the pipeline reports each step done (an advance of 0 only relabels)."""
+StepDone = Callable[[str, int], None]
+"""`progress(description, advance)`: a family reports each step done (an advance of 0 only relabels);
+`suites._progress.Steps.step` turns it into the one `progress(done, total, label)` protocol."""
 
 
 @dataclass(frozen=True)
@@ -74,8 +75,8 @@ class Workspace:
     """A directory for builds, deleted when the run ends."""
     factory: Callable[[str], Any]
     """Spec string -> engine object (the registry's get_engine unless a caller injects one)."""
-    progress: Progress = lambda description, advance: None
-    """Progress callback."""
+    progress: StepDone = lambda description, advance: None
+    """Step callback."""
     _counter: int = field(default=0, init=False)
     _engines: list[Any] = field(default_factory=list, init=False)
 

@@ -33,12 +33,12 @@ from typing import Callable, Sequence
 
 from ctxgauge.executors import Executor, InlineExecutor
 from ctxgauge.records import RunDir
+from ctxgauge.suites._progress import Progress
 from ctxgauge.suites.replay._cases import ReplayCase
 from ctxgauge.suites.replay._plan import Plan
 from ctxgauge.suites.replay._units import SliceTask, drop_live, run_slice, share_live, slices
 
-Progress = Callable[[int, int, str], None]
-"""Called after each commit with (commits done, commits in the plan, short sha)."""
+# progress(commits done, commits in the plan, short sha), the one protocol of suites/_progress.py
 
 
 def auto_slice(commits: int, workers: int) -> int | None:

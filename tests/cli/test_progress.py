@@ -1,0 +1,59 @@
+"""One progress protocol, `progress(done, total, label)`, and one display of it on stderr."""
+
+from __future__ import annotations
+
+import io
+import time
+
+from rich.console import Console
+
+from ctxgauge.cli._progress import ProgressDisplay
+
+
+def _terminal() -> Console:
+    return Console(file=io.StringIO(), force_terminal=True, width=160, color_system=None)
+
+
+def test_the_display_shows_items_done_rate_time_left_and_a_moving_clock():
+    console = _terminal()
+    with ProgressDisplay("replay", console=console) as progress:
+        progress(0, 1, "building the index")
+        for done, sha in enumerate(["a1", "b2", "c3"], start=1):
+            time.sleep(0.05)
+            progress(done, 4, sha)
+        line = progress.line()
+        assert line.startswith("replay c3") and "3/4" in line and "/s" in line and "left" in line
+        assert "0:00:00" in line
+        time.sleep(1.1)
+        assert "0:00:01" in progress.line()  # the clock moves with no call (a long phase never looks stalled)
+        # A phase that reached its total, then a new phase: the bar counts again, never frozen as finished.
+        progress(4, 4, "d4")
+        progress(1, 10, "determinism: base build")
+        assert progress.line().startswith("replay determinism: base build") and "1/10" in progress.line()
+
+
+def test_nothing_is_shown_off_a_terminal():
+    console = Console(file=io.StringIO(), force_terminal=False)
+    with ProgressDisplay("cases", console=console) as progress:
+        for done in range(1, 4):
+            progress(done, 3, f"case {done}")
+        assert progress.line() == ""
+    assert console.file.getvalue() == ""
+
+
+def test_every_suite_speaks_the_one_protocol(tmp_path):
+    # determinism counts its steps itself; what it reports is (done, total, label), ending at total.
+    from ctxgauge.suites.determinism import DeterminismConfig, run_determinism
+
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    for name, text in {"fees.py": "def overdue_fee(): pass\n", "isbn.py": "def valid_isbn(): pass\n"}.items():
+        (corpus / name).write_text(text)
+    calls = []
+    run_determinism(DeterminismConfig(source=corpus, engines=("grep",), queries=["overdue fee", "isbn"],
+                                      rebuilds=2, trials=2, k=2, families=("rebuild", "query"),
+                                      out=tmp_path / "run"),
+                    progress=lambda done, total, label: calls.append((done, total, label)))
+    assert calls and all(isinstance(d, int) and isinstance(t, int) and isinstance(s, str) for d, t, s in calls)
+    dones = [d for d, _, _ in calls]
+    assert dones == sorted(dones) and dones[-1] == calls[-1][1] > 0
