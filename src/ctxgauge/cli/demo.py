@@ -37,6 +37,7 @@ def demo(
 
 
 def _print(result) -> None:
+    from rich.markup import escape
     from rich.table import Table
 
     if result.skipped:
@@ -60,6 +61,17 @@ def _print(result) -> None:
             console.print(f"{a} vs {b}, recall@10: difference {m.get('mean_diff', 0):+.3f} "
                           f"[95% {m.get('ci_low', 0):+.3f}, {m.get('ci_high', 0):+.3f}], p={m.get('p_value', 1):.3f}, "
                           f"win/tie/loss {m.get('wins')}/{m.get('ties')}/{m.get('losses')}")
+    console.print("CTL (Context Trust Level, 0-4): how far an engine's context is the same every time, from "
+                  "repeatable rankings (1) to identical artifacts on two machines (4).")
+    console.print("drift: the share of results (1 - Jaccard@k) that change when one unrelated file joins the "
+                  "corpus; 0 is steady.")
+    summary = (result.qa or {}).get("summary") or {}
+    rates = [(arm, s["retrieval_hit_rate"]) for arm, s in summary.items()
+             if isinstance(s, dict) and s.get("retrieval_hit_rate") is not None]
+    if rates:
+        console.print("qa battery, no model: retrieval hit rate (a question's evidence file among the context "
+                      "given) " + ", ".join(f"{escape(arm)} {rate:.3f}" for arm, rate in rates))
     for arm in ((result.qa or {}).get("skipped") or []):
-        console.print(f"qa arm [bold]{arm.get('arm')}[/]: {arm.get('reason')}")
-    console.print(f"\nruns in [bold]{result.out}[/]\nreport: [bold]{result.report_html}[/]")
+        console.print(f"qa arm [bold]{escape(str(arm.get('arm')))}[/]: {escape(str(arm.get('reason')))}")
+    console.print(f"\nruns in [bold]{escape(str(result.out))}[/]\nreport: [bold]{escape(str(result.report_html))}[/]"
+                  f" (and [bold]{escape(str(result.report_md))}[/], the same report as Markdown)")
