@@ -46,3 +46,16 @@ def test_an_engine_keeps_its_colour_across_runs_and_arms():
                                          ([0.00019], 0.05), ([None, 2.4], 2.5), ([1.0], 1.0)])
 def test_axis_ends_are_round(values, top):
     assert nice_top(values) == pytest.approx(top)
+
+
+def test_a_long_label_fits_its_column_and_is_never_cut_on_the_left():
+    from ctxgauge.report._svg import CHAR_W
+
+    label = "bm25 · cases-20261201-235959-ab12cd"
+    panel = Panel("mrr", [Bar(label, 0.5, run="r")])
+    svg = bars_panel(panel, Colours(), _no_link, label_chars=len(label))
+    x = float(re.search(r'<text x="([\d.]+)" y="[\d.]+" class="label" text-anchor="end">([^<]*)</text>', svg).group(1))
+    shown = re.search(r'class="label" text-anchor="end">([^<]*)</text>', svg).group(1)
+    assert shown.startswith("bm25 · ") and shown.endswith("…")
+    # The text ends at x and runs leftwards: its estimated width must fit inside the column from 0.
+    assert len(shown) * CHAR_W <= x

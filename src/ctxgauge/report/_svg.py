@@ -34,6 +34,15 @@ def f(x: float) -> str:
     return f"{x:.1f}"
 
 
+LABEL_CHARS = 28
+"""Longest label drawn in full; longer ones end in `…`. The label column is sized for it, so the column's
+width and the clip agree (a 200 px cap under 28 characters cut labels off on the left: `n25 · cases-20…`)."""
+
+
+def _label_w(chars: int) -> int:
+    return max(int(min(chars, LABEL_CHARS) * CHAR_W) + 14, 56)
+
+
 def _clip(text: str, n: int) -> str:
     return text if len(text) <= n else text[: n - 1] + "…"
 
@@ -71,7 +80,7 @@ PLOT_W = 200
 def bars_panel(panel: Panel, colours: Colours, link: Link, label_chars: int) -> str:
     """One metric's horizontal bars from 0 to `panel.top`, each with its interval as a whisker."""
     row, top_pad = 26, 24
-    label_w = max(min(int(label_chars * CHAR_W) + 14, 200), 56)
+    label_w = _label_w(label_chars)
     value_w = 62
     plot_w = PLOT_W
     width = label_w + plot_w + value_w
@@ -91,7 +100,7 @@ def bars_panel(panel: Panel, colours: Colours, link: Link, label_chars: int) -> 
         tip = _bar_tip(panel.metric, bar)
         parts = [f'<title>{escape(tip)}</title>',
                  f'<text x="{label_w - 8}" y="{f(y + 15)}" class="label" text-anchor="end">'
-                 f'{escape(_clip(bar.label, 28))}</text>']
+                 f'{escape(_clip(bar.label, LABEL_CHARS))}</text>']
         if bar.value is None:
             parts.append(f'<text x="{label_w + 4}" y="{f(y + 15)}" class="na">not measured</text>')
         else:
@@ -170,7 +179,7 @@ def grid(fig: GridFigure, link: Link, max_columns: int = 100) -> str:
     """A categorical grid, wrapped every `max_columns` columns; every cell has a tooltip."""
     n = len(fig.columns)
     label_chars = max([len(r.label) for r in fig.rows] + [4])
-    label_w = max(min(int(label_chars * CHAR_W) + 14, 200), 56)
+    label_w = _label_w(label_chars)
     per_line = min(n, max_columns) or 1
     cell_w = max(5.0, min(16.0, 700.0 / per_line))
     cell_h, gap = 16, 3
@@ -194,7 +203,7 @@ def grid(fig: GridFigure, link: Link, max_columns: int = 100) -> str:
                              f'fill="{GRID_COLOURS.get(state, "#cccccc")}" class="cell {escape(state)}">'
                              f'<title>{escape(tip)}</title></rect>')
             label = (f'<text x="{label_w - 8}" y="{y + 12}" class="label" text-anchor="end">'
-                     f'{escape(_clip(row.label, 28))}</text>')
+                     f'{escape(_clip(row.label, LABEL_CHARS))}</text>')
             out.append(f'<g class="grid-row">{_a(link(row.run), label)}{"".join(cells)}</g>')
     out.append("</svg>")
     return "".join(out)
@@ -209,4 +218,4 @@ def legend(states: dict[str, str]) -> str:
 
 def label_chars(panels: Sequence[Panel]) -> int:
     """The longest bar label of a figure, in characters (one label column for every panel)."""
-    return max([min(len(b.label), 28) for p in panels for b in p.bars] + [4])
+    return max([min(len(b.label), LABEL_CHARS) for p in panels for b in p.bars] + [4])
