@@ -197,3 +197,30 @@ def test_report_renders_offline_in_chromium(browser, tmp_path, factory):
         keep.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(target, keep / "report.png")
         shutil.copyfile(page, keep / "report.html")
+
+
+LAST_COLUMN_JS = """JSON.stringify([...document.querySelectorAll('section#suite-determinism table')].map(t => {
+  const th = [...t.querySelectorAll('th')].pop();
+  const box = (t.closest('.scroll') || t.parentElement).getBoundingClientRect();
+  return {last: th.textContent.trim(), right: th.getBoundingClientRect().right, visible: box.right,
+          widths: [...t.querySelectorAll("th")].map(h => [h.textContent.trim(), Math.round(h.getBoundingClientRect().width)])};
+}))"""
+
+
+def test_the_determinism_tables_last_column_shows_at_1400_px(browser, tmp_path, factory):
+    # At 1,400 px the fingerprint column (the table's last) was scrolled out of its card.
+    from ctxgauge.report import build_report, discover_runs, write_html
+
+    root = tmp_path / "runs"
+    factory.determinism_run(root, "determinism-20261201-235959-ab12cd",
+                            {"bm25": {"level": 3, "drift": {"prose": 0.0, "near-duplicate": 0.1}},
+                             "hybrid(engines=\"bm25,grep\")": {"level": 1, "drift": {"prose": 0.25}, "emr": 0.8},
+                             "minilm": {"status": "skipped", "reason": "torch not installed"}})
+    page = write_html(build_report(discover_runs(root)), tmp_path / "site" / "report.html")
+    browser.send("Emulation.setDeviceMetricsOverride", {"width": 1400, "height": 900, "deviceScaleFactor": 1,
+                                                        "mobile": False})
+    _load(browser, page)
+    tables = json.loads(browser.send("Runtime.evaluate", {"expression": LAST_COLUMN_JS,
+                                                          "returnByValue": True})["result"]["value"])
+    assert tables and all(t["last"] == "fingerprint" for t in tables), tables
+    assert all(t["right"] <= t["visible"] + 0.5 for t in tables), tables

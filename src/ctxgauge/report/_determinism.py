@@ -89,7 +89,8 @@ def _drift(result: dict) -> Cell:
     drift = result.get("drift") or {}
     if not drift:
         return Cell(_family(result, "drift")[1] or "-", style="muted")
-    return Cell(", ".join(f"{kind} {value:.3f}" for kind, value in sorted(drift.items())), num=True)
+    # Text, not a right-aligned figure: one line per noise kind may wrap, so the table fits its card.
+    return Cell(", ".join(f"{kind} {value:.3f}" for kind, value in sorted(drift.items())))
 
 
 def _flags(result: dict) -> Cell:

@@ -13,7 +13,7 @@ header.top nav { margin-top: 12px; display: flex; flex-wrap: wrap; gap: 8px; }
 header.top nav a { color: #fff; background: rgba(255,255,255,0.12); padding: 3px 10px; border-radius: 12px;
   text-decoration: none; font-size: 13px; }
 header.top nav a:hover { background: rgba(255,255,255,0.25); }
-.wrap { max-width: 1140px; margin: 0 auto; padding: 0 24px; }
+.wrap { max-width: 1360px; margin: 0 auto; padding: 0 24px; }
 main.wrap { padding-bottom: 48px; }
 section.suite { margin-top: 30px; }
 section.suite > h2 { font-size: 20px; margin: 0 0 6px; padding-bottom: 6px; border-bottom: 2px solid var(--line); }
@@ -29,8 +29,7 @@ ul.notes { margin: 6px 0 12px; padding-left: 20px; color: var(--muted); font-siz
 table { border-collapse: collapse; font-size: 13px; width: auto; min-width: 60%; }
 td:first-child { white-space: nowrap; }
 th, td { padding: 5px 9px; border-bottom: 1px solid var(--line); text-align: left; vertical-align: middle; }
-th { font-weight: 600; color: var(--muted); font-size: 12px; text-transform: none; background: #fafbfc;
-  white-space: nowrap; }
+th { font-weight: 600; color: var(--muted); font-size: 12px; text-transform: none; background: #fafbfc; }
 tbody tr:hover { background: #f9fafc; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 td a, .legend a { color: var(--accent); text-decoration: none; }
