@@ -28,3 +28,14 @@ def test_a_run_whose_units_all_failed_says_nothing_was_measured(tmp_path):
     rec = read_run(tmp_path / "run")
     assert rec.headline.startswith("nothing measured: 2 of 2 unit(s) failed")
     assert outcome(rec.counts).exit_code == 7
+
+
+def test_a_skipped_unit_that_holds_a_figure_measured_something(tmp_path):
+    # A qa arm that needs a model is skipped, but it measured its retrieval: not "nothing measured".
+    run = RunDir.start(tmp_path / "run", suite="s", suite_version=1, subject=Subject("demo", ["x"]), spec={})
+    run.add_unit("q1", "skipped", reason="needs a model", figures={"retrieved": 1.0})
+    run.add_unit("q2", "skipped", reason="needs a model", figures={"retrieved": None})
+    run.finish("success", headline="context:bm25@5 -")
+    assert read_run(tmp_path / "run").headline == "context:bm25@5 -"
+    assert outcome({"skipped": 2}, measured=1).state == "measured"
+    assert outcome({"skipped": 2}, measured=0).state == "nothing-measured"

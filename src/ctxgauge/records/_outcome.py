@@ -26,11 +26,13 @@ class Outcome:
     """The one line the command prints when not measured."""
 
 
-def outcome(counts: Mapping[str, int]) -> Outcome:
-    """The outcome of a run with these unit counts (`ok`, `failed`, `skipped`)."""
+def outcome(counts: Mapping[str, int], measured: int | None = None) -> Outcome:
+    """The outcome of a run with these unit counts (`ok`, `failed`, `skipped`); `measured`: how many units
+    measured something (default: the ok ones; a skipped unit that still holds a figure, such as a qa arm that
+    needs a model but measured its retrieval, counts too)."""
     ok, failed, skipped = (int(counts.get(k, 0) or 0) for k in ("ok", "failed", "skipped"))
     total = ok + failed + skipped
-    if ok == 0:
+    if (ok if measured is None else measured) == 0:
         return Outcome("nothing-measured", EXIT_NOTHING_MEASURED,
                        f"nothing measured: {failed} of {total} unit(s) failed and {skipped} were skipped; no figure "
                        "in the record is a result (see the units' reasons)")

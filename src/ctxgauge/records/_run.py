@@ -307,10 +307,13 @@ class RunDir:
         if status not in STATUSES[1:]:
             raise ValueError(f"final status must be one of {STATUSES[1:]}")
         counts = {s: 0 for s in UNIT_STATUSES}
+        measured = 0
         for u in self.units():
             counts[u.status] = counts.get(u.status, 0) + 1
+            # A unit measured something when it is ok, or holds a figure despite being skipped.
+            measured += u.status == "ok" or (u.status == "skipped" and any(v is not None for v in u.figures.values()))
         rec = self.record
-        verdict = outcome(counts)
+        verdict = outcome(counts, measured)
         if status == "success" and verdict.state == "nothing-measured":
             # The record says what the exit code says: a "success" whose units all failed measured nothing.
             headline = f"{verdict.message.split(';')[0]}" + (f"; {headline}" if headline else "")
