@@ -297,3 +297,45 @@ def test_engine_process_ends_at_interpreter_exit(tmp_path: Path) -> None:
     while pid_alive(pid) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not pid_alive(pid)
+
+
+FLOOD_ENGINE = """
+import json, sys
+for line in sys.stdin:
+    req = json.loads(line)
+    if req["op"] == "query" and "flood" in req["text"]:
+        sys.stdout.write("x" * (40 << 20))  # 40 MB and no newline
+        sys.stdout.flush()
+        sys.stdin.readline()
+    elif req["op"] == "query":
+        print(json.dumps({"ok": True, "hits": [{"path": "a" * 3_000_000, "score": 1.0}]}), flush=True)
+    else:
+        print(json.dumps({"ok": True}), flush=True)
+"""
+
+
+def test_huge_answers_are_bounded(tmp_path: Path) -> None:
+    # A 40 MB line with no newline fails the request (the reader stops at 8 MiB) instead of growing memory
+    # until the timeout; a 3 MB path is quoted cut to a few hundred characters, never whole, in the reason.
+    from ctxgauge.engines import checked_hits
+
+    script = tmp_path / "flood.py"
+    script.write_text(FLOOD_ENGINE)
+    cmd = shlex.join([sys.executable, str(script)])
+    engine = get_engine(f"command(cmd={json.dumps(cmd)},timeout=60)")
+    (tmp_path / "c").mkdir()
+    (tmp_path / "c" / "a.py").write_text("x = 1\n")
+    corpus = Corpus.from_directory(tmp_path / "c")
+    try:
+        engine.build(corpus, tmp_path / "out")
+        start = time.monotonic()
+        with pytest.raises(EngineError, match=r"answered a line longer than 8 MiB \(process killed\)"):
+            engine.query(tmp_path / "out", "flood", 3)
+        assert time.monotonic() - start < 50  # well before the 60 s timeout
+        engine.build(corpus, tmp_path / "out")  # a new process serves the next request
+        with pytest.raises(EngineError) as info:
+            checked_hits(engine.query(tmp_path / "out", "path", 3), corpus, 3, engine.name)
+        assert "not a file of the corpus" in str(info.value) and len(str(info.value)) < 500
+        assert "(3,000,002 characters)" in str(info.value)
+    finally:
+        engine.close()

@@ -9,6 +9,20 @@ from ctxgauge.corpora import Corpus
 from ctxgauge.engines._base import Hit
 from ctxgauge.errors import EngineError, UserError
 
+SHOWN_CHARS = 200
+"""How much of an engine's path or message a failure reason quotes: a 60 MB path from a broken engine must
+not become a 60 MB reason in every record that names it."""
+
+
+def cut(text: str, limit: int = 2000) -> str:
+    """`text` cut to `limit` characters, saying how long it was."""
+    return text if len(text) <= limit else f"{text[:limit]}… ({len(text):,} characters)"
+
+
+def shown(path: str) -> str:
+    """A path quoted for a failure reason, cut to SHOWN_CHARS."""
+    return cut(repr(path), SHOWN_CHARS)
+
 
 def checked_hits(hits: Sequence[Hit], corpus: Corpus | None, k: int, engine_name: str) -> list[Hit]:
     """The engine's hits if they keep the contract (at most k, unique, relative paths in the corpus,
@@ -19,15 +33,15 @@ def checked_hits(hits: Sequence[Hit], corpus: Corpus | None, k: int, engine_name
     seen = set()
     for h in out:
         if not isinstance(h.score, (int, float)) or h.score != h.score:
-            raise EngineError(f"{engine_name} returned a non-numeric score for {h.path!r}")
+            raise EngineError(f"{engine_name} returned a non-numeric score for {shown(h.path)}")
         if h.path in seen:
-            raise EngineError(f"{engine_name} returned {h.path!r} twice")
+            raise EngineError(f"{engine_name} returned {shown(h.path)} twice")
         seen.add(h.path)
         if corpus is not None and h.path not in corpus:
-            raise EngineError(f"{engine_name} returned {h.path!r}, which is not a file of the corpus")
+            raise EngineError(f"{engine_name} returned {shown(h.path)}, which is not a file of the corpus")
     for a, b in zip(out, out[1:]):
         if b.score > a.score:
-            raise EngineError(f"{engine_name} returned hits out of order ({a.path!r} before {b.path!r})")
+            raise EngineError(f"{engine_name} returned hits out of order ({shown(a.path)} before {shown(b.path)})")
     return out
 
 
@@ -38,4 +52,4 @@ def call_engine(what: str, engine, fn, *args):
     except (UserError, EngineError):
         raise
     except Exception as exc:  # a crashing engine fails the unit, not ctxgauge
-        raise EngineError(f"{engine.name} {what} failed: {type(exc).__name__}: {exc}") from exc
+        raise EngineError(f"{engine.name} {what} failed: {type(exc).__name__}: {cut(str(exc))}") from exc

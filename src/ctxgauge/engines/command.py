@@ -58,8 +58,12 @@ from ctxgauge.engines._spec import Param
 from ctxgauge.errors import EngineError, UserError
 from ctxgauge.fingerprints import IDENTITY_SOURCES
 STDERR_TAIL_BYTES = 4000
+MAX_ANSWER_BYTES = 8 << 20
+"""The longest answer line read (a k=100 answer is a few kB): a program flooding stdout without a newline
+must fail its request, not grow ctxgauge's memory until the timeout."""
 _UNSUPPORTED = re.compile(r"unsupported|unknown op|not supported|not implemented", re.I)
 _EOF = object()
+_TOO_LONG = object()
 _UNASKED = object()
 
 
@@ -107,7 +111,10 @@ class _Process:
 
     def _read_stdout(self) -> None:
         try:
-            for line in iter(self.proc.stdout.readline, b""):
+            for line in iter(lambda: self.proc.stdout.readline(MAX_ANSWER_BYTES + 1), b""):
+                if len(line) > MAX_ANSWER_BYTES:
+                    self.lines.put(_TOO_LONG)  # stop reading: the request fails and the process is killed
+                    return
                 self.lines.put(line)
         except (OSError, ValueError):
             pass
@@ -265,6 +272,9 @@ class CommandEngine(Engine):
                     raw = proc.lines.get(timeout=max(deadline - time.monotonic(), 0))
                 except queue.Empty:
                     raise self._fail(proc, op, timed_out) from None
+                if raw is _TOO_LONG:
+                    raise self._fail(proc, op, f"answered a line longer than {MAX_ANSWER_BYTES >> 20} MiB "
+                                               "(process killed)")
                 if raw is _EOF:
                     try:
                         code: int | None = proc.proc.wait(timeout=5.0)
@@ -290,8 +300,8 @@ class CommandEngine(Engine):
                 stray = proc.lines.get_nowait()
             except queue.Empty:
                 return
-            if stray is _EOF:
-                proc.lines.put(_EOF)  # it exited since its last answer: the request reports that
+            if stray is _EOF or stray is _TOO_LONG:
+                proc.lines.put(stray)  # it exited since its last answer: the request reports that
                 return
             if stray.strip():
                 shown = stray.decode("utf-8", "replace").strip()[:200]
