@@ -175,14 +175,7 @@ def read_data(path: str | Path, what: str = "file", *, fmt: str | None = None, e
     use for file names that are not UTF-8), every key to be text, and the depth to be at most MAX_DEPTH.
     """
     p = Path(path)
-    try:
-        raw = p.read_bytes()
-    except FileNotFoundError:
-        raise InputError(what, p, "no such file") from None
-    except IsADirectoryError:
-        raise InputError(what, p, "is a directory, not a file") from None
-    except OSError as exc:
-        raise InputError(what, p, f"cannot read ({exc.strerror or exc})") from None
+    raw = _read_input(p, what)
     if fmt is None:
         fmt = "yaml" if p.suffix.lower() in (".yaml", ".yml") else "json"
     return parse_data(raw, what, p, fmt=fmt, expect=expect, finite=finite, surrogates=surrogates, shape=shape)
@@ -270,17 +263,22 @@ def _encodable(text: str) -> bool:
     return True
 
 
-def read_text(path: str | Path, what: str = "file") -> str:
-    """A UTF-8 text input file (byte-order mark dropped), or an InputError: missing, unreadable, not UTF-8."""
-    p = Path(path)
+def _read_input(p: Path, what: str) -> bytes:
+    """The bytes of an input file, or the InputError a user can mend (missing, a directory, unreadable)."""
     try:
-        raw = p.read_bytes()
+        return p.read_bytes()
     except FileNotFoundError:
         raise InputError(what, p, "no such file") from None
     except IsADirectoryError:
         raise InputError(what, p, "is a directory, not a file") from None
     except OSError as exc:
         raise InputError(what, p, f"cannot read ({exc.strerror or exc})") from None
+
+
+def read_text(path: str | Path, what: str = "file") -> str:
+    """A UTF-8 text input file (byte-order mark dropped), or an InputError: missing, unreadable, not UTF-8."""
+    p = Path(path)
+    raw = _read_input(p, what)
     try:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
