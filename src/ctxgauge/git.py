@@ -358,6 +358,14 @@ class Repo:
         self.close()
 
 
+def _read_change(tokens: list[str], i: int, status: str) -> tuple[FileChange, int]:
+    """The name-status change whose status token is at `i`, and the index after it (a rename or copy holds
+    two paths, old then new)."""
+    if status in "RC":
+        return FileChange(status, tokens[i + 2], tokens[i + 1]), i + 3
+    return FileChange(status, tokens[i + 1]), i + 2
+
+
 def _parse_changes(tokens: list[str]) -> list[FileChange]:
     out: list[FileChange] = []
     i = 0
@@ -366,13 +374,8 @@ def _parse_changes(tokens: list[str]) -> list[FileChange]:
         if not tok:
             i += 1
             continue
-        status = tok[0]
-        if status in "RC":
-            out.append(FileChange(status, tokens[i + 2], tokens[i + 1]))
-            i += 3
-        else:
-            out.append(FileChange(status, tokens[i + 1]))
-            i += 2
+        change, i = _read_change(tokens, i, tok[0])
+        out.append(change)
     return out
 
 
@@ -406,13 +409,8 @@ def _parse_log(raw: str) -> list[Commit]:
             if not tok:
                 i += 1
                 continue
-            status = tok[0]
-            if status in "RC":
-                changes.append(FileChange(status, tokens[i + 2], tokens[i + 1]))
-                i += 3
-            else:
-                changes.append(FileChange(status, tokens[i + 1]))
-                i += 2
+            change, i = _read_change(tokens, i, tok[0])
+            changes.append(change)
         commits.append(Commit(sha=sha, parents=tuple(parents.split()), author_name=name, author_email=email,
                               timestamp=int(ts), subject=subject, changes=tuple(changes)))
     return commits
