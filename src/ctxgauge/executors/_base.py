@@ -92,3 +92,12 @@ class Executor:
 def run_collected(fn: Work, item: Any) -> tuple[list[Any], str]:
     """Run one unit to its end in this (worker) process: its parts, and this worker's name."""
     return list(fn(item)), worker_name()
+
+
+def parts_in_order(futures: Sequence[Any]) -> Iterator[Part]:
+    """The parts of submitted `run_collected` futures (anything with `.result()`), unit by unit in the order
+    submitted, whichever finished first: what every pool-backed executor's `map` yields."""
+    for i, fut in enumerate(futures):
+        values, worker = fut.result()
+        for value in values:
+            yield Part(i, value, worker)

@@ -12,7 +12,7 @@ import logging
 from typing import Any, Iterator, Sequence
 
 from ctxgauge.errors import UserError
-from ctxgauge.executors._base import Executor, Part, Work, run_collected
+from ctxgauge.executors._base import Executor, Part, Work, parts_in_order, run_collected
 
 _INSTALL = "Dask is not installed: pip install 'ctxgauge[dask]'"
 CONNECT_TIMEOUT = "5s"
@@ -68,10 +68,7 @@ class DaskExecutor(Executor):
         # pure=False: two equal items are still two units (a replay may hand the same slice twice).
         futures = [self._client.submit(run_collected, fn, item, pure=False) for item in items]
         try:
-            for i, fut in enumerate(futures):
-                values, worker = fut.result()
-                for value in values:
-                    yield Part(i, value, worker)
+            yield from parts_in_order(futures)
         finally:
             self._client.cancel(futures)
 

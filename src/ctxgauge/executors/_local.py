@@ -6,7 +6,7 @@ import multiprocessing
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any, Iterator, Sequence
 
-from ctxgauge.executors._base import Executor, Part, Work, run_collected
+from ctxgauge.executors._base import Executor, Part, Work, parts_in_order, run_collected
 
 
 class InlineExecutor(Executor):
@@ -42,10 +42,7 @@ class PoolExecutor(Executor):
             self._pool = ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"))
         futures = [self._pool.submit(run_collected, fn, item) for item in items]
         try:
-            for i, fut in enumerate(futures):
-                values, worker = fut.result()
-                for value in values:
-                    yield Part(i, value, worker)
+            yield from parts_in_order(futures)
         finally:
             for fut in futures:
                 fut.cancel()
