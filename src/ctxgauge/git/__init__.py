@@ -1,0 +1,24 @@
+"""Read-only access to a git repository through git plumbing: revisions, trees, blobs, history.
+
+Nothing here checks out, writes to or runs anything from the inspected repository. Every git call runs with
+the user's and the system's configuration switched off and the settings that change output pinned
+(rename detection, quoting, textconv), so the same repository gives the same answers on every machine.
+
+One idea per module:
+- `_policy`: the one git invocation policy (pinned options, environment, failures as one line);
+- `_confine`: refusing a repository whose reading would read something outside it;
+- `_log`: commits and name-status changes parsed from git's output;
+- `_blobs`: blob ids and the long-lived `cat-file --batch` reader;
+- `_repo`: `Repo`, the read-only repository the rest of ctxgauge uses.
+"""
+
+from ctxgauge.git._blobs import BlobReader, blob_id
+from ctxgauge.git._confine import confine
+from ctxgauge.git._log import Commit, FileChange
+from ctxgauge.git._policy import DIFF_SAFE, RENAME_THRESHOLD, git_command, git_env, run_git
+from ctxgauge.git._repo import Repo, TreeEntry
+
+__all__ = [
+    "BlobReader", "Commit", "DIFF_SAFE", "FileChange", "RENAME_THRESHOLD", "Repo", "TreeEntry", "blob_id",
+    "confine", "git_command", "git_env", "run_git",
+]

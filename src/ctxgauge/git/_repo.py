@@ -1,0 +1,130 @@
+"""A repository opened read-only: revisions, trees, history and blobs, each through the invocation policy."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Iterator
+
+from ctxgauge.errors import UserError
+from ctxgauge.git._blobs import BlobReader
+from ctxgauge.git._confine import confine
+from ctxgauge.git._log import LOG_FORMAT, Commit, FileChange, parse_changes, parse_log
+from ctxgauge.git._policy import DIFF_SAFE, RENAME_THRESHOLD, run_git
+
+
+@dataclass(frozen=True)
+class TreeEntry:
+    """One entry of `git ls-tree -r --long`: mode, object type, object id, size (None for submodules and for
+    missing blobs), path."""
+
+    mode: str
+    type: str
+    oid: str
+    size: int | None
+    path: str
+
+
+class Repo:
+    """A git repository opened read-only. Use as a context manager so the blob reader process is closed."""
+
+    def __init__(self, path: str | Path):
+        p = Path(path)
+        if not p.exists():
+            raise UserError(f"{path}: no such file or directory")
+        confine(p)
+        try:
+            out = run_git(p, ["rev-parse", "--git-dir"]).decode("utf-8", "surrogateescape").strip()
+        except UserError:
+            raise UserError(f"{path}: not a git repository (give a directory without --rev, or a git repository)")
+        git_dir = Path(out)
+        self.git_dir = git_dir if git_dir.is_absolute() else (p / git_dir).resolve()
+        self.path = p
+        self._reader: BlobReader | None = None
+
+    # -- plumbing ---------------------------------------------------------------------------------------
+    def run(self, args: list[str]) -> str:
+        """Run a git command in the repository and return its standard output as text."""
+        return self.run_bytes(args).decode("utf-8", "surrogateescape")
+
+    def run_bytes(self, args: list[str]) -> bytes:
+        """Run a git command in the repository and return its standard output."""
+        return run_git(self.git_dir, args)
+
+    # -- revisions and trees ----------------------------------------------------------------------------
+    def resolve(self, rev: str = "HEAD") -> str:
+        """The full commit id `rev` names; a clear error when it names nothing."""
+        try:
+            return self.run(["rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}"]).strip()
+        except UserError:
+            raise UserError(f"{self.path}: no commit named {rev!r} (check the revision with `git log`)") from None
+
+    def tree(self, commit: str) -> list[TreeEntry]:
+        """Every entry of the commit's tree, recursively, in git's order (by path bytes)."""
+        raw = self.run_bytes(["ls-tree", "-r", "-z", "--long", "--full-tree", commit])
+        entries = []
+        for rec in raw.split(b"\0"):
+            if not rec:
+                continue
+            meta, path = rec.split(b"\t", 1)
+            mode, typ, oid, size = meta.split()
+            entries.append(
+                TreeEntry(
+                    mode.decode(), typ.decode(), oid.decode(),
+                    # `-` for a submodule; `BAD` when the blob is missing (a snapshot without some objects)
+                    None if size in (b"-", b"BAD") else int(size), path.decode("utf-8", "surrogateescape"),
+                )
+            )
+        return entries
+
+    def rev_list(self, rev: str) -> list[str]:
+        """Every ancestor of `rev` (itself included), newest first, as `git rev-list` orders them."""
+        return self.run(["rev-list", rev]).split()
+
+    def log(self, rev: str, *, max_count: int | None = None, since: str | None = None) -> list[Commit]:
+        """Commits reachable from `rev`, newest first (rev-list order), each with its name-status diff.
+
+        Renames are detected at 50% similarity, copies never; merges carry no changes.
+        """
+        # No ordering flag: `git log` then walks in `git rev-list REV` order, which replay promises.
+        args = ["log", "-z", f"--format={LOG_FORMAT}", "--name-status", RENAME_THRESHOLD, *DIFF_SAFE]
+        if max_count is not None:
+            args.append(f"--max-count={max_count}")
+        if since:
+            args.append(f"--since={since}")
+        args += ["--end-of-options", rev]
+        return parse_log(self.run(args))
+
+    def changes(self, old: str, new: str) -> list[FileChange]:
+        """Name-status diff between two commits (renames at 50%, no copies)."""
+        raw = self.run(["diff-tree", "-r", "-z", "--name-status", RENAME_THRESHOLD, *DIFF_SAFE,
+                        "--end-of-options", old, new])
+        return parse_changes(raw.split("\0"))
+
+    # -- blobs -------------------------------------------------------------------------------------------
+    @property
+    def reader(self) -> BlobReader:
+        """The repository's one `git cat-file --batch` process, started on first use."""
+        if self._reader is None:
+            self._reader = BlobReader(self.git_dir)
+        return self._reader
+
+    def read_blob(self, oid: str) -> bytes | None:
+        """The bytes of one blob, or None when the object is missing from the repository."""
+        return self.reader.read(oid)
+
+    def read_blobs(self, oids: Iterable[str]) -> Iterator[tuple[str, bytes | None]]:
+        """Stream many blobs through the one long-lived `git cat-file --batch` process."""
+        return self.reader.read_many(oids)
+
+    def close(self) -> None:
+        """Stop the blob reader process, if one was started."""
+        if self._reader is not None:
+            self._reader.close()
+            self._reader = None
+
+    def __enter__(self) -> "Repo":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
