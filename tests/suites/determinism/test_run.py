@@ -152,6 +152,15 @@ def test_engine_names_are_file_safe() -> None:
     assert fingerprint_file_name("bm25(k1=2.0,b=0.5)") == "bm25_k1_2.0_b_0.5_.fingerprint.json"
 
 
+def test_two_engines_whose_names_become_one_file_name_are_refused(library_repo: Path, tmp_path: Path) -> None:
+    # `e a` and `e:a` both sanitise to `e_a`: the second engine's fingerprint would overwrite the first's.
+    fps = tmp_path / "fps"
+    engines = ('command(cmd="e a")', 'command(cmd="e:a")')
+    with pytest.raises(UserError, match=r"both become the file name 'command_cmd__e_a__'"):
+        _run(library_repo, tmp_path / "run", engines=engines, fingerprint_dir=fps)
+    assert not (tmp_path / "run").exists() and not fps.exists()  # refused before anything ran or was written
+
+
 @pytest.mark.parametrize("over, message", [
     ({"rebuilds": 1}, "--rebuilds must be at least 2"),
     ({"trials": 1}, "--trials must be at least 2"),

@@ -11,17 +11,17 @@ No path and no time is recorded (a fingerprint is published; time lives in the r
 from __future__ import annotations
 
 import os
-import re
 import shutil
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final
 
+from ctxgauge._io import safe_file_names
 from ctxgauge.corpora import Corpus
 from ctxgauge.fingerprints import IDENTITY_SOURCES, Fingerprint, make_fingerprint, write_fingerprint
 
-__all__ = ["FINGERPRINT_DIR", "RUNTIME_VARIABLES", "build_fingerprint", "fingerprint_file_name", "runtime_info",
-           "save_fingerprint"]
+__all__ = ["FINGERPRINT_DIR", "RUNTIME_VARIABLES", "build_fingerprint", "fingerprint_file_name",
+           "fingerprint_file_names", "runtime_info", "save_fingerprint"]
 
 FINGERPRINT_DIR: Final = "fingerprints"
 """Folder of the run directory holding `<engine>.fingerprint.json`."""
@@ -41,10 +41,17 @@ def runtime_info() -> dict[str, Any]:
     }
 
 
+def fingerprint_file_names(engines: Sequence[str]) -> dict[str, str]:
+    """`{spec: <engine>.fingerprint.json}`, each spec string made safe for every file system by the one
+    safe-name rule (`bm25(k1=2.0)` -> `bm25_k1_2.0_`). Two specs that come out alike (`command(cmd="e a")`
+    and `command(cmd="e:a")`) are refused with one line: one engine's fingerprint must never overwrite
+    another's."""
+    return {spec: f"{name}.fingerprint.json" for spec, name in safe_file_names(engines, "engine spec").items()}
+
+
 def fingerprint_file_name(engine: str) -> str:
-    """`<engine>.fingerprint.json`, the spec string made safe for every file system (`bm25(k1=2.0)` ->
-    `bm25_k1_2.0_`)."""
-    return re.sub(r"[^A-Za-z0-9._-]", "_", engine) + ".fingerprint.json"
+    """The file name of one engine's fingerprint (see `fingerprint_file_names`)."""
+    return fingerprint_file_names([engine])[engine]
 
 
 def build_fingerprint(engine: str, identity: Mapping[str, Any] | None, corpus: Corpus, k: int, artifact_hash: str,
@@ -69,12 +76,12 @@ def build_fingerprint(engine: str, identity: Mapping[str, Any] | None, corpus: C
     )
 
 
-def save_fingerprint(fp: Fingerprint, run_dir: Path, fingerprint_dir: Path | None) -> tuple[str, Path]:
-    """Write `fp` into the run directory and, if given, copy it to `fingerprint_dir`.
+def save_fingerprint(fp: Fingerprint, name: str, run_dir: Path, fingerprint_dir: Path | None) -> tuple[str, Path]:
+    """Write `fp` as `name` (the plan's `fingerprint_names` entry of its spec) into the run directory and, if
+    given, copy it to `fingerprint_dir`.
 
     Returns (path relative to the run directory, for the record; the path to show the user).
     """
-    name = fingerprint_file_name(fp.adapter)
     recorded = write_fingerprint(fp, run_dir / FINGERPRINT_DIR / name)
     shown = recorded
     if fingerprint_dir is not None:

@@ -18,7 +18,7 @@ from ctxgauge.git import Repo
 from ctxgauge.suites._requests import recent_requests
 
 from ._config import DeterminismConfig
-from ._fingerprint import fingerprint_file_name
+from ._fingerprint import fingerprint_file_names
 from ._noise import NOISE_SEED, noise_directory
 
 __all__ = ["UPDATE_DISTANCE", "Plan", "make_plan"]
@@ -49,6 +49,8 @@ class Plan:
     """Fingerprints from other machines."""
     repo: Repo | None = None
     """The repository read for revision A (closed by close())."""
+    fingerprint_names: dict[str, str] = field(default_factory=dict)
+    """Spec -> its fingerprint's file name, one per engine (two specs never share one: refused at plan time)."""
 
     def record_spec(self) -> dict[str, Any]:
         """The run record's `spec`: every option that changes a figure, and no local path (records are shared)."""
@@ -119,13 +121,13 @@ def _update_base(config: DeterminismConfig, corpus: Corpus) -> tuple[Repo | None
     return repo, Corpus.from_git(repo, old_rev, max_bytes=corpus.max_bytes, name=corpus.name), None
 
 
-def _keep_published(config: DeterminismConfig, engines: list[str]) -> None:
+def _keep_published(config: DeterminismConfig, names: dict[str, str]) -> None:
     """A fingerprint already in --fingerprint-dir (perhaps signed and published) is never replaced by a new
     run: refuse before measuring anything. A resumed run rewrites only the files it wrote itself."""
     if config.fingerprint_dir is None or config.resume:
         return
-    for spec in engines:
-        target = config.fingerprint_dir / fingerprint_file_name(spec)
+    for name in names.values():
+        target = config.fingerprint_dir / name
         if target.exists():
             raise UserError(f"--fingerprint-dir: {target} already exists (an earlier fingerprint is never "
                             "replaced); move it away or choose another --fingerprint-dir")
@@ -135,7 +137,8 @@ def make_plan(config: DeterminismConfig, factory: Callable[[str], Any] = get_eng
     """Validate the options and read what the run needs; UserError for anything the user must mend."""
     config.validate()
     engines = _engines(config, factory)
-    _keep_published(config, engines)
+    names = fingerprint_file_names(engines)  # two specs sharing a file name: refused before anything runs
+    _keep_published(config, names)
     corpus = open_corpus(config.source, config.rev, name=config.corpus_name).require_files()
     if "drift" in config.families and config.noise_dir is not None:
         noise_directory(corpus, config.noise_dir)  # a directory the corpus lacks is a typo: say so now
@@ -146,4 +149,4 @@ def make_plan(config: DeterminismConfig, factory: Callable[[str], Any] = get_eng
     against = [read_fingerprint(p) for p in config.against]
     repo, old, why = _update_base(config, corpus)
     return Plan(config=config, corpus=corpus, queries=queries, queries_from=source, engines=engines,
-                old_corpus=old, update_why_not=why, against=against, repo=repo)
+                old_corpus=old, update_why_not=why, against=against, repo=repo, fingerprint_names=names)

@@ -177,7 +177,8 @@ class _EngineRun:
         fp = build_fingerprint(getattr(engine, "name", self.spec), self.result.identity, ws.corpus, config.k,
                                base_hash, rankings, ws.queries,
                                {"suite": SUITE})
-        record, shown = save_fingerprint(fp, self.run.path, config.fingerprint_dir)
+        record, shown = save_fingerprint(fp, self.plan.fingerprint_names[self.spec], self.run.path,
+                                        config.fingerprint_dir)
         self.result.fingerprint_record, self.result.fingerprint_path = record, shown
         self._family("cross-machine",
                      lambda: run_cross_machine(fp.adapter, self.run.path / record, self.plan.against),
