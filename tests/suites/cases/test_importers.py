@@ -96,6 +96,18 @@ def test_swebench_errors_say_what_to_do(tmp_path):
         load_swebench(_instances(tmp_path, [{k: v for k, v in rec.items() if k != "patch"}]), tmp_path)
 
 
+@pytest.mark.parametrize("repo", ["../x", "acme/..", "acme//x", "/x", "x", "acme/lib/x", "acme/.git", "acme/l\\b",
+                                  "acme/l\nb", ".git/x", "acme/"])
+def test_swebench_repo_names_never_leave_the_repos_dir(tmp_path, repo):
+    # A clone `x` beside (not under) --repos, and --repos itself: no repo value may select either.
+    (tmp_path / "x").mkdir()
+    (tmp_path / "repos" / "acme__lib").mkdir(parents=True)
+    rec = {"instance_id": "i", "repo": repo, "base_commit": "abc", "problem_statement": "p", "patch": PATCH}
+    with pytest.raises(UserError, match=r"instance 1: repo .* refused \(") as err:
+        load_swebench(_instances(tmp_path, [rec]), tmp_path / "repos")
+    assert "\n" not in str(err.value)
+
+
 def test_qrels_with_queries(tmp_path):
     (tmp_path / "q.tsv").write_text("q1\tfix fees\nq2\tadd search\nq3\tnothing relevant\n")
     (tmp_path / "qrels").write_text("q1 0 src/fees.py 1\nq1 0 docs/x.md 0\nq2 0 src/search.py 2\nq3 0 a.py 0\n")

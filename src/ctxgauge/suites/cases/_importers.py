@@ -15,7 +15,7 @@ import re
 from pathlib import Path
 from typing import Any, Iterator
 
-from ctxgauge._io import parse_data, read_data, read_text
+from ctxgauge._io import parse_data, read_data, read_text, unsafe_name_reason
 from ctxgauge.errors import UserError
 from ctxgauge.suites.cases._model import Case, CaseFile
 
@@ -136,8 +136,23 @@ def _starts_list(path: Path) -> bool:
         raise UserError(f"records file {path}: cannot read ({exc.strerror or exc})") from None
 
 
-def _clone_dir(repos_dir: Path, repo: str) -> Path:
-    owner, _, name = repo.partition("/")
+def _repo_parts(repo: str, where: str) -> tuple[str, str]:
+    """`OWNER/NAME` split into two safe names (the one safe-name rule, `_io.unsafe_name_reason`).
+
+    Both become path components under --repos: `../x`, `acme/..`, `a//etc` or `/etc` would otherwise make
+    the importer look for (and measure) a directory outside it."""
+    owner, sep, name = repo.partition("/")
+    reason = None if sep else "it is not OWNER/NAME"
+    for part in (owner, name):
+        reason = reason or unsafe_name_reason(part)
+    if reason:
+        raise UserError(f"{where}: repo {repo!r} refused ({reason}); write it as OWNER/NAME, as SWE-bench does "
+                        "(e.g. \"django/django\")")
+    return owner, name
+
+
+def _clone_dir(repos_dir: Path, repo: str, where: str) -> Path:
+    owner, name = _repo_parts(repo, where)
     candidates = [repos_dir / f"{owner}__{name}", repos_dir / name, repos_dir / owner / name,
                   repos_dir / f"{owner}+{name}" / "repo", repos_dir / f"{owner}+{name}"]
     for c in candidates:
@@ -174,7 +189,7 @@ def load_swebench(path: str | Path, repos_dir: str | Path | None = None) -> tupl
         if not expected:
             dropped["no-modified-file"] += 1
             continue
-        clone = _clone_dir(base, rec["repo"])
+        clone = _clone_dir(base, rec["repo"], f"{p.name}: instance {n}")
         cases.append(Case(name, rec["problem_statement"].strip(), f"{clone.resolve()}@{rec['base_commit']}",
                           tuple(expected)))
     if not cases:
