@@ -32,6 +32,14 @@ def test_the_display_shows_items_done_rate_time_left_and_a_moving_clock():
         assert progress.line().startswith("replay determinism: base build") and "1/10" in progress.line()
 
 
+def test_a_label_holding_markup_is_shown_as_typed():
+    # A case id or commit subject such as `a[/b]` would raise MarkupError in the refresh; `[bold]` would vanish.
+    console = _terminal()
+    with ProgressDisplay("cases", console=console) as progress:
+        progress(1, 2, "[bold]case a[/b]")
+        assert progress.line().startswith("cases [bold]case a[/b]")
+
+
 def test_nothing_is_shown_off_a_terminal():
     console = Console(file=io.StringIO(), force_terminal=False)
     with ProgressDisplay("cases", console=console) as progress:

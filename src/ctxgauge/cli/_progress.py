@@ -49,7 +49,10 @@ class ProgressDisplay:
         self._done = 0
 
     def __enter__(self) -> "ProgressDisplay":
-        self._bar = Progress(TextColumn(f"{self._title} {{task.description}}"), BarColumn(), MofNCompleteColumn(),
+        # markup=False: the label is user text (a case id, an engine spec, a commit subject); read as markup,
+        # `a[/b]` would raise MarkupError in the refresh thread and `[bold]` would vanish.
+        self._bar = Progress(TextColumn(f"{self._title} {{task.description}}", markup=False), BarColumn(),
+                             MofNCompleteColumn(),
                              _Rate(), TextColumn("left"), TimeRemainingColumn(), _Elapsed(time.monotonic()),
                              console=self._console, transient=True, disable=not self._console.is_terminal)
         self._bar.__enter__()

@@ -7,7 +7,7 @@ from typing import Optional
 
 import typer
 
-from ctxgauge.cli._common import console, err_console, print_json
+from ctxgauge.cli._common import console, err_console, plain, print_json
 
 battery_app = typer.Typer(help="Question batteries (Corograph's layout).", no_args_is_help=True)
 
@@ -62,17 +62,20 @@ def validate(
         print_json(result)
         return
     pinned = "evidence checked at" if checked else "evidence not checked; pinned to"
-    console.print(f"[green]ok[/] battery {b.name} ({b.digest}): {len(b.questions)} questions, "
+    # The battery's name, commit, revision, categories, ids and key forms are read from its files: `plain`.
+    console.print(f"[green]ok[/] battery {plain(b.name)} ({plain(b.digest)}): {len(b.questions)} questions, "
                   f"{result['exemplars']} exemplars, {len(b.policies)} policies, {len(b.amendments)} amendments; "
-                  f"{evidence_items} evidence item(s) {pinned} {b.commit[:12]}" + (f" ({b.rev})" if b.rev else ""))
+                  f"{evidence_items} evidence item(s) {pinned} {plain(b.commit[:12])}"
+                  + (f" ({plain(b.rev)})" if b.rev else ""), soft_wrap=True)
     if checked:
         console.print(f"anchors: {anchors['ok']} of {anchors['anchors']} path:line anchors found at the commit"
                       + (f", {anchors['ambiguous']} ambiguous (not checked)" if anchors["ambiguous"] else ""))
     elif anchors["anchors"]:
         why = "--no-evidence" if no_evidence else "no code: give --repo PATH to a clone"
         console.print(f"[yellow]anchors: {anchors['anchors']} path:line anchors not checked[/] ({why})")
-    console.print("categories: " + ", ".join(f"{c} {n}" for c, n in sorted(cats.items())))
+    console.print(plain("categories: " + ", ".join(f"{c} {n}" for c, n in sorted(cats.items()))), soft_wrap=True)
     for s in short:
-        err_console.print(f"[yellow]warning:[/] gold {s['qid']}: key form {s['form'][:60]!r} is {s['why']}, not "
+        err_console.print(f"[yellow]warning:[/] gold {plain(s['qid'])}: key form {plain(repr(s['form'][:60]))} is "
+                          f"{plain(s['why'])}, not "
                           "an answer: tier 1 (ctxgauge-qa-2) never passes an answer on it alone",
                           soft_wrap=True)

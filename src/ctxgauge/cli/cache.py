@@ -8,7 +8,7 @@ from typing import Optional
 
 import typer
 
-from ctxgauge.cli._common import console, fail, print_json
+from ctxgauge.cli._common import console, fail, plain, print_json
 
 cache_app = typer.Typer(help="Show and prune the work cache (per-file tokens, parses and embeddings).",
                         no_args_is_help=True)
@@ -47,12 +47,12 @@ def show(json_out: bool = typer.Option(False, "--json", help="Print JSON: {dir, 
         return
     from rich.table import Table
 
-    console.print(f"work cache {store.root}: {entries} entries, {_size(total)} of {_size(store.max_bytes)}",
+    console.print(f"work cache {plain(store.root)}: {entries} entries, {_size(total)} of {_size(store.max_bytes)}",
                   soft_wrap=True)
     if usage:
         table = Table("stage", "key", "entries", "size")
         for u in usage:
-            table.add_row(u.name, u.key[:12], str(u.entries), _size(u.bytes))
+            table.add_row(plain(u.name), plain(u.key[:12]), str(u.entries), _size(u.bytes))
         console.print(table)
 
 
@@ -72,4 +72,4 @@ def prune(
     if json_out:
         print_json({"dir": str(store.root), "removed": removed, "freed_bytes": freed, "bytes": left})
         return
-    console.print(f"removed {removed} entries ({_size(freed)}); {_size(left)} left in {store.root}", soft_wrap=True)
+    console.print(f"removed {removed} entries ({_size(freed)}); {_size(left)} left in {plain(store.root)}", soft_wrap=True)

@@ -8,7 +8,7 @@ from typing import List, Optional
 
 import typer
 
-from ctxgauge.cli._common import MISSES_HELP, console, err_console, exit_for_run, misses_json, print_json, print_run_report
+from ctxgauge.cli._common import MISSES_HELP, console, err_console, exit_for_run, misses_json, plain, print_json, print_run_report
 from ctxgauge.cli._options import out_option, resume_option
 from ctxgauge.cli._progress import ProgressDisplay
 
@@ -93,7 +93,7 @@ def _write(path: Path, case_file) -> None:
 
     text = yaml.safe_dump({"cases": [case_to_dict(c) for c in case_file.cases]}, sort_keys=False, allow_unicode=True)
     write_text_atomic(path, text)
-    console.print(f"wrote {len(case_file.cases)} cases to {path}")
+    console.print(f"wrote {len(case_file.cases)} cases to {plain(path)}", soft_wrap=True)
 
 
 def _report(result, json_out: bool, dropped: dict[str, int], misses: bool = False) -> None:

@@ -7,7 +7,7 @@ from typing import Optional
 
 import typer
 
-from ctxgauge.cli._common import console, print_json
+from ctxgauge.cli._common import console, plain, print_json
 
 
 def register(app: typer.Typer) -> None:
@@ -54,9 +54,10 @@ def check(
     else:
         from rich.table import Table
 
-        table = Table("check", "result", "detail", title=f"contract of {report.engine}")
+        # The engine spec and each detail (an engine's own error message) are user text: `plain`.
+        table = Table("check", "result", "detail", title=f"contract of {plain(report.engine)}")
         colour = {"pass": "green", "fail": "red", "skip": "yellow"}
         for c in report.checks:
-            table.add_row(c.name, f"[{colour[c.status]}]{c.status}[/]", c.detail)
+            table.add_row(plain(c.name), f"[{colour[c.status]}]{c.status}[/]", plain(c.detail))
         console.print(table)
     raise typer.Exit(0 if report.passed and all(c.status != "skip" for c in report.checks[:1]) else 1)

@@ -7,7 +7,7 @@ from typing import Optional
 
 import typer
 
-from ctxgauge.cli._common import console, print_json
+from ctxgauge.cli._common import console, plain, print_json
 from ctxgauge.cli._options import out_option, resume_option
 from ctxgauge.cli._progress import ProgressDisplay
 
@@ -37,19 +37,18 @@ def demo(
 
 
 def _print(result) -> None:
-    from rich.markup import escape
     from rich.table import Table
 
     if result.skipped:
         for name, why in result.skipped.items():
-            console.print(f"[yellow]skipped[/] {name}: {why}")
+            console.print(f"[yellow]skipped[/] {plain(name)}: {plain(why)}", soft_wrap=True)
     table = Table("engine", "hit@5", "recall@10", "mrr", "ndcg@10", "CTL", "drift",
                   title="bundled sample (shelfd): replay of its own commits, and determinism")
     for name, s in result.replay.items():
         det = result.determinism.get(name, {})
         level = det.get("level")
         drift = det.get("drift") or {}
-        table.add_row(name, *(f"{s.get(m):.3f}" if isinstance(s.get(m), (int, float)) else "-"
+        table.add_row(plain(name), *(f"{s.get(m):.3f}" if isinstance(s.get(m), (int, float)) else "-"
                               for m in ("hit@5", "recall@10", "mrr", "ndcg@10")),
                       "not measured" if not det else (f"CTL {level}" if level is not None else "not measured"),
                       ", ".join(f"{k} {v:.3f}" for k, v in drift.items()) or "-")
@@ -58,7 +57,7 @@ def _print(result) -> None:
         a, b = result.best_two
         m = (result.comparison.get("metrics") or {}).get("recall@10") or {}
         if m:
-            console.print(f"{a} vs {b}, recall@10: difference {m.get('mean_diff', 0):+.3f} "
+            console.print(f"{plain(a)} vs {plain(b)}, recall@10: difference {m.get('mean_diff', 0):+.3f} "
                           f"[95% {m.get('ci_low', 0):+.3f}, {m.get('ci_high', 0):+.3f}], p={m.get('p_value', 1):.3f}, "
                           f"win/tie/loss {m.get('wins')}/{m.get('ties')}/{m.get('losses')}")
     console.print("CTL (Context Trust Level, 0-4): how far an engine's context is the same every time, from "
@@ -70,8 +69,8 @@ def _print(result) -> None:
              if isinstance(s, dict) and s.get("retrieval_hit_rate") is not None]
     if rates:
         console.print("qa battery, no model: retrieval hit rate (a question's evidence file among the context "
-                      "given) " + ", ".join(f"{escape(arm)} {rate:.3f}" for arm, rate in rates))
+                      "given) " + ", ".join(f"{plain(arm)} {rate:.3f}" for arm, rate in rates))
     for arm in ((result.qa or {}).get("skipped") or []):
-        console.print(f"qa arm [bold]{escape(str(arm.get('arm')))}[/]: {escape(str(arm.get('reason')))}")
-    console.print(f"\nruns in [bold]{escape(str(result.out))}[/]\nreport: [bold]{escape(str(result.report_html))}[/]"
-                  f" (and [bold]{escape(str(result.report_md))}[/], the same report as Markdown)")
+        console.print(f"qa arm [bold]{plain(arm.get('arm'))}[/]: {plain(arm.get('reason'))}")
+    console.print(f"\nruns in [bold]{plain(result.out)}[/]\nreport: [bold]{plain(result.report_html)}[/]"
+                  f" (and [bold]{plain(result.report_md)}[/], the same report as Markdown)")

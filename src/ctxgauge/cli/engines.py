@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from ctxgauge.cli._common import console, print_json
+from ctxgauge.cli._common import console, plain, print_json
 
 
 def register(app: typer.Typer) -> None:
@@ -24,5 +24,6 @@ def engines(json_out: bool = typer.Option(False, "--json", help="Print JSON: {en
     table = Table("engine", "origin", "available", "identity / reason")
     for i in infos:
         ident = i.identity["id"][:19] + "…" if i.identity else (i.reason or "")
-        table.add_row(i.name, i.origin, "[green]yes[/]" if i.available else "[red]no[/]", ident)
+        # Names, origins and reasons may come from installed plugins: user text, through `plain`.
+        table.add_row(plain(i.name), plain(i.origin), "[green]yes[/]" if i.available else "[red]no[/]", plain(ident))
     console.print(table)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import typer
 
-from ctxgauge.cli._common import console, err_console, print_json
+from ctxgauge.cli._common import console, err_console, plain, print_json
 
 
 def register(app: typer.Typer) -> None:
@@ -34,9 +34,9 @@ def export(
             print_json({"ok": result.ok, "compared": result.compared, "first": result.first,
                         "differences": result.differences})
         elif result.ok:
-            console.print(f"[green]ok[/]: {out} {result.message()}")
+            console.print(f"[green]ok[/]: {plain(out)} {plain(result.message())}", soft_wrap=True)
         else:
-            err_console.print(f"[bold red]export --check failed:[/] {out}/{result.message()}", soft_wrap=True)
+            err_console.print(f"[bold red]export --check failed:[/] {plain(out)}/{plain(result.message())}", soft_wrap=True)
         raise typer.Exit(0 if result.ok else 1)
     done = export_runs(runs_dir, out)
     if json_out:
@@ -44,8 +44,9 @@ def export(
                     "files": done.files, "manifest_sha256": done.manifest_sha256, "warnings": done.warnings})
         return
     for warning in done.warnings:
-        err_console.print(f"[yellow]warning:[/] {warning}", soft_wrap=True)
+        err_console.print(f"[yellow]warning:[/] {plain(warning)}", soft_wrap=True)
     dnf = f" ({done.did_not_finish} did not finish, published as such)" if done.did_not_finish else ""
-    console.print(f"exported {done.runs} run{'s' if done.runs != 1 else ''}{dnf}: {done.files} files in {done.out}")
+    console.print(f"exported {done.runs} run{'s' if done.runs != 1 else ''}{dnf}: {done.files} files in {plain(done.out)}",
+                  soft_wrap=True)
     console.print(f"manifest.json sha256 {done.manifest_sha256}")
-    console.print(f"report: {done.out / 'report.html'}")
+    console.print(f"report: {plain(done.out / 'report.html')}", soft_wrap=True)

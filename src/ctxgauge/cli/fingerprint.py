@@ -16,7 +16,7 @@ from typing import Any, Callable, Optional, TypeVar
 
 import typer
 
-from ctxgauge.cli._common import console, err_console, print_json
+from ctxgauge.cli._common import console, err_console, plain, print_json
 
 CRASH_EXIT = 70
 """Exit code of an unexpected error inside these commands (distinct from every verdict's code)."""
@@ -44,7 +44,7 @@ def _no_crash_code_clash(fn: _F) -> _F:
             raise
         except Exception as exc:  # a bug must not exit 1, which is FAIL
             err_console.print(traceback.format_exc(), markup=False, highlight=False)
-            err_console.print(f"[bold red]error:[/] internal error: {type(exc).__name__}: {exc}", soft_wrap=True)
+            err_console.print(f"[bold red]error:[/] internal error: {type(exc).__name__}: {plain(exc)}", soft_wrap=True)
             raise typer.Exit(CRASH_EXIT) from None
 
     return wrapper  # type: ignore[return-value]
@@ -69,16 +69,18 @@ def compare(
 
 def _render_comparison(result: Any, a: Path, b: Path) -> None:
     colour = {"PASS": "green", "PASS (UNVERIFIED)": "yellow", "FAIL": "red"}.get(result.verdict.label, "yellow")
-    console.print(f"[bold {colour}]{result.verdict.label}[/]  {a.name}  vs  {b.name}", soft_wrap=True)
+    # File names, reasons, warnings and queries quote the fingerprints' own text (adapter names, queries):
+    # user text, through `plain`.
+    console.print(f"[bold {colour}]{result.verdict.label}[/]  {plain(a.name)}  vs  {plain(b.name)}", soft_wrap=True)
     for reason in result.reasons:
-        console.print(f"  {reason}", soft_wrap=True)
+        console.print(f"  {plain(reason)}", soft_wrap=True)
     for warning in result.warnings:
-        console.print(f"  [yellow]warning:[/] {warning}", soft_wrap=True)
+        console.print(f"  [yellow]warning:[/] {plain(warning)}", soft_wrap=True)
     if result.verdict.label in ("NOT COMPARABLE", "REFUSED"):
         return  # per-query differences between incomparable files mean nothing
     shown = [d for d in result.queries if d.status.value != "match"]
     for detail in shown[:10]:
-        console.print(f"  {detail.status.value}: {detail.query!r}", soft_wrap=True)
+        console.print(f"  {detail.status.value}: {plain(repr(detail.query))}", soft_wrap=True)
     if len(shown) > 10:
         console.print(f"  ... and {len(shown) - 10} more (--json lists every query)")
 
@@ -99,7 +101,7 @@ def sign(
     if json_out:
         print_json({"fingerprint": str(fingerprint), "signature": str(sig), "public_key": public})
         return
-    console.print(f"signed {fingerprint} -> {sig} (key {public[:16]}...)", soft_wrap=True)
+    console.print(plain(f"signed {fingerprint} -> {sig} (key {public[:16]}...)"), soft_wrap=True)
 
 
 @_no_crash_code_clash
@@ -120,14 +122,14 @@ def verify(
             print_json({"fingerprint": str(fingerprint), "valid": False, "trusted": False, "public_key": None,
                         "signed_sha256": None, "reason": str(exc)})
         else:
-            err_console.print(f"[bold red]INVALID[/] {exc}", soft_wrap=True)
+            err_console.print(f"[bold red]INVALID[/] {plain(exc)}", soft_wrap=True)
         raise typer.Exit(1) from None
     if json_out:
         print_json({"fingerprint": str(ok.fingerprint), "valid": True, "trusted": ok.trusted,
                     "public_key": ok.public_key, "signed_sha256": ok.signed_sha256, "reason": None})
         return
     who = "the trusted key" if ok.trusted else f"key {ok.public_key[:16]}... (not checked against a trusted key)"
-    console.print(f"[bold green]VALID[/] {fingerprint}: unchanged since signed by {who}", soft_wrap=True)
+    console.print(f"[bold green]VALID[/] {plain(fingerprint)}: unchanged since signed by {plain(who)}", soft_wrap=True)
 
 
 @_no_crash_code_clash
@@ -143,4 +145,4 @@ def keygen(
     if json_out:
         print_json({"private_key": str(private), "public_key": str(public)})
         return
-    console.print(f"private key {private} (keep it secret)\npublic key  {public} (publish it)", soft_wrap=True)
+    console.print(f"private key {plain(private)} (keep it secret)\npublic key  {plain(public)} (publish it)", soft_wrap=True)

@@ -7,7 +7,7 @@ from typing import Optional
 
 import typer
 
-from ctxgauge.cli._common import console, print_json
+from ctxgauge.cli._common import console, plain, print_json
 
 
 def register(app: typer.Typer) -> None:
@@ -38,9 +38,10 @@ def query(
     from rich.table import Table
 
     c = result["corpus"]
-    console.print(f"[bold]{result['engine']}[/] on {c['name']} ({c['files']} files"
-                  + (f" at {c['rev'][:10]}" if c.get("rev") else "") + ")")
+    # The engine spec, the corpus name and the paths are user text: through `plain`, never read as markup.
+    console.print(f"[bold]{plain(result['engine'])}[/] on {plain(c['name'])} ({c['files']} files"
+                  + (f" at {c['rev'][:10]}" if c.get("rev") else "") + ")", soft_wrap=True)
     table = Table("#", "path", "score")
     for i, hit in enumerate(result["hits"], 1):
-        table.add_row(str(i), hit["path"], f"{hit['score']:.4g}")
+        table.add_row(str(i), plain(hit["path"]), f"{hit['score']:.4g}")
     console.print(table if result["hits"] else "[yellow]no file matched[/]")

@@ -8,7 +8,7 @@ from typing import List, Optional
 
 import typer
 
-from ctxgauge.cli._common import MISSES_HELP, console, err_console, exit_for_run, misses_json, print_json, print_run_report
+from ctxgauge.cli._common import MISSES_HELP, console, err_console, exit_for_run, misses_json, plain, print_json, print_run_report
 from ctxgauge.cli._options import out_option, resume_option
 from ctxgauge.cli._progress import ProgressDisplay
 from ctxgauge.executors._base import EXECUTOR_HELP
@@ -86,12 +86,12 @@ def _render_many(m) -> None:
     s = m.summary
     top = max(int(n.split("@")[1]) for n in s["metrics"] if "@" in n)
     shown = [n for n in (f"hit@{top}", f"recall@{top}", "mrr", f"ndcg@{top}") if n in s["metrics"]]
-    table = Table(title=f"replay {s['engine']}: {len(s['repositories'])} repositories")
+    table = Table(title=f"replay {plain(s['engine'])}: {len(s['repositories'])} repositories")
     table.add_column("repository", no_wrap=True)
     for name in ["commits", *shown]:
         table.add_column(name, justify="right")
     for repo in s["repositories"]:
-        table.add_row(repo["run"], str(repo["counts"]["ok"]), *(_fmt(repo["summary"].get(n)) for n in shown))
+        table.add_row(plain(repo["run"]), str(repo["counts"]["ok"]), *(_fmt(repo["summary"].get(n)) for n in shown))
     pooled = s["pooled"]
     table.add_row("[bold]pooled[/]", str(sum(r["counts"]["ok"] for r in s["repositories"])),
                   *(_fmt(pooled[n]["mean"]) if pooled.get(n) else "–" for n in shown))
@@ -99,4 +99,4 @@ def _render_many(m) -> None:
                                   for n in shown))
     console.print(table)
     console.print(f"pooled intervals resample repositories, then commits within them (seed {s['seed']}); "
-                  f"runs and summary.json in {m.out}")
+                  f"runs and summary.json in {plain(m.out)}", soft_wrap=True)

@@ -11,7 +11,7 @@ from typing import List, Optional
 
 import typer
 
-from ctxgauge.cli._common import console, err_console, print_json
+from ctxgauge.cli._common import console, err_console, plain, print_json
 
 
 def register(app: typer.Typer) -> None:
@@ -39,8 +39,8 @@ def report(
     # With --json, stdout holds only the JSON document; where files went goes to stderr.
     say = err_console if json_out else console
     if html is not None:
-        say.print(f"wrote {write_html(model, html)}", highlight=False)
+        say.print(f"wrote {plain(write_html(model, html))}", highlight=False, soft_wrap=True)
     if md is not None:
-        say.print(f"wrote {write_markdown(model, md, details=misses)}", highlight=False)
+        say.print(f"wrote {plain(write_markdown(model, md, details=misses))}", highlight=False, soft_wrap=True)
     if html is None and md is None and not json_out:
         render_terminal(model, console, details=misses)

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Optional
 
 import typer
 
-from ctxgauge.cli._common import MISSES_HELP, console, err_console, misses_json, print_json, print_misses
+from ctxgauge.cli._common import MISSES_HELP, console, err_console, misses_json, plain, print_json, print_misses
 
 if TYPE_CHECKING:
     from ctxgauge.records import RunRecord
@@ -36,18 +36,20 @@ def list_runs(
     with ResultsStore.open(runs_dir) as store:
         rows = store.list(suite=suite, status=status, known_suites=VIEWS)
         for why in store.last_sync.unreadable:
-            err_console.print(f"[yellow]skipped[/] {why}", soft_wrap=True)
+            err_console.print(f"[yellow]skipped[/] {plain(why)}", soft_wrap=True)
         if json_out:
             print_json({"store": str(store.path) if store.path else None, "runs": rows})
             return
     from rich.table import Table
 
     table = Table("run", "suite", "status", "engines / arms", "dataset", "started (UTC)", "figures",
-                  title=f"{len(rows)} run{'s' if len(rows) != 1 else ''} in {runs_dir}", title_justify="left")
+                  title=f"{len(rows)} run{'s' if len(rows) != 1 else ''} in {plain(runs_dir)}", title_justify="left")
     for r in rows:
-        status_text = "[green]finished[/]" if r["finished"] else f"[red]did not finish ({r['status']})[/]"
-        table.add_row(r["path"], r["suite"], status_text, ", ".join(r["systems"]), r["dataset"] or "-",
-                      (r["started_at"] or "-").replace("T", " ")[:16], r["headline"] or "-")
+        # Every cell but the status colour is read from a run record: user text, printed as typed.
+        status_text = "[green]finished[/]" if r["finished"] else f"[red]did not finish ({plain(r['status'])})[/]"
+        table.add_row(plain(r["path"]), plain(r["suite"]), status_text, plain(", ".join(r["systems"])),
+                      plain(r["dataset"] or "-"), plain((r["started_at"] or "-").replace("T", " ")[:16]),
+                      plain(r["headline"] or "-"))
     console.print(table)
 
 
@@ -88,31 +90,33 @@ def _print(path: Path, record: "RunRecord", integrity: dict[str, str]) -> None:
     source = prov.get("source") or {}
     status = record.status
     colour = "green" if record.finished else "red"
-    console.print(f"[bold]{record.run_id}[/]  {record.suite}  [{colour}]{status}[/]  {path}")
+    # Everything below is read from the run record (user text): through `plain`, never read as markup.
+    console.print(f"[bold]{plain(record.run_id)}[/]  {plain(record.suite)}  [{colour}]{plain(status)}[/]  "
+                  f"{plain(path)}", soft_wrap=True)
     if record.error:
-        console.print(f"[red]error:[/] {record.error}", soft_wrap=True)
-    console.print(f"started {timing.get('started_at') or '-'}  finished {timing.get('finished_at') or '-'}")
-    console.print(f"ctxgauge {prov.get('ctxgauge')} (source {str(source.get('commit') or '-')[:12]}"
-                  f"{', dirty' if source.get('dirty') else ''}), python {prov.get('python')}, "
-                  f"{(prov.get('platform') or {}).get('system')} {(prov.get('platform') or {}).get('machine')}")
+        console.print(f"[red]error:[/] {plain(record.error)}", soft_wrap=True)
+    console.print(plain(f"started {timing.get('started_at') or '-'}  finished {timing.get('finished_at') or '-'}"))
+    console.print(plain(f"ctxgauge {prov.get('ctxgauge')} (source {str(source.get('commit') or '-')[:12]}"
+                        f"{', dirty' if source.get('dirty') else ''}), python {prov.get('python')}, "
+                        f"{(prov.get('platform') or {}).get('system')} {(prov.get('platform') or {}).get('machine')}"))
     machine = prov.get("platform") or {}
     if machine.get("cpu_model") or machine.get("cpu_count"):
         memory = machine.get("memory_bytes")
-        console.print(f"machine: {machine.get('cpu_model') or '-'}, {machine.get('cpu_count') or '-'} cores, "
-                      f"{'-' if not memory else f'{memory / 2**30:.1f} GiB'} memory")
-    console.print("units: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())) if counts else "units: -")
+        console.print(plain(f"machine: {machine.get('cpu_model') or '-'}, {machine.get('cpu_count') or '-'} cores, "
+                            f"{'-' if not memory else f'{memory / 2**30:.1f} GiB'} memory"))
+    console.print(plain("units: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())) if counts else "units: -"))
     subject = record.subject
-    console.print(f"measured {', '.join(subject.systems) or '-'} on {subject.dataset}"
-                  + (f" with {subject.model}" if subject.model else ""))
+    console.print(plain(f"measured {', '.join(subject.systems) or '-'} on {subject.dataset}"
+                        + (f" with {subject.model}" if subject.model else "")), soft_wrap=True)
     if record.headline:
-        console.print(f"figures: {record.headline}")
+        console.print(f"figures: {plain(record.headline)}", soft_wrap=True)
     spec = Table("option", "value", title="spec", title_justify="left")
     for key, value in sorted(record.spec.items()):
         text = str(value)
-        spec.add_row(key, text if len(text) <= 100 else text[:99] + "…")
+        spec.add_row(plain(key), plain(text if len(text) <= 100 else text[:99] + "…"))
     console.print(spec)
     files = Table("file", "SHA-256 check", title="files", title_justify="left")
     styles = {"ok": "green", "changed": "bold red", "missing": "bold red", "unhashed": "yellow"}
     for name, state in integrity.items():
-        files.add_row(name, f"[{styles.get(state, '')}]{state}[/]")
+        files.add_row(plain(name), f"[{styles.get(state, '')}]{plain(state)}[/]")
     console.print(files)

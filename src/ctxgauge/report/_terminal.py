@@ -1,4 +1,10 @@
-"""The report in a terminal: Rich tables, bars drawn with block glyphs, grids as coloured symbols."""
+"""The report in a terminal: Rich tables, bars drawn with block glyphs, grids as coloured symbols.
+
+Every string of the report model reaches Rich here as a `Text`, never as a markup string: titles, column
+names and cells hold user text (paths, engine specs, run labels, commit subjects, case ids, engine error
+messages), and Rich would read `[bold]` in them as a style (the text vanishes) and `a[/b]` as a closing tag
+(MarkupError). Styles come only from the model's style names.
+"""
 
 from __future__ import annotations
 
@@ -28,14 +34,23 @@ def text_bar(value: float | None, top: float, width: int = BAR_WIDTH) -> str:
     return ("█" * full + (EIGHTHS[rest] if rest else "")).ljust(width)
 
 
+def _lit(text: object, style: str = "") -> Text:
+    """User text as Rich shows it literally (see the module docstring)."""
+    return Text(str(text), style=style)
+
+
 def _cell(c: Cell) -> Text:
-    return Text(c.text, style=STYLES.get(c.style or "", ""))
+    return _lit(c.text, STYLES.get(c.style or "", ""))
+
+
+def _rich_table(title: str) -> RichTable:
+    return RichTable(title=_lit(title), title_justify="left", title_style="bold", header_style="bold dim")
 
 
 def _table(t: Table) -> RichTable:
-    table = RichTable(title=t.title, title_justify="left", title_style="bold", header_style="bold dim")
+    table = _rich_table(t.title)
     for i, name in enumerate(t.columns):
-        table.add_column(name, justify="right" if t.rows and all(r[i].num for r in t.rows) else "left",
+        table.add_column(_lit(name), justify="right" if t.rows and all(r[i].num for r in t.rows) else "left",
                          overflow="fold")
     for row in t.rows:
         table.add_row(*[_cell(c) for c in row])
@@ -43,7 +58,7 @@ def _table(t: Table) -> RichTable:
 
 
 def _bars(fig: BarsFigure) -> RichTable:
-    table = RichTable(title=fig.title, title_justify="left", title_style="bold", header_style="bold dim")
+    table = _rich_table(fig.title)
     table.add_column("metric")
     table.add_column("system")
     table.add_column("", no_wrap=True)
@@ -53,20 +68,20 @@ def _bars(fig: BarsFigure) -> RichTable:
         for i, b in enumerate(p.bars):
             interval = f"[{b.low:.3f}, {b.high:.3f}]" if b.low is not None and b.high is not None else ""
             value = "not measured" if b.value is None else (b.text or f"{b.value:.3f}")
-            table.add_row(p.metric if i == 0 else "", b.label, Text(text_bar(b.value, p.top), style="cyan"),
-                          value, interval, end_section=i == len(p.bars) - 1)
+            table.add_row(_lit(p.metric if i == 0 else ""), _lit(b.label), _lit(text_bar(b.value, p.top), "cyan"),
+                          _lit(value), _lit(interval), end_section=i == len(p.bars) - 1)
     return table
 
 
 def _paired(fig: PairedFigure) -> RichTable:
-    table = RichTable(title=fig.title, title_justify="left", title_style="bold", header_style="bold dim")
-    for name in ("metric", fig.a, fig.b, "difference", "95% interval", "p", "win/tie/loss"):
-        table.add_column(name, justify="left" if name == "metric" else "right")
+    table = _rich_table(fig.title)
+    for i, name in enumerate(("metric", fig.a, fig.b, "difference", "95% interval", "p", "win/tie/loss")):
+        table.add_column(_lit(name), justify="left" if i == 0 else "right")
     for r in fig.rows:
         sure = r.low > 0 or r.high < 0
-        table.add_row(r.metric, f"{r.mean_a:.3f}", f"{r.mean_b:.3f}",
-                      Text(f"{r.diff:+.3f}", style="bold" if sure else ""), f"[{r.low:+.3f}, {r.high:+.3f}]",
-                      pval(r.p_value), f"{r.wins}/{r.ties}/{r.losses}")
+        table.add_row(_lit(r.metric), _lit(f"{r.mean_a:.3f}"), _lit(f"{r.mean_b:.3f}"),
+                      _lit(f"{r.diff:+.3f}", "bold" if sure else ""), _lit(f"[{r.low:+.3f}, {r.high:+.3f}]"),
+                      _lit(pval(r.p_value)), _lit(f"{r.wins}/{r.ties}/{r.losses}"))
     return table
 
 
@@ -102,7 +117,7 @@ def _block(block: Block) -> RenderableType:
 
 def _section(sec: Section) -> RenderableType:
     # A rule, not a panel, above each section: a panel's border would take width the tables need.
-    parts: list[RenderableType] = [Rule(sec.title, align="left", style="blue")]
+    parts: list[RenderableType] = [Rule(_lit(sec.title), align="left", style="blue")]
     parts += [Text(n, style="dim") for n in sec.notes]
     parts += [_block(b) for b in sec.blocks] or [Text("No finished run of this suite: nothing to draw.", style="dim")]
     return Group(*parts)
