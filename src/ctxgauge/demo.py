@@ -84,6 +84,11 @@ def _finished(path: Path) -> bool:
         return False
 
 
+def _results(path: Path) -> dict:
+    """The results a finished run recorded ({} when there is no finished run there)."""
+    return (read_run(path).results or {}) if _finished(path) else {}
+
+
 def _available(specs: tuple[str, ...], skipped: dict[str, str]) -> list[str]:
     out = []
     for spec in specs:
@@ -126,7 +131,7 @@ def run_demo(config: DemoConfig, progress: Progress = silent) -> DemoResult:
             path = out / name
             result.runs[name] = path
             if _finished(path):
-                return read_run(path).results or {}
+                return _results(path)
             cfg = ReplayConfig(repo=sample, engine=engine, vs=vs, commits=config.commits, seed=config.seed,
                                out=path, resume=(path / "run.json").exists())
             label = f"replay {engine}" + (f" vs {vs}" if vs else "")
@@ -149,26 +154,23 @@ def run_demo(config: DemoConfig, progress: Progress = silent) -> DemoResult:
         det_path = out / DETERMINISM
         result.runs[DETERMINISM] = det_path
         if det_engines and not _finished(det_path):
-            det = run_determinism(DeterminismConfig(
+            run_determinism(DeterminismConfig(
                 source=sample, engines=tuple(det_engines), rebuilds=config.rebuilds, trials=config.trials,
                 corpus_name="shelfd", out=det_path, resume=(det_path / "run.json").exists()),
                 progress=lambda done, total, what: progress(done, total, f"determinism: {what}"))
-            result.determinism = {n: {"status": e.status, "level": e.grade.level, "drift": e.drift,
-                                      "flags": [f.to_json() for f in e.flags]}
-                                  for n, e in det.engines.items()}
+        # Read back from the record, whether measured now or by the run a --resume found finished.
+        result.determinism = {n: {k: e.get(k) for k in ("status", "level", "drift", "flags")}
+                              for n, e in (_results(det_path).get("engines") or {}).items()}
         # 4. qa: the arms that need no model
         qa_path = out / QA
         result.runs[QA] = qa_path
         if not _finished(qa_path):
             arms = ["none"] + [f"context:{e}@5" for e in engines if e in ("bm25", "graph", "hybrid")]
-            what = "qa (no model: retrieval arms only)"
-            progress(0, 1, what)
             with share():
-                # qa reports what runs in words, not counts: the label moves, the bar stays at 0/1.
-                qa = run_qa(QAConfig(source="shelfd", arms=arms, out=qa_path, resume=(qa_path / "run.json").exists(),
-                                     repo=sample), progress=lambda said: progress(0, 1, f"{what}: {said}"))
-            result.qa = {"summary": qa.get("summary"), "skipped": qa.get("skipped")}
-            progress(1, 1, what)
+                run_qa(QAConfig(source="shelfd", arms=arms, out=qa_path, resume=(qa_path / "run.json").exists(),
+                                repo=sample), progress=lambda done, total, what: progress(done, total, f"qa: {what}"))
+        qa = _results(qa_path)
+        result.qa = {"summary": qa.get("summary"), "skipped": qa.get("skipped")} if qa else None
 
     # 5. report over every run of the demo
     progress(0, 1, "report")

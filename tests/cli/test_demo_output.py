@@ -22,3 +22,20 @@ def test_the_demo_explains_what_it_printed(capsys):
     assert "drift: the share of results" in text
     assert "retrieval hit rate" in text and "context:bm25@5 0.800" in text and "none " not in text.split("hit rate")[1]
     assert "report.html" in text and "report.md" in text
+
+
+def test_the_demo_qa_phase_moves_its_bar_and_resume_reads_every_figure_back(tmp_path):
+    from ctxgauge.demo import DemoConfig, run_demo
+
+    seen: list[tuple[int, int, str]] = []
+    config = DemoConfig(out=tmp_path / "demo", engines=("bm25",), commits=3, rebuilds=2, trials=2)
+    first = run_demo(config, lambda done, total, label: seen.append((done, total, label)))
+    qa = [(d, t) for d, t, label in seen if label.startswith("qa: ")]
+    # A unit at a time (two arms x the battery's questions), never a bar standing at 0/1.
+    assert {t for _, t in qa} == {2 * 18} and max(d for d, _ in qa) == 36 and len({d for d, _ in qa}) > 18
+    rate = first.qa["summary"]["context:bm25@5"]["retrieval_hit_rate"]
+    assert rate is not None and first.determinism["bm25"]["level"] is not None
+    # --resume finds every phase finished: it measures nothing again, and reads every figure from the records.
+    again = run_demo(DemoConfig(out=tmp_path / "demo", engines=("bm25",), commits=3, rebuilds=2, trials=2,
+                                resume=True))
+    assert again.qa == first.qa and again.determinism == first.determinism and again.replay == first.replay

@@ -39,3 +39,18 @@ def test_a_skipped_unit_that_holds_a_figure_measured_something(tmp_path):
     assert read_run(tmp_path / "run").headline == "context:bm25@5 -"
     assert outcome({"skipped": 2}, measured=1).state == "measured"
     assert outcome({"skipped": 2}, measured=0).state == "nothing-measured"
+
+
+def test_a_command_ends_by_the_units_not_the_counts_alone(tmp_path):
+    # Every unit skipped, one holding a figure (a qa context arm with no model measured its retrieval): the
+    # command ends 0 like the record's headline says, never 7 from the counts alone.
+    import typer
+
+    from ctxgauge.cli._common import exit_for_run
+
+    run = RunDir.start(tmp_path / "run", suite="s", suite_version=1, subject=Subject("demo", ["x"]), spec={})
+    run.add_unit("q1", "skipped", reason="needs a model", figures={"retrieved": ["a.py"]})
+    run.finish("success", headline="x -")
+    with pytest.raises(typer.Exit) as end:
+        exit_for_run(tmp_path / "run", True)
+    assert end.value.exit_code == 0

@@ -151,7 +151,7 @@ def qa_run(root: Path, name: str, arms: dict[str, list[str | None]], *, tokens: 
     trust = {"status": "pass", "not_measured": 1,
              "checks": [{"name": "questions_scored", "arm": None, "status": "pass", "value": len(qids),
                          "threshold": ">= 10", "detail": ""}]}
-    from ctxgauge.suites.qa._run import headline
+    from ctxgauge.suites.qa._record import headline
 
     run.finish("success", results={"summary": summary, "questions": questions, "runs": runs, "trust": trust,
                                    "skipped": [], "arms": [], "notes": []}, headline=headline({"summary": summary}, list(arms)))

@@ -73,15 +73,24 @@ def misses_json(run_dir: Any) -> list[dict]:
     return out
 
 
+def run_exit(run_dir) -> tuple[int | None, str | None]:
+    """The exit code a recorded run ends its command with, by the one outcome rule (records._outcome): 7 when
+    it measured nothing, 6 when it is unfinished, each with its one line; (None, None) when it measured what
+    it was asked to (its gates then decide between 0 and 1)."""
+    from ctxgauge.records import outcome_of, read_units
+
+    # From the units, not the record's counts alone: a skipped unit that holds a figure measured something.
+    verdict = outcome_of(read_units(run_dir))
+    return verdict.exit_code, verdict.message
+
+
 def exit_for_run(run_dir, gates_held: bool) -> None:
     """End a suite command: 7 when the run measured nothing, 6 when it is unfinished (one line to stderr
     each), else 0 or 1 by its gates. Every suite command ends here (records decide, see records._outcome)."""
     import typer
 
-    from ctxgauge.records import outcome, read_run
-
-    verdict = outcome(read_run(run_dir).counts)
-    if verdict.exit_code is not None:
-        err_console.print(f"[yellow]{plain(verdict.message)}[/]", soft_wrap=True)
-        raise typer.Exit(verdict.exit_code)
+    code, message = run_exit(run_dir)
+    if code is not None:
+        err_console.print(f"[yellow]{plain(message)}[/]", soft_wrap=True)
+        raise typer.Exit(code)
     raise typer.Exit(0 if gates_held else 1)

@@ -7,8 +7,9 @@ from typing import Optional
 
 import typer
 
-from ctxgauge.cli._common import EXIT_NOTHING_MEASURED, EXIT_UNFINISHED, console, err_console, print_json
+from ctxgauge.cli._common import console, err_console, exit_for_run, plain, print_json, print_run_report, run_exit
 from ctxgauge.cli._options import out_option, resume_option
+from ctxgauge.cli._progress import ProgressDisplay
 
 qa_app = typer.Typer(help="Question batteries: arms, protocols, judging, trust gate.", no_args_is_help=True)
 baseline_app = typer.Typer(help="Save a run's figures as a baseline, or compare a run against one.",
@@ -71,13 +72,6 @@ def _print_summary(result: dict, title: str) -> None:
         console.print(f"  {c['status']:<12} {c['name']}{where} = {value} (needs {c['threshold']}){why}")
 
 
-def _exit_code(gaps: dict | None) -> int:
-    """0 finished, 6 unfinished (some units are gaps), 7 nothing measured (every unit a gap)."""
-    if not gaps:
-        return 0
-    return EXIT_NOTHING_MEASURED if gaps.get("nothing_measured") else EXIT_UNFINISHED
-
-
 @qa_app.command("run")
 def run(
     battery: str = typer.Argument(..., help="A battery directory, a bundled battery name (shelfd), or a dokimi question-set JSON file."),
@@ -105,9 +99,9 @@ def run(
     resume: bool = resume_option(),
     json_out: bool = typer.Option(False, "--json", help="Print JSON: {run_dir, summary: {arm: {questions, passed, accuracy, tokens, cost_usd}}, questions, trust, skipped, finished, unfinished, exit_code}."),
 ) -> None:
-    """Ask a battery's questions under each arm, score the answers, and gate the result. Exit code 6 when
-    the run did not finish (an outage, a failed harness or engine): `--resume` with the same --out fills
-    the gaps."""
+    """Ask a battery's questions under each arm, score the answers, and gate the result; print the run's
+    report (as `ctxgauge report RUN_DIR` does). Exit code 6 when the run did not finish (an outage, a failed
+    harness or engine): `--resume` with the same --out fills the gaps; 7 when nothing was measured."""
     from ctxgauge.suites.qa import QAConfig, run_qa
 
     cfg = QAConfig(source=battery, arms=list(arm), model=model, judge=judge, provider=provider, base_url=base_url,
@@ -115,20 +109,31 @@ def run(
                    out=out, resume=resume, repo=repo, cache_dir=cache_dir, use_cache=not no_cache, timeout=timeout,
                    retries=retries, token_budget=token_budget, rates=rates, scorer=scorer, baseline_arm=baseline_arm,
                    grounded_from_topics=grounded_from_topics, panel=panel)
-    progress = (lambda s: None) if json_out else (lambda s: err_console.print(f"[dim]{s}[/]"))
-    result = run_qa(cfg, progress=progress)
+    with ProgressDisplay("qa") as progress:
+        result = run_qa(cfg, progress=progress)
+    run_dir = result["run_dir"]
     gaps = result.get("unfinished")
     if json_out:
+        code, _ = run_exit(run_dir)
         print_json({**{k: result[k] for k in ("run_dir", "summary", "questions", "trust", "skipped", "notes",
                                               "comparisons")},
-                    "finished": gaps is None, "unfinished": gaps, "exit_code": _exit_code(gaps)})
+                    "finished": gaps is None, "unfinished": gaps, "exit_code": code or 0})
     else:
-        _print_summary(result, f"qa {battery} ({protocol}, {repeat} repetition(s))")
-        console.print(f"run recorded in {result['run_dir']}")
-    if gaps:
-        # Exit code 6: not a score. The record says which units are gaps; --resume fills them.
-        err_console.print(f"[bold yellow]{gaps['message']}[/] ({result['run_dir']})", soft_wrap=True)
-        raise typer.Exit(_exit_code(gaps))
+        # The run's report, byte for byte `ctxgauge report RUN_DIR`; what the report does not hold (which
+        # units failed, the trust gate's verdict in a line, where the run lies) goes to stderr.
+        from ctxgauge.records import read_units
+
+        print_run_report(run_dir)
+        failed = sorted((u for u in read_units(run_dir) if u.status == "failed"), key=lambda u: u.id)
+        for u in failed[:10]:
+            err_console.print(f"failed {u.id}: {u.reason or ''}", soft_wrap=True, markup=False)
+        if len(failed) > 10:
+            err_console.print(f"... and {len(failed) - 10} more failed units (see the run's units)")
+        err_console.print(f"trust gate: {plain(result['trust']['verdict'])}; run recorded in {plain(run_dir)}",
+                          soft_wrap=True)
+    # Exit 6 (unfinished: the record says which units are gaps, --resume fills them) or 7 (nothing measured):
+    # the one outcome rule every suite command ends with. The trust gate is reported, not an exit code.
+    exit_for_run(run_dir, True)
 
 
 @qa_app.command("rescore")

@@ -32,7 +32,9 @@ from ctxgauge.records._model import (
     figures_headline,
 )
 from ctxgauge.records._provenance import machine, provenance, utc_now
-from ctxgauge.records._outcome import EXIT_NOTHING_MEASURED, EXIT_UNFINISHED, Outcome, outcome
+from ctxgauge.records._outcome import (
+    EXIT_NOTHING_MEASURED, EXIT_UNFINISHED, Outcome, measured_something, outcome, outcome_of, tally,
+)
 from ctxgauge.records._run import (
     RUN_FILE,
     UNITS_FILE,
@@ -50,7 +52,7 @@ from ctxgauge.records._secrets import Finding, SecretFound, SecretScanner
 from ctxgauge.records._store import STORE_FILE, ResultsStore, SyncStats
 
 __all__ = [
-    "EXIT_NOTHING_MEASURED", "EXIT_UNFINISHED", "Outcome", "outcome",
+    "EXIT_NOTHING_MEASURED", "EXIT_UNFINISHED", "Outcome", "measured_something", "outcome", "outcome_of", "tally",
     "EXPORT_KIND", "EXPORT_MANIFEST", "EXPORT_RUNS", "FINISHED", "RUN_FILE", "RUN_KIND", "SCHEMA_VERSION", "STATUSES", "STORE_FILE",
     "UNITS_FILE", "UNIT_STATUSES", "VOLATILE_UNIT_FIELDS", "comparable_unit", "Finding", "ResultsStore", "RunDir", "RunRecord", "RunRef", "SecretFound",
     "SecretScanner", "Subject", "SyncStats", "Unit", "default_run_dir", "discover_runs", "figures_headline", "corpus_label", "file_sha256",

@@ -9,9 +9,10 @@ command asks `outcome` the same question, so the codes cannot drift apart betwee
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Mapping
+from typing import Iterable, Mapping
 
 from ctxgauge.errors import EXIT_NOTHING_MEASURED, EXIT_UNFINISHED
+from ctxgauge.records._model import UNIT_STATUSES, Unit
 
 
 @dataclass(frozen=True)
@@ -41,3 +42,25 @@ def outcome(counts: Mapping[str, int], measured: int | None = None) -> Outcome:
                        f"unfinished: {failed} of {total} unit(s) failed; run again with --resume (same --out) to "
                        "retry them")
     return Outcome("measured", None, None)
+
+
+def measured_something(unit: Unit) -> bool:
+    """Whether a unit measured something: it is ok, or it was skipped but holds a figure (a qa
+    arm that needs a model still measured its retrieval)."""
+    return unit.status == "ok" or (unit.status == "skipped" and any(v is not None for v in unit.figures.values()))
+
+
+def tally(units: Iterable[Unit]) -> tuple[dict[str, int], int]:
+    """(unit counts by status, how many units measured something): the two arguments of `outcome`, from a
+    run's units. The record's `counts` and every command's exit code are read through this one count."""
+    counts = {s: 0 for s in UNIT_STATUSES}
+    measured = 0
+    for u in units:
+        counts[u.status] = counts.get(u.status, 0) + 1
+        measured += measured_something(u)
+    return counts, measured
+
+
+def outcome_of(units: Iterable[Unit]) -> Outcome:
+    """The outcome of a run with these units (`outcome(*tally(units))`)."""
+    return outcome(*tally(units))

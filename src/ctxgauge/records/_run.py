@@ -29,7 +29,7 @@ from ctxgauge._killpoints import checkpoint
 from ctxgauge.errors import Interrupted, UserError
 from ctxgauge.records._migrate import check_version, migrate, migrate_unit
 from ctxgauge.records._model import SCHEMA_VERSION, STATUSES, UNIT_STATUSES, RunRecord, Subject, Unit
-from ctxgauge.records._outcome import outcome
+from ctxgauge.records._outcome import outcome, tally
 from ctxgauge.records._provenance import provenance, utc_now
 
 RUN_FILE = "run.json"
@@ -306,12 +306,7 @@ class RunDir:
         with its final status; returns the record's JSON."""
         if status not in STATUSES[1:]:
             raise ValueError(f"final status must be one of {STATUSES[1:]}")
-        counts = {s: 0 for s in UNIT_STATUSES}
-        measured = 0
-        for u in self.units():
-            counts[u.status] = counts.get(u.status, 0) + 1
-            # A unit measured something when it is ok, or holds a figure despite being skipped.
-            measured += u.status == "ok" or (u.status == "skipped" and any(v is not None for v in u.figures.values()))
+        counts, measured = tally(self.units())
         rec = self.record
         verdict = outcome(counts, measured)
         if status == "success" and verdict.state == "nothing-measured":

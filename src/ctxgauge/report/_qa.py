@@ -213,6 +213,8 @@ def section(suite: str, title: str, runs: Sequence[RunRef]) -> Section:
         sec.blocks.append(_table(group))
         sec.notes += [f"{r.rel}: {arm}: {s.get('status')}: {s['reason']}" for r in group
                       for arm, s in arms(r).items() if s.get("reason")]
+        # What the run itself noted (no judge configured, records a question set read tolerantly).
+        sec.notes += [f"{r.rel}: note: {n}" for r in group for n in r.results.get("notes") or []]
         for run in group:
             grid = _grid(run)
             # A grid of nothing but unanswered cells says less than the note that no model answered.

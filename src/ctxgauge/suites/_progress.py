@@ -1,4 +1,4 @@
-"""The one progress protocol of every long-running pipeline (replay, cases, determinism, the demo).
+"""The one progress protocol of every long-running pipeline (replay, cases, determinism, qa, the demo).
 
 A pipeline calls `progress(done, total, label)` after each item: `done` items of `total` are finished and
 `label` names the one just done or now running (a short sha, a case name, a determinism step). A caller

@@ -149,7 +149,9 @@ def test_invalid_set_fails_before_any_model_call(openai_server, tmp_path):
 def test_cli_flag_and_battery_refusal(mini_battery, tmp_path):
     res = CliRunner().invoke(app, ["qa", "run", str(SETS / "v2_valid.json"), "--arm", "none", "--grounded-from-topics",
                                    "--json", "--out", str(tmp_path / "cli")], env={})
-    assert res.exit_code == 0, res.output
+    # No model: every unit is skipped and nothing is measured (exit 7, the one outcome rule); the record
+    # still says which questions would be graded against ground truth.
+    assert res.exit_code == 7, res.output
     assert read_run(tmp_path / "cli").results["grounding"]["grounded"] == ["router", "fee"]
     with pytest.raises(UserError, match="--grounded-from-topics reads a question set"):
         run_qa(QAConfig(source=str(mini_battery.path), arms=["none"], grounded_from_topics=True,

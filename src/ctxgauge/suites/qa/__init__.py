@@ -9,7 +9,7 @@ Sources: batteries in Corograph's layout (`_battery`) and dokimi question sets (
 (`_arms`): none, context:ENGINE@k, tool:ENGINE, command:CMD. Protocols (`_protocols`): zero-shot,
 multi-turn, whole-battery. Scoring: tier 1 and the judge (`_scoring`), or the rubric (`_rubric`), grounded
 as `_grounding` decides, with the optional judge panel (`_panel`). The trust gate (`_trust`), baselines
-(`_baseline`), the pipeline (`_run`) and rescoring (`_rescore`).
+(`_baseline`), the pipeline (`_run`: its phases `_plan`, `_answer`, `_record`) and rescoring (`_rescore`).
 """
 
 from ctxgauge.suites.qa._arms import ARM_KINDS, ArmSpec, parse_arm
@@ -23,7 +23,9 @@ from ctxgauge.suites.qa._protocols import PROTOCOLS, Answer
 from ctxgauge.suites.qa._questions import QuestionSet, SetRecord, load_question_set, question_set_hash
 from ctxgauge.suites.qa._rescore import rescore_run
 from ctxgauge.suites.qa._rubric import GROUNDED_WEIGHTS, WEIGHTS, RubricJudge, RubricScore, aggregate, mean_aggregate
-from ctxgauge.suites.qa._run import SUITE, SUITE_VERSION, QAConfig, load_source, run_qa
+from ctxgauge.suites.qa._config import SUITE, SUITE_VERSION, QAConfig
+from ctxgauge.suites.qa._plan import load_source
+from ctxgauge.suites.qa._run import run_qa
 from ctxgauge.suites.qa._scoring import Judge, Verdict, reads_as_pass, score_answer, tier1_match
 from ctxgauge.suites.qa._source import open_battery_corpus
 from ctxgauge.suites.qa._trust import ArmScores, trust_gate

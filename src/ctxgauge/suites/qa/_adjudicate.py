@@ -22,7 +22,7 @@ from ctxgauge.errors import UserError
 from ctxgauge.records import RUN_FILE, hash_files, read_run, read_units, utc_now
 from ctxgauge.suites.qa._battery import Battery
 from ctxgauge.suites.qa._rescore import find_source
-from ctxgauge.suites.qa._run import derive
+from ctxgauge.suites.qa._record import derive
 from ctxgauge.suites.qa._summary import ADJUDICATIONS_FILE
 
 VERDICTS = ("pass", "fail")

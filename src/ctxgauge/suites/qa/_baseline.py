@@ -15,7 +15,7 @@ from pathlib import Path
 from ctxgauge._io import read_data, write_json_atomic
 from ctxgauge.errors import UserError
 from ctxgauge.records import read_run
-from ctxgauge.suites.qa._run import SUITE
+from ctxgauge.suites.qa._config import SUITE
 
 BASELINE_KIND = "ctxgauge.qa.baseline"
 BASELINE_VERSION = 2

@@ -143,12 +143,15 @@ def _context_for(ctx: ArmContext, text: str, answer: Answer) -> str | None:
     return block
 
 
-def retrieve_only(ctx: ArmContext, questions: list[Question]) -> list[Answer]:
-    """The context arm with no model: what the engine retrieves per question, nothing asked."""
+def retrieve_only(ctx: ArmContext, questions: list[Question], *,
+                  on_answer: Callable[[Answer], None] = lambda a: None) -> list[Answer]:
+    """The context arm with no model: what the engine retrieves per question, nothing asked; `on_answer`
+    sees each as soon as it exists (as in `run_protocol`)."""
     out = []
     for q in questions:
         a = Answer(q.qid, status="skipped", reason="no model configured: retrieval measured, nothing asked")
         _context_for(ctx, q.prompt, a)
+        on_answer(a)
         out.append(a)
     return out
 

@@ -19,7 +19,9 @@ from ctxgauge.suites.qa._battery import Battery
 from ctxgauge.suites.qa._grounding import plan_grounding
 from ctxgauge.suites.qa._panel import Panel
 from ctxgauge.suites.qa._rubric import RubricJudge
-from ctxgauge.suites.qa._run import SUITE, QAConfig, _client, load_source, score_text
+from ctxgauge.suites.qa._answer import score_text
+from ctxgauge.suites.qa._config import SUITE, QAConfig
+from ctxgauge.suites.qa._plan import client_for, load_source
 from ctxgauge.suites.qa._scoring import SCORER_V1, Judge, check_scorer
 from ctxgauge.suites.qa._summary import adjudicated, read_adjudications, summarize
 
@@ -80,7 +82,7 @@ def rescore_run(run_dir: str | Path, *, judge: str | None = None, battery: str |
         raise UserError(f"{run_dir}: the run had no judge; give --judge MODEL to rescore it")
     cfg = QAConfig(source=spec["source"], arms=[], cache_dir=cache_dir, use_cache=use_cache, timeout=timeout,
                    retries=retries, backoff=backoff)
-    client, why = _client(judge_model, judge_provider or spec.get("judge_provider") or spec.get("provider"),
+    client, why = client_for(judge_model, judge_provider or spec.get("judge_provider") or spec.get("provider"),
                           judge_base_url, cfg, env, sleep)
     if client is None:
         raise UserError(f"judge {judge_model!r} is not available: {why}")

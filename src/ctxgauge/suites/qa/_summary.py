@@ -42,22 +42,6 @@ def all_verdicts(units: list[dict], questions: list[Question]) -> list[dict]:
     return out
 
 
-def unfinished(units: list[dict], runs: list[dict]) -> dict | None:
-    """What keeps a run from being finished, or None: failed units (infra gaps, failed harness or engine:
-    `--resume` retries them) and repetitions that did not finish. Exit code 6 when not None."""
-    gaps = sorted(u["id"] for u in units if u.get("status") == "failed")
-    dnf = [f"{r['arm']} rep {r['repetition']}" for r in runs if (r.get("validity") or {}).get("reason") == "did-not-finish"]
-    if not gaps and not dnf:
-        return None
-    # Nothing measured (exit 7): not one answer, and no retrieval either; every figure would be a gap.
-    nothing = not any(u.get("status") == "ok" or (u.get("figures") or {}).get("retrieved") is not None
-                      for u in units)
-    what = "nothing measured" if nothing else "unfinished"
-    return {"gaps": gaps, "did_not_finish": dnf, "nothing_measured": nothing,
-            "message": f"{what}: {len(gaps)} unit(s) are gaps and {len(dnf)} repetition(s) did not finish; "
-                       "run again with --resume (same --out) to fill them"}
-
-
 ADJUDICATIONS_FILE = "adjudications.jsonl"
 """Human verdicts of a run, one JSON object a line, in the order made (see `_adjudicate`)."""
 
