@@ -224,3 +224,33 @@ def test_the_determinism_tables_last_column_shows_at_1400_px(browser, tmp_path, 
                                                           "returnByValue": True})["result"]["value"])
     assert tables and all(t["last"] == "fingerprint" for t in tables), tables
     assert all(t["right"] <= t["visible"] + 0.5 for t in tables), tables
+
+
+LABELS_JS = """JSON.stringify([...document.querySelectorAll('section#suite-replay figure.plot svg')].map(svg => {
+  const box = svg.getBoundingClientRect();
+  return [...svg.querySelectorAll('text.label')].map(t => {
+    const r = t.getBoundingClientRect();
+    return {text: t.textContent, left: r.left - box.left, right: r.right - box.left};
+  });
+}).filter(labels => labels.length))"""
+
+
+def test_an_engine_in_two_runs_is_drawn_once_or_by_its_run_never_twice_alike(browser, tmp_path, factory):
+    # bm25 replayed alone and against grep on the same commits (one measurement), and a run of the same name
+    # in another folder that measured something else: each bar's label is distinct and drawn in full.
+    from ctxgauge.report import build_report, discover_runs, write_html
+
+    root = tmp_path / "runs"
+    ranks = [1, 2, None, 3, 1, 5]
+    factory.replay_run(root / "demo1", "replay-bm25", ranks, None)
+    factory.replay_run(root / "demo1", "replay-bm25-vs-grep", ranks, [2, 2, 1, None, 1, 1])
+    factory.replay_run(root / "demo2", "replay-bm25", [None, 1, 1, 1, 2, 2], None)
+    page = write_html(build_report(discover_runs(root)), tmp_path / "site" / "report.html")
+    _load(browser, page)
+    figures = json.loads(browser.send("Runtime.evaluate", {"expression": LABELS_JS,
+                                                           "returnByValue": True})["result"]["value"])
+    assert figures, "no label drawn in the replay section"
+    for labels in figures:
+        texts = [x["text"] for x in labels]
+        assert texts == ["bm25 · demo1/replay-bm25", "grep", "bm25 · demo2/replay-bm25"], texts
+        assert all(x["left"] >= 0 for x in labels), labels  # nothing cut off on the left of its svg

@@ -54,3 +54,17 @@ def test_verdict_grid_has_a_cell_per_question(tmp_path, factory):
     assert rows["tool:bm25"] == ["absent"] * 4
     assert [c[0] for c in grid.columns] == ["q01", "q02", "q03", "q04"]
     assert math.isclose(len(grid.columns), 4)
+
+
+def test_an_arm_measured_alike_in_two_runs_is_one_row_and_others_name_their_run(tmp_path, factory):
+    same = {"none": ["fail", "pass"], "context:bm25@5": ["pass", "pass"]}
+    factory.qa_run(tmp_path, "qa-1", same)
+    factory.qa_run(tmp_path, "qa-2", same)  # a second run that measured exactly the same
+    factory.qa_run(tmp_path, "qa-3", {"none": ["fail", "fail"], "context:bm25@5": ["pass", "pass"]})
+    sec = _section(tmp_path)
+    table = next(b for b in sec.blocks if isinstance(b, Table) and b.title.startswith("Arms"))
+    assert [row[0].text for row in table.rows] == ["none · qa-1", "context:bm25@5", "none · qa-3"]
+    assert table.sources == ["qa-1", "qa-2", "qa-3"]
+    acc = next(b for b in sec.blocks if isinstance(b, BarsFigure)).panels[0]
+    assert [(b.label, b.value) for b in acc.bars] == [("none · qa-1", 1 / 2), ("context:bm25@5", 1.0),
+                                                      ("none · qa-3", 0.0)]

@@ -98,3 +98,37 @@ def test_a_regression_gate_is_shown_with_its_verdict(tmp_path, factory):
     gate = next(b for b in _section(tmp_path, "replay").blocks if isinstance(b, Table) and "gate" in b.title)
     assert gate.title.startswith("Regression gate against old-run: FAILED")
     assert [c.text for c in gate.rows[0]] == ["mrr", "0.900", "0.750", "+0.150", "fails", "01c0ffeec0"]
+
+
+def test_an_engine_measured_alike_in_two_runs_is_shown_once_and_different_ones_by_their_run(tmp_path, factory):
+    # The demo's case: bm25 replayed alone and again against grep on the same commits is one measurement.
+    ranks = [1, 2, None, 3]
+    factory.replay_run(tmp_path / "demo1", "replay-bm25", ranks, None)
+    factory.replay_run(tmp_path / "demo1", "replay-bm25-vs-grep", ranks, [2, 2, 1, None])
+    # Another folder's run of the same name measured something else: told apart by its path, not its id.
+    factory.replay_run(tmp_path / "demo2", "replay-bm25", [None, 1, 1, 1], None)
+    sec = _section(tmp_path, "replay")
+    bars = next(b for b in sec.blocks if isinstance(b, BarsFigure))
+    mrr = next(p for p in bars.panels if p.metric == "mrr")
+    assert [b.label for b in mrr.bars] == ["bm25 · demo1/replay-bm25", "grep", "bm25 · demo2/replay-bm25"]
+    assert [b.value for b in mrr.bars] == [(1 + 1 / 2 + 0 + 1 / 3) / 4, (1 / 2 + 1 / 2 + 1 + 0) / 4, (0 + 1 + 1 + 1) / 4]
+    assert mrr.bars[0].run == "demo1/replay-bm25"  # the merged bar links to the first run measuring it
+    assert bars.sources == ["demo1/replay-bm25", "demo1/replay-bm25-vs-grep", "demo2/replay-bm25"]
+    table = next(b for b in sec.blocks if isinstance(b, Table))
+    assert table.columns == ["metric", "bm25 · demo1/replay-bm25", "grep", "bm25 · demo2/replay-bm25"]
+    grid = next(b for b in sec.blocks if isinstance(b, GridFigure))
+    assert [r.label for r in grid.rows] == table.columns[1:]
+
+
+def test_a_repeated_engines_label_keeps_the_end_of_a_long_run_name(tmp_path, factory):
+    from ctxgauge.report._svg import LABEL_CHARS
+
+    names = ["replay-20261202T013012Z-ab12cd", "replay-20261202T093512Z-ef34gh", "replay-20261202T093512Z-0a1b2c"]
+    for name, ranks in zip(names, ([1, 2], [2, 2], [3, 3])):
+        factory.replay_run(tmp_path, name, ranks, None)
+    bars = next(b for b in _section(tmp_path, "replay").blocks if isinstance(b, BarsFigure))
+    labels = [b.label for b in bars.panels[0].bars]
+    # The front the runs share (`replay-`) goes, then the name's end is kept: the time and the random id.
+    room = LABEL_CHARS - len("bm25 · ")
+    assert labels == ["bm25 · …" + n[len("replay-"):][-(room - 1):] for n in sorted(names)]
+    assert labels[0] == "bm25 · …61202T013012Z-ab12cd" and all(len(x) == LABEL_CHARS for x in labels)

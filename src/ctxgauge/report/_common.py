@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Iterable, Sequence
+import os
+from typing import Callable, Hashable, Iterable, Sequence, TypeVar
 
 from ctxgauge.report._model import Cell
 from ctxgauge.records import RunRef
+
+T = TypeVar("T")
 
 N_RESAMPLES = 10000
 """Bootstrap resamples of every interval a report draws (the suites' own default)."""
@@ -98,7 +101,48 @@ def nice_top(values: Iterable[float | None], floor: float = 0.05) -> float:
     return 10.0 ** (exp + 1)
 
 
+def _front_cut(rels: Sequence[str]) -> int:
+    # Where the front every path shares ends, cut after a `-`, `_` or `/`, leaving no path empty.
+    common = len(os.path.commonprefix(list(rels))) if len(rels) > 1 else 0
+    cut = max((i + 1 for i, c in enumerate(rels[0][:common]) if c in "-_/"), default=0)
+    while cut and any(len(rel) <= cut for rel in rels):
+        cut = max((i + 1 for i, c in enumerate(rels[0][:cut - 1]) if c in "-_/"), default=0)
+    return cut
+
+
 def label_systems(pairs: Sequence[tuple[str, RunRef]]) -> list[str]:
-    """Bar labels for (system, run) pairs: the system name, with the run id added where a name repeats."""
+    """Labels for (system, run) pairs: the system name alone where it is shown once; where a name repeats,
+    the name and the run it comes from (`bm25 · replay-bm25-5`), the run's relative path and never its bare
+    id (two folders' `replay` runs would read the same). A label longer than a figure's label column
+    (`_svg.LABEL_CHARS`) drops the front those runs' paths share, then keeps the path's end, where run names
+    differ (a default name ends in its time and a random id): the name is never cut, nor the path's end."""
+    from ctxgauge.report._svg import LABEL_CHARS
+
     names = [name for name, _ in pairs]
-    return [name if names.count(name) == 1 else f"{name} · {run.run_id}" for name, run in pairs]
+    out = []
+    for name, run in pairs:
+        if names.count(name) == 1:
+            out.append(name)
+            continue
+        tag, room = run.rel, LABEL_CHARS - len(name) - 3
+        if len(tag) > room:
+            tag = tag[_front_cut(list(dict.fromkeys(r.rel for n, r in pairs if n == name))):]
+        if len(tag) > room > 1:
+            tag = "…" + tag[-(room - 1):]
+        out.append(f"{name} · {tag}")
+    return out
+
+
+def merge_same(items: Sequence[T], key: Callable[[T], Hashable],
+               run: Callable[[T], RunRef]) -> list[tuple[T, list[RunRef]]]:
+    """Items that are the same measurement (equal `key`: the same system with the same figures, in two runs)
+    as one, with every run that measured it (the first one's run first): a reader sees the measurement once,
+    not the same engine twice with the same numbers."""
+    merged: dict[Hashable, tuple[T, list[RunRef]]] = {}
+    for item in items:
+        k = key(item)
+        if k not in merged:
+            merged[k] = (item, [run(item)])
+        elif run(item).rel not in {r.rel for r in merged[k][1]}:
+            merged[k][1].append(run(item))
+    return list(merged.values())

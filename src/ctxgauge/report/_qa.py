@@ -10,10 +10,11 @@ never 0.
 
 from __future__ import annotations
 
+import json
 from typing import Any, Sequence
 
 from ctxgauge.records import RunRef
-from ctxgauge.report._common import dnf_note, fmt, interval, label_systems, nice_top, num, pct, usd
+from ctxgauge.report._common import dnf_note, fmt, interval, label_systems, merge_same, nice_top, num, pct, usd
 from ctxgauge.report._leaderboard import Attempt, Value
 from ctxgauge.report._model import Bar, BarsFigure, Cell, GridFigure, GridRow, Panel, Section, Table
 
@@ -73,8 +74,21 @@ def accuracy(run: RunRef, arm: str) -> tuple[float | None, float | None, float |
     return value, low, high
 
 
+def _same(pair: tuple[str, RunRef]) -> tuple:
+    # One measurement: the same arm with the same summary and the same verdict on every question.
+    arm, run = pair
+    verdicts = [(q.get("qid"), (q.get("arms") or {}).get(arm)) for q in run.results.get("questions") or []]
+    return arm, json.dumps(arms(run)[arm], sort_keys=True), json.dumps(verdicts)
+
+
+def _shown(runs: Sequence[RunRef]) -> tuple[list[tuple[str, RunRef]], list[str]]:
+    """The (arm, run) pairs to draw, an arm measured the same way in two runs once, and the runs drawn."""
+    merged = merge_same([(arm, run) for run in runs for arm in arms(run)], _same, lambda pair: pair[1])
+    return [pair for pair, _ in merged], list(dict.fromkeys(r.rel for _, rs in merged for r in rs))
+
+
 def _figures(runs: Sequence[RunRef]) -> list[BarsFigure]:
-    pairs = [(arm, run) for run in runs for arm in arms(run)]
+    pairs, sources = _shown(runs)
     labels = label_systems(pairs)
     acc, hit, tpc, cpc = [], [], [], []
     for label, (arm, run) in zip(labels, pairs):
@@ -86,7 +100,6 @@ def _figures(runs: Sequence[RunRef]) -> list[BarsFigure]:
         tpc.append(Bar(label, t, run=run.rel, text=None if t is None else f"{t:,.0f}"))
         c = per_correct(s.get("cost_usd"), s)
         cpc.append(Bar(label, c, run=run.rel, text=None if c is None else usd(c)))
-    sources = list(dict.fromkeys(r.rel for r in runs))
     panels = [Panel("accuracy", acc)]
     if any(b.value is not None for b in hit):
         panels.append(Panel("retrieval hit rate", hit))
@@ -103,7 +116,7 @@ def _figures(runs: Sequence[RunRef]) -> list[BarsFigure]:
 
 
 def _table(runs: Sequence[RunRef]) -> Table:
-    pairs = [(arm, run) for run in runs for arm in arms(run)]
+    pairs, sources = _shown(runs)
     rows = []
     for label, (arm, run) in zip(label_systems(pairs), pairs):
         s = arms(run)[arm]
@@ -118,7 +131,7 @@ def _table(runs: Sequence[RunRef]) -> Table:
                      Cell(f"{s.get('valid_runs', 0)}/{s.get('runs', 0)}", num=True)])
     return Table("Arms: accuracy, tokens and cost",
                  ["arm", "status", "accuracy", "passed", "tokens", "tokens/correct", "cost", "cost/correct",
-                  "hit rate", "valid runs"], rows, sources=list(dict.fromkeys(r.rel for r in runs)),
+                  "hit rate", "valid runs"], rows, sources=sources,
                  caption="Cost is estimated from the recorded rate table where the provider reports none; `-` means "
                  "not measured (no model, no judge, or an unpriced model), never zero.")
 

@@ -14,11 +14,12 @@ engine the second.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import json
+from dataclasses import dataclass, field
 from typing import Sequence
 
 from ctxgauge.records import RunRef, Unit
-from ctxgauge.report._common import defined, dnf_note, fmt, interval, label_systems, num, pct
+from ctxgauge.report._common import defined, dnf_note, fmt, interval, label_systems, merge_same, num, pct
 from ctxgauge.report._leaderboard import Attempt, Value
 from ctxgauge.report._misses import misses_table
 from ctxgauge.report._model import Bar, BarsFigure, Cell, GridFigure, GridRow, PairedFigure, PairedRow, Panel, \
@@ -52,6 +53,19 @@ class EngineFigures:
     failed: set[str]
     role: str = "engine"
     """`engine` (the measured one) or `vs` (the one compared against)."""
+    also: list[RunRef] = field(default_factory=list)
+    """Other runs that measured exactly this (same engine, seed, units and figures): shown once, from all."""
+
+    @property
+    def sources(self) -> list[str]:
+        """Every run this engine's figures come from, as relative paths."""
+        return [self.run.rel] + [r.rel for r in self.also]
+
+    def same_as(self) -> tuple:
+        """What makes two runs' figures of an engine one measurement: the engine, the interval seed, which
+        units failed and every unit's figures."""
+        return (self.engine, int(self.run.spec.get("seed") or 0), tuple(sorted(self.failed)),
+                json.dumps(self.units, sort_keys=True))
 
     def values(self, metric: str) -> list[float]:
         """The metric's defined values over the ok units."""
@@ -101,6 +115,16 @@ def engine_figures(run: RunRef, *, gaps: bool = False) -> list[EngineFigures]:
     return [main] + ([other] if other else [])
 
 
+def distinct(engines: Sequence[EngineFigures]) -> list[EngineFigures]:
+    """Each measurement once: an engine measured the same way in two runs (the demo replays bm25 alone and
+    again against grep, on the same commits) is one bar, one column and one grid row, from both runs."""
+    out = []
+    for e, runs in merge_same(engines, EngineFigures.same_as, lambda e: e.run):
+        e.also = runs[1:]
+        out.append(e)
+    return out
+
+
 def headline(run: RunRef) -> list[str]:
     """The metrics drawn as bars: hit, recall and nDCG at the smallest k, and MRR (those the run has)."""
     k0 = ks_of(run)[0]
@@ -118,7 +142,7 @@ def _bars(engines: Sequence[EngineFigures], metrics: Sequence[str], title: str) 
             mean, low, high = interval(e.values(metric), int(e.run.spec.get("seed") or 0))
             bars.append(Bar(label, mean, low, high, run=e.run.rel))
         panels.append(Panel(metric, bars))
-    sources = list(dict.fromkeys(e.run.rel for e in engines))
+    sources = list(dict.fromkeys(rel for e in engines for rel in e.sources))
     return BarsFigure(title, panels, sources, caption="Mean over the scored units, with the seeded 95% bootstrap "
                       "interval of the mean (seed = the run's --seed) drawn as a whisker.")
 
@@ -134,7 +158,7 @@ def _table(engines: Sequence[EngineFigures], unit: str) -> Table:
             for e in engines]
     rows.append([Cell("coverage gap")] + [Cell(pct(g), num=True) for g in gaps])
     return Table(f"Every metric, mean over scored {unit}s", ["metric"] + labels, rows,
-                 sources=list(dict.fromkeys(e.run.rel for e in engines)),
+                 sources=list(dict.fromkeys(rel for e in engines for rel in e.sources)),
                  caption="Coverage gap: expected files the corpus does not index, left out of every denominator.")
 
 
@@ -187,7 +211,7 @@ def _grid(engines: Sequence[EngineFigures], unit: str) -> GridFigure:
     used = {c for r in rows for c in r.cells}
     legend = {s: d for s, d in legend.items() if s in used or s in ("hit", "near", "miss")}
     return GridFigure(f"Per-{unit} hits ({len(order)} {unit}s, in the order run)", list(order.items()), rows,
-                      legend, list(dict.fromkeys(e.run.rel for e in engines)),
+                      legend, list(dict.fromkeys(rel for e in engines for rel in e.sources)),
                       caption=f"One cell per {unit}; hover a cell for its id and request.")
 
 
@@ -258,7 +282,7 @@ def section(suite: str, title: str, runs: Sequence[RunRef], *, unit: str, by_kin
     done = [r for r in runs if r.finished]
     for name in dict.fromkeys(r.subject.dataset for r in done):
         group = [r for r in done if r.subject.dataset == name]
-        engines = [e for r in group for e in engine_figures(r)]
+        engines = distinct([e for r in group for e in engine_figures(r)])
         sec.blocks.append(_bars(engines, headline(group[0]), f"{name}: per-engine metrics"))
         sec.blocks.append(_table(engines, unit))
         for r in group:
@@ -269,7 +293,7 @@ def section(suite: str, title: str, runs: Sequence[RunRef], *, unit: str, by_kin
             kinds = _by_kind(group)
             if kinds is not None:
                 sec.blocks.append(kinds)
-        sec.blocks.append(_grid([e for r in group for e in engine_figures(r, gaps=True)], unit))
+        sec.blocks.append(_grid(distinct([e for r in group for e in engine_figures(r, gaps=True)]), unit))
         lines = _pass_lines(group)
         if lines is not None:
             sec.blocks.insert(len(sec.blocks) - 1, lines)
