@@ -14,7 +14,9 @@ def test_the_demo_explains_what_it_printed(capsys):
         out=out, replay={"bm25": {"hit@5": 0.5, "recall@10": 0.6, "mrr": 0.4, "ndcg@10": 0.45}},
         determinism={"bm25": {"level": 3, "drift": {"prose": 0.02}}},
         qa={"summary": {"none": {"retrieval_hit_rate": None}, "context:bm25@5": {"retrieval_hit_rate": 0.8}},
-            "skipped": [{"arm": "model", "reason": "no API key"}]},
+            "skipped": [{"arm": "none", "reason": "needs a model: no API key"},
+                        {"arm": "context:bm25@5", "reason": "retrieval only: no API key"},
+                        {"arm": "context:graph@5", "reason": "retrieval only: no API key"}]},
         report_html=out / "report.html", report_md=out / "report.md")
     _print(result)
     text = " ".join(capsys.readouterr().out.split())
@@ -22,6 +24,9 @@ def test_the_demo_explains_what_it_printed(capsys):
     assert "drift: the share of results" in text
     assert "retrieval hit rate" in text and "context:bm25@5 0.800" in text and "none " not in text.split("hit rate")[1]
     assert "report.html" in text and "report.md" in text
+    # One line per reason, naming every arm it applies to.
+    assert "qa arm none: needs a model: no API key" in text
+    assert "qa arms context:bm25@5, context:graph@5: retrieval only: no API key" in text
 
 
 def test_the_demo_qa_phase_moves_its_bar_and_resume_reads_every_figure_back(tmp_path):

@@ -132,3 +132,24 @@ def test_a_repeated_engines_label_keeps_the_end_of_a_long_run_name(tmp_path, fac
     room = LABEL_CHARS - len("bm25 · ")
     assert labels == ["bm25 · …" + n[len("replay-"):][-(room - 1):] for n in sorted(names)]
     assert labels[0] == "bm25 · …61202T013012Z-ab12cd" and all(len(x) == LABEL_CHARS for x in labels)
+
+
+def test_the_code_and_rest_table_shows_a_twin_runs_engine_once_and_names_read_alike(tmp_path, factory):
+    import json
+
+    from ctxgauge.records import discover_runs as runs_of
+    from ctxgauge.report._common import label_systems
+
+    ranks = [1, 2, None, 3]
+    for name, vs in (("replay-hybrid", None), ("replay-hybrid-vs-minilm", [2, 2, 1, None])):
+        path = factory.replay_run(tmp_path, name, ranks, vs, engine="hybrid", vs="minilm")
+        record = json.loads((path / "run.json").read_text())  # the factory writes no by_kind: add one
+        record["results"]["by_kind"] = {"code": {"commits": 2, "summary": {"hit@1": 0.5, "recall@1": 0.5, "mrr": 0.75}}}
+        (path / "run.json").write_text(json.dumps(record))
+    table = next(b for b in _section(tmp_path, "replay").blocks
+                 if isinstance(b, Table) and b.title.startswith("Commits touching code"))
+    assert [row[0].text for row in table.rows] == ["hybrid"]
+    assert table.sources == ["replay-hybrid", "replay-hybrid-vs-minilm"]
+    # Two labels of one name, one too long for the column: both drop the front their runs share.
+    a, b = sorted(runs_of(tmp_path), key=lambda r: r.rel)
+    assert label_systems([("hybrid", a), ("hybrid", b)]) == ["hybrid · hybrid", "hybrid · hybrid-vs-minilm"]

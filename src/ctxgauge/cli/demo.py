@@ -70,7 +70,11 @@ def _print(result) -> None:
     if rates:
         console.print("qa battery, no model: retrieval hit rate (a question's evidence file among the context "
                       "given) " + ", ".join(f"{plain(arm)} {rate:.3f}" for arm, rate in rates))
+    # One line per reason (every context arm of a demo without a model says the same thing).
+    by_reason: dict[str, list[str]] = {}
     for arm in ((result.qa or {}).get("skipped") or []):
-        console.print(f"qa arm [bold]{plain(arm.get('arm'))}[/]: {plain(arm.get('reason'))}")
+        by_reason.setdefault(str(arm.get("reason")), []).append(str(arm.get("arm")))
+    for reason, names in by_reason.items():
+        console.print(f"qa arm{'s' if len(names) > 1 else ''} [bold]{plain(', '.join(names))}[/]: {plain(reason)}")
     console.print(f"\nruns in [bold]{plain(result.out)}[/]\nreport: [bold]{plain(result.report_html)}[/]"
                   f" (and [bold]{plain(result.report_md)}[/], the same report as Markdown)")

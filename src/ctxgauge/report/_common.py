@@ -119,14 +119,17 @@ def label_systems(pairs: Sequence[tuple[str, RunRef]]) -> list[str]:
     from ctxgauge.report._svg import LABEL_CHARS
 
     names = [name for name, _ in pairs]
+    cuts: dict[str, int] = {}  # one cut per name, so its labels read alike
+    for name in dict.fromkeys(names):
+        rels = list(dict.fromkeys(r.rel for n, r in pairs if n == name))
+        too_long = any(len(rel) > LABEL_CHARS - len(name) - 3 for rel in rels)
+        cuts[name] = _front_cut(rels) if too_long else 0
     out = []
     for name, run in pairs:
         if names.count(name) == 1:
             out.append(name)
             continue
-        tag, room = run.rel, LABEL_CHARS - len(name) - 3
-        if len(tag) > room:
-            tag = tag[_front_cut(list(dict.fromkeys(r.rel for n, r in pairs if n == name))):]
+        tag, room = run.rel[cuts[name]:], LABEL_CHARS - len(name) - 3
         if len(tag) > room > 1:
             tag = "…" + tag[-(room - 1):]
         out.append(f"{name} · {tag}")

@@ -256,8 +256,10 @@ def _skips(run: RunRef) -> str | None:
 
 def _by_kind(runs: Sequence[RunRef]) -> Table | None:
     rows = []
-    labels = label_systems([(engine_name(r), r) for r in runs])
-    for label, run in zip(labels, runs):
+    # The measured engine of each run, each measurement once (a run and its --vs twin walked the same commits).
+    measured = distinct([engine_figures(r)[0] for r in runs])
+    labels = label_systems([(e.engine, e.run) for e in measured])
+    for label, run in zip(labels, (e.run for e in measured)):
         kinds = run.results.get("by_kind") or {}
         k0 = ks_of(run)[0]
         for kind in ("code", "other"):
@@ -271,7 +273,7 @@ def _by_kind(runs: Sequence[RunRef]) -> Table | None:
     k0 = ks_of(runs[0])[0]
     return Table("Commits touching code vs the rest (measured engine)",
                  ["engine", "commits touching", "commits", f"hit@{k0}", f"recall@{k0}", "mrr"], rows,
-                 sources=[r.rel for r in runs])
+                 sources=list(dict.fromkeys(rel for e in measured for rel in e.sources)))
 
 
 def section(suite: str, title: str, runs: Sequence[RunRef], *, unit: str, by_kind: bool = False) -> Section:
