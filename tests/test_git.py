@@ -224,6 +224,22 @@ def test_subject_and_path_holding_the_record_separator(tmp_path):
     assert set(log[0].changes) == {FileChange("A", "odd\x1ename.py"), FileChange("M", "a.py")}
 
 
+@pytest.mark.parametrize("author", [b"A <a@b> notanumber +0000", b"A <a@b>", b"A <a@b> -5 +0000"])
+def test_a_commit_with_a_malformed_author_date_reads_as_the_epoch(tmp_path, author):
+    # Found by `make fuzz` (corpus-git): git prints an empty %at for such a commit, and int('') ended the run.
+    b = RepoBuilder(tmp_path / "repo")
+    head = b.commit("start", {"a.py": "a\n"})
+    tree = git(b.path, "rev-parse", f"{head}^{{tree}}").strip()
+    body = b"tree %s\nparent %s\nauthor %s\ncommitter %s\n\nfix: odd date\n" % (
+        tree.encode(), head.encode(), author, author)
+    odd = subprocess.run(["git", "hash-object", "-t", "commit", "--literally", "-w", "--stdin"], cwd=b.path,
+                         input=body, capture_output=True, check=True).stdout.decode().strip()
+    with Repo(b.path) as repo:
+        log = repo.log(odd)
+    assert [(c.subject, c.timestamp) for c in log][0] == ("fix: odd date", 0)
+    assert log[1].sha == head and log[1].timestamp > 0
+
+
 # -- reads outside the repository -----------------------------------------------------------------------------
 def test_git_file_pointing_at_another_repository_is_refused(tmp_path):
     other = history(tmp_path, "other")

@@ -87,6 +87,8 @@ def parse_log(raw: str) -> list[Commit]:
                 continue
             change, i = _read_change(tokens, i, tok[0])
             changes.append(change)
+        # A malformed author date (`git fsck` calls it badDate: a hand-made or ancient commit) prints as an
+        # empty %at; git's own log shows it as the epoch, and so does this (int('') would end the whole run).
         commits.append(Commit(sha=sha, parents=tuple(parents.split()), author_name=name, author_email=email,
-                              timestamp=int(ts), subject=subject, changes=tuple(changes)))
+                              timestamp=int(ts) if ts.isdigit() else 0, subject=subject, changes=tuple(changes)))
     return commits
