@@ -62,6 +62,43 @@ def test_git_filters_symlinks_binary_and_large(repo_builder):
     assert c.summary()["skipped"] == {"binary": 1, "symlink": 1, "too-large": 1}
 
 
+def _literal(repo, kind: str, body: bytes) -> str:
+    return subprocess.run(["git", "hash-object", "-t", kind, "--literally", "-w", "--stdin"], cwd=repo, input=body,
+                          capture_output=True, check=True).stdout.decode().strip()
+
+
+def test_a_tree_listing_a_path_twice_or_as_file_and_folder_skips_every_copy(repo_builder, tmp_path):
+    # Found by `make fuzz` (corpus-git): a tree naming ' ' twice made materialize raise FileExistsError; a
+    # name holding '/' repeats a nested path, or makes `a` both a file and a folder.
+    b = repo_builder()
+    b.commit("start", {"ok.py": "fine\n"})
+    one, two = (_literal(b.path, "blob", t) for t in (b"one\n", b"two\n"))
+
+    def entry(mode: bytes, name: bytes, oid: str) -> bytes:
+        return mode + b" " + name + b"\0" + bytes.fromhex(oid)
+
+    sub = _literal(b.path, "tree", entry(b"100644", b"b", one))
+    top = _literal(b.path, "tree", entry(b"100644", b"dup.py", one) + entry(b"100644", b"dup.py", two)
+                   + entry(b"100644", b"a", one) + entry(b"100644", b"a/b", two) + entry(b"40000", b"c", sub)
+                   + entry(b"100644", b"c/b", two) + entry(b"100644", b"ok.py", one))
+    commit = subprocess.run(["git", "commit-tree", "-m", "crafted", top], cwd=b.path, capture_output=True,
+                            check=True, text=True).stdout.strip()
+    with Repo(b.path) as repo:
+        corpus = Corpus.from_git(repo, commit)
+        assert corpus.paths == ["ok.py"]
+        assert corpus.skipped["unsafe-name"] == ["a", "a/b", "c/b", "c/b", "dup.py", "dup.py"]
+        corpus.materialize(tmp_path / "out")
+    assert sorted(p.name for p in (tmp_path / "out").rglob("*")) == ["ok.py"]
+
+
+def test_materialize_refuses_a_file_and_a_folder_of_one_name(tmp_path):
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "a").write_text("file\n")
+    corpus = Corpus.from_directory(tmp_path / "src").overlay({"a/b": b"under a file\n"})
+    with pytest.raises(UserError, match=r"corpus path 'a/b' clashes with another path"):
+        corpus.materialize(tmp_path / "out")
+
+
 def test_history_stops_at_the_revision(repo_builder):
     b = repo_builder()
     first = b.commit("one", {"a": "1"})

@@ -183,6 +183,7 @@ class Corpus:
                 skipped["too-large"].append(e.path)
             else:
                 candidates.append(CorpusFile(e.path, e.oid, e.size or 0))
+        candidates = _without_clashes(candidates, skipped["unsafe-name"])
         cache = binary_cache if binary_cache is not None else {}
         unknown = sorted({f.blob for f in candidates if f.blob not in cache})
         missing: set[str] = set()
@@ -253,9 +254,13 @@ class Corpus:
         for f, data in self.iter_bytes():
             # Every path is checked again here, whatever built the corpus (an overlay adds paths too).
             target = safe_join(dest, f.path, "corpus path")
-            target.parent.mkdir(parents=True, exist_ok=True)
-            with open(target, "xb") as fh:  # never through a file or link already there
-                fh.write(data)
+            try:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                with open(target, "xb") as fh:  # never through a file or link already there
+                    fh.write(data)
+            except (FileExistsError, NotADirectoryError):
+                raise UserError(f"corpus path {f.path!r} clashes with another path of the corpus (a file and a "
+                                "folder of one name, or one path twice); rename one of them") from None
         return dest
 
     def require_files(self) -> "Corpus":
@@ -292,6 +297,25 @@ class Corpus:
             elif a is not None and b is not None and a.blob != b.blob:
                 out.append(Change("modified", path, old_blob=a.blob, new_blob=b.blob))
         return out
+
+
+def _without_clashes(files: list[CorpusFile], skipped: list[str]) -> list[CorpusFile]:
+    """`files` less every path a crafted tree lists twice (a duplicate entry, or a name holding `/` that
+    repeats a nested path) or as both a file and a folder (`a` and `a/b`): no directory can hold both, so
+    materialising them would fail half-way, and which copy an engine saw would depend on the reader. All
+    copies are skipped (as unsafe names), so the choice never depends on order. Git's own fsck calls these
+    trees broken (duplicateEntries); a tree git writes never has one."""
+    seen: dict[str, int] = {}
+    for f in files:
+        seen[f.path] = seen.get(f.path, 0) + 1
+    folders = {f.path[:i] for f in files for i, c in enumerate(f.path) if c == "/"}
+    both = {p for p in seen if p in folders}  # a file, and a folder of files under the same name
+    clash = {p for p, n in seen.items() if n > 1 or p in both
+             or any(p[:i] in both for i, c in enumerate(p) if c == "/")}
+    if not clash:
+        return files
+    skipped.extend(sorted((f.path for f in files if f.path in clash), key=path_key))
+    return [f for f in files if f.path not in clash]
 
 
 def _safe_path(path: str) -> bool:
