@@ -108,7 +108,13 @@ def migrate(record: Mapping[str, Any], source: str = "run.json") -> dict[str, An
     version = check_version(record.get("schema_version"), source)
     out = dict(record)
     while version < SCHEMA_VERSION:
-        out = MIGRATIONS[version](out)
+        try:
+            out = MIGRATIONS[version](out)
+        except (AttributeError, TypeError, KeyError, ValueError) as exc:
+            # An older record is untyped JSON: a section of the wrong type (`"context": [{}]`, found by
+            # `make fuzz`) breaks the migration's reads, and that is the record's fault, not a bug here.
+            raise UserError(f"{source}: a schema {version} record whose sections have the wrong types "
+                            f"({type(exc).__name__}: {str(exc)[:80]}); it cannot be migrated") from None
         version = out["schema_version"]
     return out
 
