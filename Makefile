@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test test-slow bench install browser clean
+.PHONY: demo test test-slow bench fuzz install browser clean
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -27,6 +27,15 @@ test-slow: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/engines.py
+
+# Hostile inputs for the corpus reader, the fingerprint parser and every other loader, for FUZZ_SECONDS of
+# wall clock; never part of `test` (README, Fuzzing). Failures are saved under fuzz/crashes/ for replay.
+# FUZZ_ENGINE=atheris: coverage-guided by libFuzzer (installs the `fuzz` extra first).
+FUZZ_SECONDS ?= 180
+FUZZ_ENGINE ?= hypothesis
+fuzz: $(STAMP)
+	test "$(FUZZ_ENGINE)" != atheris || $(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[fuzz]'
+	$(BIN)/python fuzz/run.py --engine $(FUZZ_ENGINE) --seconds $(FUZZ_SECONDS)
 
 # Debian's Chromium for the HTML report's browser test (root; the test skips with its reason without it).
 browser:
