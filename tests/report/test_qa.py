@@ -68,3 +68,18 @@ def test_an_arm_measured_alike_in_two_runs_is_one_row_and_others_name_their_run(
     acc = next(b for b in sec.blocks if isinstance(b, BarsFigure)).panels[0]
     assert [(b.label, b.value) for b in acc.bars] == [("none · qa-1", 1 / 2), ("context:bm25@5", 1.0),
                                                       ("none · qa-3", 0.0)]
+
+
+def test_an_arms_label_and_status_stay_whole_in_a_narrow_terminal(tmp_path, factory):
+    import io
+
+    from rich.console import Console
+
+    from ctxgauge.report import render_terminal
+
+    factory.qa_run(tmp_path, "q", {"none": [None, None], "context:bm25@5": ["pass", "fail"]}, skipped=["none"])
+    console = Console(file=io.StringIO(), width=80, color_system=None)
+    render_terminal(build_report(discover_runs(tmp_path)), console)
+    arms_table = console.file.getvalue().split("Arms: accuracy")[1].split("Cost is estimated")[0]
+    # Other columns fold to make room; `context:b` over `m25@5` would read as two things.
+    assert "│ context:bm25@5 │ measured │" in arms_table and "│ none           │ skipped  │" in arms_table

@@ -121,9 +121,9 @@ def _table(runs: Sequence[RunRef]) -> Table:
     for label, (arm, run) in zip(label_systems(pairs), pairs):
         s = arms(run)[arm]
         status = str(s.get("status") or "measured")
-        st = Cell(status, style="good" if status == "measured" else "muted")
+        st = Cell(status, style="good" if status == "measured" else "muted", wrap=False)
         t = tokens(s)
-        rows.append([Cell(label, run=run.rel), st, Cell(pct(s.get("accuracy")), num=True),
+        rows.append([Cell(label, run=run.rel, wrap=False), st, Cell(pct(s.get("accuracy")), num=True),
                      Cell(f"{s.get('passed', 0)}/{s.get('questions', 0)}", num=True), num(t, 0),
                      num(per_correct(t, s), 0), Cell(usd(s.get("cost_usd")), num=True),
                      Cell(usd(per_correct(s.get("cost_usd"), s)), num=True),
@@ -161,7 +161,7 @@ def _trust(run: RunRef) -> Table | None:
     if not checks:
         return None
     style = {"pass": "good", "warn": "warn", "fail": "bad"}
-    rows = [[Cell(str(c.get("name"))), Cell(str(c.get("arm") or "all")),
+    rows = [[Cell(str(c.get("name")), wrap=False), Cell(str(c.get("arm") or "all"), wrap=False),
              Cell(str(c.get("status")), style=style.get(str(c.get("status")), "muted")),
              Cell(fmt(c.get("value"), 4), num=True), Cell(str(c.get("threshold") or "")),
              Cell(str(c.get("detail") or ""))] for c in checks]

@@ -50,8 +50,10 @@ def _rich_table(title: str) -> RichTable:
 def _table(t: Table) -> RichTable:
     table = _rich_table(t.title)
     for i, name in enumerate(t.columns):
+        # A column whose every cell asks to stay on one line (a system's label) keeps it whole; the others
+        # fold to make room (`context:b` over `m25@5` reads as two things).
         table.add_column(_lit(name), justify="right" if t.rows and all(r[i].num for r in t.rows) else "left",
-                         overflow="fold")
+                         overflow="fold", no_wrap=bool(t.rows) and all(not r[i].wrap for r in t.rows))
     for row in t.rows:
         table.add_row(*[_cell(c) for c in row])
     return table
