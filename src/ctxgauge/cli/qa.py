@@ -162,13 +162,13 @@ def rescore(
         print_json({k: result[k] for k in ("run_dir", "judge", "reproduced", "changed", "summary", "questions",
                                            "trust", "ledger")})
     else:
-        _print_summary(result, f"rescore of {run_dir} with {result['judge']}")
+        _print_summary(result, f"rescore of {plain(run_dir)} with {plain(result['judge'])}")
         if result["reproduced"]:
             console.print("[green]reproduced[/]: every verdict and figure matches the record")
         else:
             console.print(f"[red]not reproduced[/]: {len(result['changed'])} verdict(s) changed")
             for c in result["changed"]:
-                console.print(f"  {c['unit']}: {c['recorded']} -> {c['rescored']} ({c['reason']})")
+                console.print(plain(f"  {c['unit']}: {c['recorded']} -> {c['rescored']} ({c['reason']})"), soft_wrap=True)
     if not result["reproduced"]:
         raise typer.Exit(1)
 
@@ -193,7 +193,8 @@ def adjudicate_cmd(
         print_json(result)
         return
     for a in result["adjudications"]:
-        console.print(f"{a['unit']}: {a['judge_result'] or '-'} -> [bold]{a['verdict']}[/] by {a['by']} at {a['at']}")
+        console.print(f"{plain(a['unit'])}: {plain(a['judge_result'] or '-')} -> [bold]{plain(a['verdict'])}[/] by "
+                      f"{plain(a['by'])} at {plain(a['at'])}", soft_wrap=True)
 
 
 @baseline_app.command("save")
@@ -209,7 +210,7 @@ def baseline_save(
     if json_out:
         print_json(data)
     else:
-        console.print(f"baseline of {len(data['arms'])} arm(s) written to {path}")
+        console.print(f"baseline of {len(data['arms'])} arm(s) written to {plain(path)}", soft_wrap=True)
 
 
 @baseline_app.command("compare")
@@ -231,7 +232,7 @@ def baseline_compare(
         table = Table("arm", "baseline", "run", "delta", "status")
         for r in result["arms"]:
             fmt = lambda v: "-" if v is None else f"{v:.1f}"  # noqa: E731
-            table.add_row(r["arm"], fmt(r["baseline"]), fmt(r["run"]), fmt(r["delta"]), r["status"])
+            table.add_row(plain(r["arm"]), fmt(r["baseline"]), fmt(r["run"]), fmt(r["delta"]), plain(r["status"]))
         console.print(table)
     if result["regressions"]:
         raise typer.Exit(1)

@@ -174,6 +174,15 @@ def test_transcripts_and_token_source_per_unit(mini_battery, openai_server, tmp_
     assert cmd_rec["economics"]["tool_calls"]["by_class"] == {"index": 10, "read": 0, "other": 20}
 
 
+def test_an_adjudicator_name_holding_markup_is_printed_as_typed(mini_battery, openai_server, tmp_path):
+    openai_server.route(oracle(RIGHT))
+    run_qa(config(mini_battery.path, openai_server, tmp_path), env=ENV)
+    r = cli("qa", "adjudicate", str(tmp_path / "run"), "q08", "--verdict", "pass", "--why", "ok",
+            "--by", "[bold]ada a[/b]")
+    assert r.returncode == 0 and "MarkupError" not in r.stderr, r.stderr
+    assert "by [bold]ada a[/b] at" in r.stdout, r.stdout
+
+
 def test_a_human_adjudication_outranks_the_judge(mini_battery, openai_server, tmp_path):
     from ctxgauge.records import verify_files
 
