@@ -157,3 +157,48 @@ def test_one_repository_name_for_every_suite(repo_builder, tmp_path):
             assert Corpus.from_git(repo, "HEAD").name == name
         finally:
             repo.close()
+
+
+@pytest.mark.parametrize("kind", ["directory", "git"])
+def test_a_held_corpus_reads_its_source_once(repo_builder, tmp_path, kind):
+    d = tmp_path / "plain"
+    _tree(d, FILES)
+    if kind == "git":
+        b = repo_builder()
+        b.commit("all", dict(FILES))
+        source = b.path
+    else:
+        source = d
+    plain = open_corpus(source)
+    held = plain.held()
+    assert (held.paths, held.content_hash(), held.kind, held.rev) == (plain.paths, plain.content_hash(), plain.kind,
+                                                                      plain.rev)
+    expected = {f.path: data for f, data in plain.iter_bytes()}
+    if kind == "git":
+        plain._reader.repo.close()
+        for obj in (source / ".git" / "objects").rglob("*"):
+            if obj.is_file():
+                obj.unlink()  # no object left to read (loose objects are opened per read): only memory answers
+    else:
+        for p in list(d.rglob("*")):
+            if p.is_file():
+                p.unlink()
+    assert {f.path: data for f, data in held.iter_bytes()} == expected
+    assert all(held.read(p) == data for p, data in expected.items())
+    o = held.overlay({"noise/n.txt": b"noise"})
+    assert o.read("noise/n.txt") == b"noise" and o.read("a.py") == expected["a.py"]
+
+
+def test_a_corpus_larger_than_the_hold_limit_is_read_from_its_source(tmp_path, monkeypatch):
+    import ctxgauge.corpora as corpora
+
+    d = tmp_path / "c"
+    _tree(d, FILES)
+    monkeypatch.setattr(corpora, "HOLD_LIMIT", sum(len(v) for v in FILES.values()) - 1)
+    held = open_corpus(d).held()
+    (d / "a.py").write_bytes(b"changed on disk")
+    assert held.read("a.py") == b"changed on disk"  # not held: memory is bounded
+    monkeypatch.setattr(corpora, "HOLD_LIMIT", sum(len(v) for v in FILES.values()))
+    held = open_corpus(d).held()
+    (d / "a.py").write_bytes(b"changed again")
+    assert held.read("a.py") == b"changed on disk"

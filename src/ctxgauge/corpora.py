@@ -212,6 +212,16 @@ class Corpus:
                       reader=_OverlayReader(self._reader, dict(extra)), rev=self.rev, history=self.history,
                       max_bytes=self.max_bytes)
 
+    def held(self) -> "Corpus":
+        """This corpus with every file's bytes read now, in one pass, and served from memory from then on:
+        a caller building the same corpus several times (the determinism suite) reads its source once for
+        them all. A corpus of more than HOLD_LIMIT bytes is returned as it is (read from its source each time)."""
+        if sum(f.size for f in self.files) > HOLD_LIMIT:
+            return self
+        data = {f.blob: d for f, d in self.iter_bytes()}
+        return Corpus(name=self.name, kind=self.kind, files=self.files, skipped=self.skipped,
+                      reader=_HeldReader(data), rev=self.rev, history=self.history, max_bytes=self.max_bytes)
+
     # -- reading ----------------------------------------------------------------------------------------
     @property
     def paths(self) -> list[str]:
@@ -372,6 +382,18 @@ class _GitReader(_Reader):
             got[oid] = data
         for f in files:
             yield f, got[f.blob]
+
+
+HOLD_LIMIT = 256 << 20
+"""`Corpus.held` keeps at most this many bytes in memory; a larger corpus is read from its source each time."""
+
+
+class _HeldReader(_Reader):
+    def __init__(self, data: dict[str, bytes]):
+        self.data = data
+
+    def read(self, f: CorpusFile) -> bytes:
+        return self.data[f.blob]
 
 
 class _OverlayReader(_Reader):

@@ -237,3 +237,20 @@ def test_independent_builds_read_and_write_no_work_cache(library_repo: Path, tmp
     u = result.engines["bm25"].families["update"].figures
     assert u["work_cache"] == {"update": "on", "rebuild": "off"} and u["identical"]
     assert any(p.is_file() for p in (tmp_path / "cache").rglob("*"))
+
+
+def test_the_sample_gives_the_same_figures_with_the_corpus_read_for_every_build(
+        sample_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Holding the corpus for every build (read from git once) changes no figure: the run whose builds each
+    # read git again gives the same fingerprint and the same figures of every family.
+    import ctxgauge.corpora as corpora
+
+    families = ("rebuild", "query", "drift", "update")
+    fast = _run(sample_repo, tmp_path / "fast", engines=("bm25",), families=families, rebuilds=3, trials=3, k=10)
+    monkeypatch.setattr(corpora, "HOLD_LIMIT", 0)
+    slow = _run(sample_repo, tmp_path / "slow", engines=("bm25",), families=families, rebuilds=3, trials=3, k=10)
+    a, b = fast.engines["bm25"], slow.engines["bm25"]
+    fa, fb = read_fingerprint(a.fingerprint_path), read_fingerprint(b.fingerprint_path)  # type: ignore[arg-type]
+    assert (fa.artifact_hash, fa.query_hashes) == (fb.artifact_hash, fb.query_hashes)
+    assert {f: r.to_json() for f, r in a.families.items()} == {f: r.to_json() for f, r in b.families.items()}
+    assert a.families["rebuild"].figures["identical"] and a.families["update"].figures["identical"]

@@ -139,7 +139,9 @@ def make_plan(config: DeterminismConfig, factory: Callable[[str], Any] = get_eng
     engines = _engines(config, factory)
     names = fingerprint_file_names(engines)  # two specs sharing a file name: refused before anything runs
     _keep_published(config, names)
-    corpus = open_corpus(config.source, config.rev, name=config.corpus_name).require_files()
+    # Held: every build (base, rebuilds, drift's noisy one, update's full rebuild) gets the same bytes, read from
+    # the source once. Independence is about the engine (a fresh object, no work cache), not reading git again.
+    corpus = open_corpus(config.source, config.rev, name=config.corpus_name).require_files().held()
     if "drift" in config.families and config.noise_dir is not None:
         noise_directory(corpus, config.noise_dir)  # a directory the corpus lacks is a typo: say so now
     queries, source = _queries(config, corpus)
