@@ -1,13 +1,18 @@
 """The speed table of issue 12, each row cold and side by side with its baseline, interleaved, in one run.
 
-    python benchmarks/speed.py --corpus DIR [--contextbenchmark CB_DIR] [--repo GIT_DIR] [--rounds 3]
+    python benchmarks/speed.py --corpus DIR [--corpus DIR2 ...] [--contextbenchmark CB_DIR] [--repo GIT_DIR] [--rounds 3]
 
 Rows (each round runs a row's baseline and ctxgauge back to back, alternating which goes first; every
 ctxgauge command gets its own empty work-cache directory, so every figure is cold):
 
-- determinism: `ctxgauge determinism DIR -e bm25 --queries DIR/queries.json --rebuilds 3 --trials 5 -k 10
-  --families rebuild,query,drift` against ContextBenchmark's `node contextbenchmark.mjs run --adapters bm25
-  --corpus DIR` with the same settings (DIR/queries.json must hold the queries; fetch aabhisrv/contextbenchmark).
+- determinism (per --corpus): `ctxgauge determinism DIR -e bm25 --queries DIR/queries.json --rebuilds 3
+  --trials 5 -k 10 --families rebuild,query,drift` against ContextBenchmark's `node contextbenchmark.mjs run
+  --adapters bm25 --corpus DIR` with the same settings (DIR/queries.json must hold the queries; fetch
+  aabhisrv/contextbenchmark). Both read one copy of DIR made here with an empty `src/shared/` added when it
+  has none: the reference writes its noise file there and, without it, dies at drift (exit 1) after the
+  other families, which would time a run that skipped a family. A reference run counts only when it wrote
+  its report with all three families. The same corpus is not the same indexed files: the reference indexes
+  only .ts .tsx .js .mjs .py .md .json .txt files, ctxgauge every text file; both counts are printed.
 - replay (with --repo): `ctxgauge replay REPO -e bm25 --commits 50` against the naive floor, per commit
   `git archive PARENT | tar -x` into a fresh directory with no index at all, on the same commits.
 
@@ -58,9 +63,65 @@ def row(name: str, baseline, ours, rounds: int) -> None:
           f"ratio {bw / mw:.2f}x wall, {bc / mc:.2f}x CPU", flush=True)
 
 
+REFERENCE_EXTS = (".ts", ".tsx", ".js", ".mjs", ".py", ".md", ".json", ".txt")  # adapters/bm25.mjs's EXTS
+
+
+def reference_files(root: Path) -> int:
+    """How many files the reference bm25 adapter indexes (its walk: EXTS, no node_modules or .git, no
+    queries.json)."""
+    n = 0
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = [d for d in dirnames if d not in ("node_modules", ".git")]
+        n += sum(1 for f in filenames if os.path.splitext(f)[1] in REFERENCE_EXTS)
+    return n - (root / "queries.json").is_file()
+
+
+def determinism_row(source: Path, cb: Path | None, rounds: int, tmp: Path) -> None:
+    """One corpus: ctxgauge's determinism suite and (with `cb`) the reference, interleaved."""
+    queries = json.loads((source / "queries.json").read_text())
+    corpus = tmp / "corpora" / source.name  # one copy both tools read; its name is the corpus's name
+    shutil.copytree(source, corpus, symlinks=True)
+    (corpus / "src" / "shared").mkdir(parents=True, exist_ok=True)
+    print(f"determinism on {source.name}: bm25, {len(queries)} queries, k 10, 3 rebuilds, 5 trials, drift", flush=True)
+
+    def ours(i: int):
+        out = tmp / f"det-{source.name}-{i}"
+        shutil.rmtree(out, ignore_errors=True)
+        figures = timed([*CTXGAUGE, "--cache-dir", str(tmp / f"cache-det-{source.name}-{i}"), "determinism",
+                         str(corpus), "-e", "bm25", "--queries", str(corpus / "queries.json"), "--rebuilds", "3",
+                         "--trials", "5", "-k", "10", "--families", "rebuild,query,drift", "--out", str(out)])
+        if i == 0:
+            record = json.loads((out / "run.json").read_text())
+            label = record["results"]["engines"]["bm25"].get("label")
+            print(f"  {source.name}: ctxgauge indexed {record['context']['corpus']['files']} files ({label}); "
+                  f"the reference indexes {reference_files(corpus)}", flush=True)
+        return figures
+
+    if cb is None:
+        print("  no --contextbenchmark: ctxgauge alone", flush=True)
+        for i in range(rounds):
+            w, c, *_ = ours(i)
+            print(f"  round {i + 1} ctxgauge: {w:.1f} s wall, {c:.1f} CPU s", flush=True)
+        return
+
+    def reference(i: int):
+        out = tmp / f"ref-{source.name}-{i}.json"  # written only when the run finished every family
+        figures = timed(["node", "contextbenchmark.mjs", "run", "--adapters", "bm25", "--corpus", str(corpus),
+                         "--rebuilds", "3", "--trials", "5", "--k", "10", "--families", "rebuild,query,drift",
+                         "--out", str(out)], cwd=cb)
+        report = json.loads(out.read_text())["adapters"]["bm25"]["family"] if out.is_file() else {}
+        if set(report) != {"rebuild", "query", "drift"}:  # a run that skipped a family is not the same work
+            raise SystemExit(f"the reference did not finish rebuild, query and drift on {corpus} "
+                             f"(report: {sorted(report) or 'none'}); a corpus without src/shared/ kills its drift")
+        return figures
+
+    row(f"determinism on {source.name} vs ContextBenchmark", reference, ours, rounds)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--corpus", type=Path, required=True, help="a directory holding queries.json")
+    ap.add_argument("--corpus", type=Path, action="append", required=True,
+                    help="a directory holding queries.json (the determinism row; repeat for several corpora)")
     ap.add_argument("--contextbenchmark", type=Path, help="a checkout of aabhisrv/contextbenchmark")
     ap.add_argument("--repo", type=Path, help="a git repository for the replay row")
     ap.add_argument("--commits", type=int, default=50)
@@ -70,21 +131,8 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="ctxgauge-speed-") as tmp:
         tmp = Path(tmp)
 
-        def ours_det(i: int):
-            out = tmp / f"det{i}"
-            shutil.rmtree(out, ignore_errors=True)
-            return timed([*CTXGAUGE, "--cache-dir", str(tmp / f"cache-det{i}"), "determinism", str(args.corpus),
-                          "-e", "bm25", "--queries", str(args.corpus / "queries.json"), "--rebuilds", "3",
-                          "--trials", "5", "-k", "10", "--families", "rebuild,query,drift", "--out", str(out)])
-
-        if args.contextbenchmark:
-            def ref_det(i: int):
-                return timed(["node", "contextbenchmark.mjs", "run", "--adapters", "bm25", "--corpus", str(args.corpus),
-                              "--rebuilds", "3", "--trials", "5", "--k", "10", "--families", "rebuild,query,drift"],
-                             cwd=args.contextbenchmark)
-
-            row("determinism (bm25, 3 rebuilds, 5 trials, 10 queries, drift) vs ContextBenchmark", ref_det, ours_det,
-                args.rounds)
+        for corpus in args.corpus:
+            determinism_row(corpus, args.contextbenchmark, args.rounds, tmp)
         if args.repo:
             def ours_replay(i: int):
                 return timed([*CTXGAUGE, "--cache-dir", str(tmp / f"cache-replay{i}"), "replay", str(args.repo),
