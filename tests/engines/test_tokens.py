@@ -1,0 +1,33 @@
+"""One identifier's tokens: the split as defined, whatever shortcut computes it."""
+
+from __future__ import annotations
+
+import random
+import re
+
+from ctxgauge.engines._tokens import STOPWORDS, _word_tokens, code_tokens
+
+_PART = r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+"
+
+
+def _by_definition(word: str, min_len: int) -> tuple[str, ...]:
+    # The split as first written (each `_`-separated chunk on its own, no fast path): what the faster
+    # split must keep giving.
+    parts = [p.lower() for chunk in word.split("_") for p in re.findall(_PART, chunk)]
+    whole = ["".join(parts)] if len(parts) > 1 and len("".join(parts)) >= min_len else []
+    return tuple(whole + [p for p in parts if len(p) >= min_len and not p.isdigit() and p not in STOPWORDS])
+
+
+WORDS = ["", "_", "__init__", "ABC_Def", "HTTPServer", "parseHTTPRequest_v2", "a1B2c3", "ABCdef_GHi", "x", "Ab",
+         "ab", "AB", "12", "a_b", "URLs", "iOS", "_private", "CONST_X9", "A", "the", "The", "THE", "Error", "error",
+         "\u00d1u", "\u00e9a", "\u00c9A", "caf\u00e9", "r\u00e9sum\u00e9Builder"]
+
+
+def test_a_word_splits_as_defined():
+    rng = random.Random(7)
+    alphabet = "aAzZbB09_xXyY\u00e9\u00c9"
+    words = WORDS + ["".join(rng.choice(alphabet) for _ in range(rng.randint(1, 12))) for _ in range(5000)]
+    for word in words:
+        for min_len in (2, 3):
+            assert _word_tokens(word, min_len) == _by_definition(word, min_len), word
+        assert tuple(code_tokens(word)) == _by_definition(word, 2) or not word.isascii(), word
