@@ -95,6 +95,22 @@ def test_artifact_holds_the_graph_and_nothing_of_the_machine(corpus, tmp_path):
     assert summary["languages"]["go"] == {"files": 2, "imports": 1, "resolved": 1, "share": 1.0}
 
 
+def test_definitions_read_the_artifact_and_stay_one_object_until_it_changes(corpus, tmp_path):
+    out = tmp_path / "out"
+    engine = GraphEngine()
+    engine.build(corpus, out)
+    defined = engine.definitions(out)
+    assert list(defined) == corpus.paths
+    assert defined["billing/invoice.py"] == ("compute_invoice_total",)
+    assert defined["docs/billing.md"] == ()
+    assert engine.definitions(out) is defined  # callers key derived tables on this object
+    assert GraphEngine().definitions(out) == defined  # read from the artifact, not from build state
+    with pytest.raises(TypeError):
+        defined["billing/invoice.py"] = ()  # type: ignore[index]
+    engine.build(corpus, tmp_path / "other")
+    assert engine.definitions(tmp_path / "other") is not defined
+
+
 CHANGES: dict[str, dict[str, str | None]] = {
     "modify": {"billing/ledger.py": "def post_entry(account, amount):\n    pass\n\ndef reverse_entry(e):\n    pass\n"},
     "add": {"billing/refund.py": "from .invoice import compute_invoice_total\ndef refund(): pass\n"},

@@ -50,7 +50,8 @@ import math
 import os
 from collections import Counter
 from pathlib import Path
-from typing import Any, Sequence
+from types import MappingProxyType
+from typing import Any, Mapping, Sequence
 
 import ctxgauge.cache as work_cache
 from ctxgauge._io import canonical_json, write_text_atomic
@@ -308,6 +309,16 @@ class GraphEngine(Engine):
             data["_in_degree"] = np.bincount(edges[:, 1], minlength=len(files)).astype(np.float64)
             self._loaded = (key, data)
         return self._loaded[1]
+
+    def definitions(self, out_dir: Path) -> Mapping[str, tuple[str, ...]]:
+        """Path -> the top-level names the file defines (tree-sitter definitions, as `_parse` reads them),
+        for every file of the artifact in `out_dir`, in path order. The same object is returned until the
+        artifact changes, so a caller may key what it derives from it on the object's identity."""
+        data = self._load(out_dir)
+        if "_definitions" not in data:
+            data["_definitions"] = MappingProxyType(
+                {f["path"]: tuple(f.get("definitions") or ()) for f in data["files"]})
+        return data["_definitions"]
 
     def query(self, out_dir: Path, text: str, k: int) -> list[Hit]:
         import numpy as np
