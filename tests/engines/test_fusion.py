@@ -9,6 +9,7 @@ import pytest
 from ctxgauge.corpora import Corpus
 from ctxgauge.engines import get_engine
 from ctxgauge.engines import _request as rq
+from ctxgauge.engines.fusion import LONG_WEIGHTS, FusionEngine, fuse
 from ctxgauge.git import Repo
 
 
@@ -16,7 +17,8 @@ def _repo(builder):
     b = builder("fusion")
     b.commit("initial import", {
         "package.json": '{"name": "app", "dependencies": {"shell-quote": "^1.7.0", "express": "^4.0.0"}}\n',
-        "package-lock.json": '{"packages": {"node_modules/shell-quote": {"version": "1.7.0"}}}\n',
+        "package-lock.json": '{"packages": {"node_modules/shell-quote": {"version": "1.7.0"}, '
+                             '"node_modules/minimist": {"version": "1.2.5"}}}\n',
         ".nvmrc": "18\n",
         "src/controllers/quoteTemplates.js": "function quoteTemplates() { return 'shell quote quote quote'; }\n",
         "src/server.js": "const express = require('express');\nfunction startServer() {}\n",
@@ -44,11 +46,33 @@ def test_query_is_the_weighted_sum_of_components(built) -> None:
     for name, scores in comp.items():
         for f, s in scores.items():
             expected[f] = expected.get(f, 0.0) + float(eng.params[name]) * s
-    factor = {"test": eng.params["tests"], "generated": eng.params["generated"], "docs": eng.params["docs"]}
+    factor = {"test": eng.params["tests"], "generated": eng.params["generated"], "docs": eng.params["docs"],
+              "manifest": eng.params["manifests"]}
     expected = {f: s * factor.get(rq.path_kind(f), 1.0) for f, s in expected.items()}
     hits = eng.query(out, text, 10)
     assert [h.path for h in hits][0] == "src/db/pool.py"
     assert {h.path: h.score for h in hits} == pytest.approx({f: s for f, s in expected.items() if s > 0})
+
+
+def test_a_lockfile_the_rule_names_escapes_the_generated_multiplier(built) -> None:
+    eng, out, _ = built
+    text = "bump minimist to 1.2.8"  # a transitive package: only the lockfile holds it
+    comp = eng.components(out, text)
+    assert comp["rule"] == {"package-lock.json": 1.0, "package.json": rq.UNNAMED}
+    total = sum(float(eng.params[n]) * comp[n].get("package-lock.json", 0.0) for n in comp)
+    hits = eng.query(out, text, 3)
+    assert hits[0].path == "package-lock.json"
+    assert hits[0].score == pytest.approx(total)  # not times `generated`, although a lockfile is generated
+    assert rq.path_kind("package-lock.json") == "generated" and eng.params["generated"] < 1
+
+
+def test_a_long_request_reads_the_long_twin_of_every_weight() -> None:
+    comp = {"bm25": {"src/a.py": 1.0, "tests/test_a.py": 1.0, "package.json": 0.5}, "rule": {}}
+    w = {"bm25": 1.0, "long_bm25": 2.0, "tests": 0.5, "long_tests": 0.25, "manifests": 0.5, "long_manifests": 1.0}
+    assert fuse(comp, w) == {"src/a.py": 1.0, "tests/test_a.py": 0.5, "package.json": 0.25}
+    assert fuse(comp, w, long=True) == {"src/a.py": 2.0, "tests/test_a.py": 0.5, "package.json": 1.0}
+    assert set(LONG_WEIGHTS) <= set(FusionEngine.defaults) - {"long_words"}
+    assert {f"long_{n}" for n in LONG_WEIGHTS} <= set(FusionEngine.defaults)
 
 
 def test_dependency_request_ranks_manifest_and_lockfile_first(built) -> None:
@@ -75,8 +99,9 @@ def test_mentions_in_a_stack_trace(built) -> None:
 
 def test_path_kinds() -> None:
     assert [rq.path_kind(p) for p in ("tests/test_a.py", "pkg/a_test.go", "src/x.spec.ts", "dist/axios.min.js",
-                                      "CHANGELOG.md", "yarn.lock", "docs/guide.md", "src/a.py")] == [
-        "test", "test", "test", "generated", "generated", "generated", "docs", None]
+                                      "CHANGELOG.md", "yarn.lock", "docs/guide.md", "src/a.py",
+                                      "web/package.json", "requirements-dev.txt")] == [
+        "test", "test", "test", "generated", "generated", "generated", "docs", None, "manifest", "manifest"]
 
 
 def test_mention_parsing() -> None:
@@ -97,6 +122,38 @@ def test_declared_packages_across_manifest_formats() -> None:
     assert {"requests", "urllib3"} <= rq.declared_packages("requirements.txt", "requests>=2.0\nurllib3==1.26\n")
     assert "yaml" in rq.declared_packages("go.mod", "module x\nrequire (\n\tgopkg.in/yaml v3.0.1\n)\n") or \
         "gopkg.in/yaml" in rq.declared_packages("go.mod", "module x\nrequire (\n\tgopkg.in/yaml v3.0.1\n)\n")
+
+
+def test_locked_packages_across_lockfile_formats() -> None:
+    assert {"h2", "spin"} <= rq.locked_packages("Cargo.lock", '[[package]]\nname = "h2"\nversion = "0.4"\n\n'
+                                                '[[package]]\nname = "spin"\n')
+    assert {"installer", "requests"} <= rq.locked_packages("poetry.lock", '[[package]]\nname = "installer"\n'
+                                                          '[[package]]\nname = "requests"\n')
+    assert {"minimist", "@babel/core"} <= rq.locked_packages(
+        "package-lock.json", '{"packages": {"node_modules/minimist": {}, "node_modules/x/node_modules/@babel/core": {}}}')
+    assert {"lodash", "@types/node"} <= rq.locked_packages("yarn.lock", 'lodash@^4.17.0:\n  version "4.17.21"\n'
+                                                          '"@types/node@^20":\n  version "20.1"\n')
+    assert {"golang.org/x/net", "net"} <= rq.locked_packages("go.sum", "golang.org/x/net v0.17.0 h1:abc=\n")
+
+
+def test_dependency_rule_without_a_declared_package() -> None:
+    declared = {"package.json": frozenset({"express"}), "web/package.json": frozenset({"react"})}
+    locks = ["package-lock.json", "web/package-lock.json"]
+    locked = {"package-lock.json": frozenset({"express", "quote", "h2"}), "web/package-lock.json": frozenset({"react"})}
+
+    def rule(text: str) -> dict[str, float]:
+        return rq.dependency_files(rq.package_words(text), declared, locks, locked)[0]
+
+    root = {"package-lock.json": rq.UNNAMED, "package.json": rq.UNNAMED}
+    assert rule("update dependencies") == root  # no package: the shallowest lockfile and its manifest
+    assert rule("fix RUSTSEC-2026-0190") == root  # an advisory id names no package here
+    assert rule("security patch for CVE-2024-51999") == root
+    assert rule("update h2 as cargo deny asks") == {"package-lock.json": 1.0, "package.json": rq.UNNAMED}
+    assert rule("bump react to 19") == {"web/package.json": 1.0, "web/package-lock.json": 0.9}
+    assert rule("fix HTTPoxy vulnerability") == {}  # a vulnerability in the code, no dependency
+    assert rule("patch quote handling") == {}  # a locked plain word with a weak dependency word
+    assert rule("update the quote docs") == {}  # `update` beside a plain word is no dependency request
+    assert rq.dependency_files(["upgrade", "quote"], declared, locks, locked)[1] == {"quote"}
 
 
 def test_update_equals_rebuild_and_builds_are_identical(repo_builder, tmp_path: Path) -> None:

@@ -31,9 +31,19 @@ _SNAKE = re.compile(r"(?<![\w.])([a-z][a-z0-9]*_[a-z0-9_]+)(?!\w)")
 DEPENDENCY_WORDS = frozenset(
     "bump bumps bumped upgrade upgrades upgraded patch audit vulnerable vulnerability vulnerabilities cve deps "
     "dep dependency dependencies pin unpin downgrade".split())
-# "update" is in most requests ("update the docs"): it marks a dependency request only beside a version.
+# Words that make a dependency request even when no package is named ("update dependencies", "bump deps",
+# "cargo audit"): the project's manifests and lockfiles are then the answer. `patch`, `pin` and the
+# vulnerability words are left out: "fix HTTPoxy vulnerability" and "patch the parser" ask for code.
+GENERIC_DEPENDENCY_WORDS = frozenset(
+    "bump bumps bumped upgrade upgrades upgraded audit deps dep dependency dependencies downgrade".split())
+# "update" is in most requests ("update the docs"): it marks a dependency request only beside a version, or
+# beside a package whose name no plain word has (`h2`, `serde_json`, `shell-quote`, `@types/node`).
 UPDATE_WORDS = frozenset(("update", "updates", "updated"))
 _VERSION = re.compile(r"\bv?\d+\.\d+")
+# Security advisory ids (RustSec, CVE, GitHub): a request fixing one is a dependency update even though the
+# advisory, not the request, names the package.
+ADVISORY = re.compile(r"(?<![\w-])(?:rustsec-\d{4}-\d{3,}|cve-\d{4}-\d{4,}|ghsa(?:-[0-9a-z]{4}){3})(?![\w-])", re.I)
+_PACKAGE_LIKE = re.compile(r".*[\d_\-@/.].*")
 MANIFESTS = frozenset(("package.json", "go.mod", "cargo.toml", "pyproject.toml", "setup.py", "setup.cfg",
                        "requirements.txt", "pom.xml", "build.gradle", "build.gradle.kts", "gemfile",
                        "composer.json", "deno.json", "pipfile"))
@@ -81,7 +91,8 @@ _CHANGELOG = re.compile(r"^(changelog|changes|history|news|release[-_ ]?notes)([
 
 def path_kind(path: str) -> str | None:
     """`test`, `generated` (bundles, maps, snapshots, vendored code, lockfiles, changelogs: files nobody
-    edits by hand for a request), `docs` (prose) or None, from the path alone."""
+    edits by hand for a request), `docs` (prose), `manifest` (`MANIFESTS`: they name every dependency, so
+    their words match many requests that are about code) or None, from the path alone."""
     parts = path.lower().split("/")
     name = path.rsplit("/", 1)[-1]
     if _CHANGELOG.match(name):
@@ -90,8 +101,10 @@ def path_kind(path: str) -> str | None:
         return "generated"
     if any(p in _TEST_DIRS for p in parts[:-1]) or _TEST_FILE.match(name):
         return "test"
-    if name.lower().endswith(_DOC_SUFFIXES):
+    if name.lower().endswith(_DOC_SUFFIXES) and not is_manifest(path):
         return "docs"
+    if is_manifest(path):
+        return "manifest"
     return None
 
 
@@ -165,28 +178,98 @@ def defining_files(identifiers: Iterable[str], definitions: Mapping[str, list[st
     return out
 
 
+def _folder(path: str) -> str:
+    return path.rsplit("/", 1)[0] if "/" in path else ""
+
+
 def dependency_files(words: Sequence[str], declared: Mapping[str, frozenset[str]],
-                     lockfiles: Sequence[str]) -> tuple[dict[str, float], set[str]]:
-    """For a dependency request (a dependency word and a package a manifest declares): the manifests
-    declaring a named package (1.0) and the lockfiles beside them (0.9); and the package words, which the
-    lexical stage should not chase. Empty when the request is no dependency request."""
+                     lockfiles: Sequence[str], locked: Mapping[str, frozenset[str]] | None = None,
+                     manifests: Sequence[str] = ()) -> tuple[dict[str, float], set[str]]:
+    """For a dependency request: path -> weight, and the package words (which the lexical stage should not
+    chase). Empty when the request is no dependency request. A request is one when it has a dependency word
+    (`DEPENDENCY_WORDS`), names an advisory (`ADVISORY`), or says `update` beside a version or a package-like
+    name. Then
+      - a package a manifest declares: that manifest (1.0) and the lockfiles beside it (0.9);
+      - a package only a lockfile holds (a transitive dependency): that lockfile (1.0) and the manifests
+        beside it (`UNNAMED`: a bump may have to widen the range);
+      - no package at all, with a generic word or an advisory ("update dependencies", "fix RUSTSEC-..."):
+        the shallowest lockfiles and the manifests beside them (`UNNAMED` each), weaker than a named one.
+    `locked` is lockfile -> the package names it holds; `manifests` every manifest path (declared's keys by
+    default)."""
     lowered = [w.lower() for w in words]
     versioned = any(_VERSION.match(w) for w in lowered)
-    if not (DEPENDENCY_WORDS.intersection(lowered) or (versioned and UPDATE_WORDS.intersection(lowered))):
-        return {}, set()
+    advisory = any(ADVISORY.fullmatch(w) for w in lowered)
+    locked = locked or {}
     names = set(lowered)
+    known = set().union(*declared.values(), *locked.values()) if (declared or locked) else set()
+    update_named = UPDATE_WORDS.intersection(lowered) and any(
+        n in known and _PACKAGE_LIKE.fullmatch(n) for n in names)
+    if not (DEPENDENCY_WORDS.intersection(lowered) or advisory or update_named
+            or (versioned and UPDATE_WORDS.intersection(lowered))):
+        return {}, set()
     out: dict[str, float] = {}
     packages: set[str] = set()
+
+    def lift(path: str, weight: float) -> None:
+        out[path] = max(out.get(path, 0.0), weight)
+
     for manifest, pkgs in sorted(declared.items()):
         hit = names & pkgs
         if hit:
             packages |= hit
-            out[manifest] = 1.0
-            folder = manifest.rsplit("/", 1)[0] if "/" in manifest else ""
+            lift(manifest, 1.0)
             for lock in lockfiles:
-                if (lock.rsplit("/", 1)[0] if "/" in lock else "") == folder:
-                    out[lock] = max(out.get(lock, 0.0), 0.9)
+                if _folder(lock) == _folder(manifest):
+                    lift(lock, 0.9)
+    all_manifests = sorted(manifests or declared)
+    # A lockfile holds hundreds of names, plain words among them (`quote`, `time`, `log`): one counts only
+    # with a word that is about dependencies for sure, not with `patch` or `vulnerable` alone.
+    strong = bool(GENERIC_DEPENDENCY_WORDS.intersection(lowered) or advisory or update_named or versioned)
+    for lock, pkgs in sorted(locked.items()) if strong else ():
+        hit = (names & pkgs) - packages
+        if hit:
+            lift(lock, 1.0)
+            for manifest in all_manifests:
+                if _folder(manifest) == _folder(lock):
+                    lift(manifest, UNNAMED)
+            packages |= hit
+    if not out and (advisory or GENERIC_DEPENDENCY_WORDS.intersection(lowered)) and lockfiles:
+        top = min(p.count("/") for p in lockfiles)
+        for lock in lockfiles:
+            if lock.count("/") == top:
+                lift(lock, UNNAMED)
+                for manifest in all_manifests:
+                    if _folder(manifest) == _folder(lock):
+                        lift(manifest, UNNAMED)
     return out, packages
+
+
+UNNAMED = 0.5
+"""Rule weight of a manifest or lockfile a dependency request reaches without naming its package."""
+
+
+def locked_packages(path: str, text: str) -> frozenset[str]:
+    """Package names a lockfile holds, lowercased: `name = "..."` entries (Cargo.lock, poetry.lock,
+    uv.lock), `node_modules/...` keys (package-lock.json), `name@range` heads (yarn.lock, pnpm-lock.yaml)
+    and module paths (go.sum, with their last segment)."""
+    names: set[str] = set()
+    name = base_name(path)
+    if name in ("cargo.lock", "poetry.lock", "uv.lock", "pipfile.lock"):
+        names.update(m.group(1) for m in re.finditer(r'(?m)^name\s*=\s*"([^"]+)"', text))
+        names.update(m.group(1) for m in re.finditer(r'(?m)^\s*"([\w.\-]+)":\s*\{', text))  # Pipfile.lock
+    elif name in ("package-lock.json", "npm-shrinkwrap.json"):
+        names.update(m.group(1) for m in re.finditer(r'"(?:[^"]*/)?node_modules/((?:@[\w.\-]+/)?[\w.\-]+)"', text))
+    elif name in ("yarn.lock", "pnpm-lock.yaml", "bun.lock", "deno.lock"):
+        names.update(m.group(1) for m in re.finditer(
+            r'(?m)^\s*["\']?/?((?:@[\w.\-]+/)?[\w.\-]+)@(?:npm:)?[\^~<>=*\d]', text))
+    elif name == "go.sum":
+        for m in re.finditer(r"(?m)^(\S+) v\d", text):
+            names.add(m.group(1))
+            names.add(m.group(1).rsplit("/", 1)[-1])
+    elif name in ("gemfile.lock", "composer.lock"):
+        names.update(m.group(1) for m in re.finditer(r'(?m)^\s{4}([\w.\-]+) \(', text))
+        names.update(m.group(1) for m in re.finditer(r'"name":\s*"([^"]+)"', text))
+    return frozenset(n.lower() for n in names if len(n) >= 2)
 
 
 def runtime_files(words: Sequence[str], paths: Sequence[str]) -> dict[str, float]:

@@ -2,8 +2,8 @@
 
 Sub-engines, each built into `out_dir/<name>/`: `bm25` (content and path), `graph` (path and tree-sitter
 definition names, spread over imports; also the definitions table) and `history` (the repository's own
-ancestry). `fusion.json` holds the fusion's parameters, the corpus paths, and the packages each manifest
-declares. A query reads the request once (`_request`) and scores every file
+ancestry). `fusion.json` holds the fusion's parameters, the corpus paths, the packages each manifest
+declares and those each lockfile holds. A query reads the request once (`_request`) and scores every file
 
     score(f) =  bm25    * lex(f)        BM25 over content + path, / its max
               + graph   * graph(f)      graph's score, / its max
@@ -13,14 +13,19 @@ declares. A query reads the request once (`_request`) and scores every file
               + mention * named(f)      a path or dotted module the request names (1, or 1/n of n matches)
               + define  * defines(f)    a file defining a class or function the request names (1/n)
               + rule    * rule(f)       dependency requests: the manifest declaring the named package (1)
-                                        and its lockfile (0.9); runtime requests: the version pin file (1)
+                                        and its lockfile (0.9); a package only a lockfile holds: that
+                                        lockfile (1) and its manifest (.5); no package named ("update
+                                        dependencies", an advisory id): the shallowest lockfiles and their
+                                        manifests (.5); runtime requests: the version pin file (1)
 
 The sum is then multiplied by `tests` for test files and by `generated` for generated or vendored files
-(bundles, source maps, snapshots, lockfiles, changelogs: nobody edits them for a request by hand; the rule
-above still ranks a lockfile) and by `docs` for prose.
+(bundles, source maps, snapshots, lockfiles, changelogs: nobody edits them for a request by hand; a file
+the rule names is exempt, so a lockfile the request asks for is not pushed down), by `docs` for prose and
+by `manifests` for manifests (package.json names every dependency: its words match many code requests).
 
-A request of more than `long_words` words (an issue text, a stack trace) uses the `long_*` weights: its
-named paths and definitions say more, its many words make the lexical and history stages noisier.
+A request of more than `long_words` words (an issue text, a stack trace) uses the `long_*` twin of every
+weight and multiplier: its named paths and definitions say more, its many words make the lexical and
+history stages noisier. Subjects and issue texts are tuned apart, each on its own weights.
 
 A dependency request's package words are taken out of the lexical request (`shell-quote` must not pull in
 a quote-templates controller); if nothing is left the request is used whole. Components are computed
@@ -50,7 +55,7 @@ from ctxgauge.engines._base import Engine, Hit, rank
 from ctxgauge.engines import _request as rq
 
 ARTIFACT = "fusion.json"
-FORMAT = "ctxgauge-fusion/1"
+FORMAT = "ctxgauge-fusion/2"
 COMPONENTS = ("bm25", "graph", "vote", "prior", "cochange", "mention", "define", "rule")
 
 
@@ -59,7 +64,9 @@ def _normalised(scores: dict[str, float]) -> dict[str, float]:
     return {p: s / top for p, s in scores.items()} if top > 0 else {}
 
 
-LONG_WEIGHTS = ("bm25", "graph", "vote", "prior", "cochange", "mention", "define")
+LONG_WEIGHTS = ("bm25", "graph", "vote", "prior", "cochange", "mention", "define", "rule", "tests", "generated",
+                "docs", "manifests")
+"""Every weight has a `long_` twin, so the weights of subjects and of issue texts are tuned apart."""
 
 
 def is_long(text: str, words: int) -> bool:
@@ -69,10 +76,11 @@ def is_long(text: str, words: int) -> bool:
 
 def fuse(comp: dict[str, dict[str, float]], weights: dict, exclude: Sequence[str] = (),
          long: bool = False) -> dict[str, float]:
-    """sum over components of weight * score (a long request reads its weight from `long_<name>` where
-    one is given), then times `tests` for test files, `generated` for generated or vendored files and
-    `docs` for prose (`_request.path_kind`). Components are added in COMPONENTS order and files in path
-    order, so the sum is the same bits every time."""
+    """sum over components of weight * score, then times `tests` for test files, `generated` for generated
+    or vendored files, `docs` for prose and `manifests` for manifests (`_request.path_kind`); a generated
+    file or manifest the `rule` component names keeps its sum (the lockfile a dependency request asks
+    for). A long request reads every weight from its `long_<name>` twin where one is given. Components are
+    added in COMPONENTS order and files in path order, so the sum is the same bits every time."""
     total: dict[str, float] = {}
     for name in COMPONENTS:
         wt = float(weights.get(f"long_{name}", weights.get(name, 0.0)) if long else weights.get(name, 0.0))
@@ -80,9 +88,23 @@ def fuse(comp: dict[str, dict[str, float]], weights: dict, exclude: Sequence[str
             continue
         for f, s in sorted(comp.get(name, {}).items()):
             total[f] = total.get(f, 0.0) + wt * s
-    factor = {"test": float(weights.get("tests", 1.0)), "generated": float(weights.get("generated", 1.0)),
-              "docs": float(weights.get("docs", 1.0))}
-    return {f: s * factor.get(rq.path_kind(f), 1.0) for f, s in total.items()}
+
+    def weight(name: str) -> float:
+        return float(weights.get(f"long_{name}", weights.get(name, 1.0)) if long else weights.get(name, 1.0))
+
+    factor = {"test": weight("tests"), "generated": weight("generated"), "docs": weight("docs"),
+              "manifest": weight("manifests")}
+    ruled = comp.get("rule", {}) if "rule" not in exclude else {}
+    out = {}
+    for f, s in total.items():
+        kind = rq.path_kind(f)
+        # A lockfile or manifest the dependency rule names is the answer, not noise: no multiplier.
+        out[f] = s if ruled.get(f) and kind in RULE_KINDS else s * factor.get(kind, 1.0)
+    return out
+
+
+RULE_KINDS = frozenset(("generated", "manifest"))
+"""Path kinds whose multiplier does not apply to a file the `rule` component names."""
 
 
 class FusionEngine(Engine):
@@ -96,10 +118,12 @@ class FusionEngine(Engine):
         "tests": 0.3,  # multiplier on test files (requests mostly ask for the code under test)
         "generated": 0.6,  # multiplier on generated or vendored files (dist/, *.min.js, lockfiles, ...)
         "docs": 1.0,  # multiplier on prose (Markdown, reStructuredText, plain text)
+        "manifests": 1.0,  # multiplier on manifests the dependency rule does not name (package.json, ...)
         # Requests over `long_words` words (issue texts, stack traces) use these weights instead.
         "long_words": 40,
         "long_bm25": 1.0, "long_graph": 0.0, "long_vote": 1.5, "long_prior": 0.2, "long_cochange": 0.1,
-        "long_mention": 2.0, "long_define": 0.5,
+        "long_mention": 2.0, "long_define": 0.5, "long_rule": 2.0,
+        "long_tests": 0.3, "long_generated": 0.6, "long_docs": 1.0, "long_manifests": 1.0,
         "depth": 100,  # files asked of each sub-engine
         "seeds": 5,  # top files whose co-changes are lifted
         "window": 3000,  # commits of the ancestry the history reads
@@ -120,7 +144,7 @@ class FusionEngine(Engine):
             self.subs["graph"] = GraphEngine()
         if any(p[n] or p[f"long_{n}"] for n in ("vote", "prior", "cochange")):
             self.subs["history"] = HistoryEngine(window=int(p["window"]))
-        self._manifest_cache: dict[str, frozenset[str]] = {}  # blob -> declared packages
+        self._manifest_cache: dict[tuple[str, str], frozenset[str]] = {}  # (blob, file name) -> package names
         self._loaded: tuple[tuple, dict] | None = None
         self._defs: tuple[Any, dict] | None = None
 
@@ -141,15 +165,19 @@ class FusionEngine(Engine):
     # -- build --------------------------------------------------------------------------------------------
     def _write(self, corpus: Corpus, out_dir: Path) -> None:
         manifests = [f for f in corpus.files if rq.is_manifest(f.path)]
-        todo = [f for f in manifests if f.blob not in self._manifest_cache]
+        lockfiles = [f for f in corpus.files if rq.is_lockfile(f.path)]
+        # Keyed by blob and path: the same bytes read as a manifest and as a lockfile give different names.
+        todo = [f for f in manifests + lockfiles if (f.blob, rq.base_name(f.path)) not in self._manifest_cache]
         for f, data in corpus.iter_bytes(todo):
-            self._manifest_cache[f.blob] = rq.declared_packages(f.path, data.decode("utf-8", "replace"))
+            read = rq.locked_packages if rq.is_lockfile(f.path) else rq.declared_packages
+            self._manifest_cache[(f.blob, rq.base_name(f.path))] = read(f.path, data.decode("utf-8", "replace"))
         artifact = {
             "format": FORMAT,
             "params": self.params,
             "paths": corpus.paths,
-            "manifests": {f.path: sorted(self._manifest_cache[f.blob]) for f in manifests},
-            "lockfiles": [p for p in corpus.paths if rq.is_lockfile(p)],
+            "manifests": {f.path: sorted(self._manifest_cache[(f.blob, rq.base_name(f.path))]) for f in manifests},
+            "lockfiles": [f.path for f in lockfiles],
+            "locked": {f.path: sorted(self._manifest_cache[(f.blob, rq.base_name(f.path))]) for f in lockfiles},
         }
         write_text_atomic(out_dir / ARTIFACT, canonical_json(artifact) + "\n")
 
@@ -181,19 +209,20 @@ class FusionEngine(Engine):
                 data = json.load(fh)
             data["_index"] = rq.PathIndex(data["paths"])
             data["_declared"] = {m: frozenset(p) for m, p in data["manifests"].items()}
+            data["_locked"] = {m: frozenset(p) for m, p in data["locked"].items()}
             self._loaded = (key, data)
         return self._loaded[1]
 
     def _definitions(self, out_dir: Path) -> dict[str, list[str]]:
         """identifier (lowercased; every dotted segment) -> files defining it, from graph's artifact."""
-        data = self.subs["graph"]._load(out_dir / "graph")
-        if self._defs is None or self._defs[0] is not data:
+        defined = self.subs["graph"].definitions(out_dir / "graph")
+        if self._defs is None or self._defs[0] is not defined:  # the same object until the artifact changes
             table: dict[str, set[str]] = {}
-            for f in data["files"]:
-                for d in f.get("definitions") or ():
+            for path, names in defined.items():
+                for d in names:
                     for seg in {d.lower(), *d.lower().split(".")}:
-                        table.setdefault(seg, set()).add(f["path"])
-            self._defs = (data, {k: sorted(v) for k, v in table.items()})
+                        table.setdefault(seg, set()).add(path)
+            self._defs = (defined, {k: sorted(v) for k, v in table.items()})
         return self._defs[1]
 
     def components(self, out_dir: Path, text: str) -> dict[str, dict[str, float]]:
@@ -203,7 +232,7 @@ class FusionEngine(Engine):
         depth = int(p["depth"])
         art = self._artifact(out_dir)
         words = rq.package_words(text)
-        rule, packages = rq.dependency_files(words, art["_declared"], art["lockfiles"])
+        rule, packages = rq.dependency_files(words, art["_declared"], art["lockfiles"], art["_locked"])
         rule.update({f: max(rule.get(f, 0.0), w) for f, w in rq.runtime_files(words, art["paths"]).items()})
         lexical_text = text
         if packages:
