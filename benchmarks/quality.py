@@ -156,8 +156,47 @@ def swebench_instances(split: dict, paths: dict, mirror: Path | None, repos: lis
     return target
 
 
+def _carried_cpu(run_dir: Path) -> float:
+    """CPU seconds spent on this run before an interruption (written as each case finishes), 0 if none."""
+    try:
+        return float((run_dir.parent / f"{run_dir.name}.cpu").read_text())
+    except (OSError, ValueError):
+        return 0.0
+
+
+def _cases_resumed(case_file, config) -> tuple:
+    """run_cases, continuing an unfinished run of the same engine identity and instances in `config.out`
+    (hours of SWE-bench work survive an interruption); a run recorded with other options starts afresh.
+    The CPU seconds spent so far are kept beside the run directory, so the total stays honest: returns
+    (result, CPU seconds of the whole run)."""
+    from dataclasses import replace
+
+    from ctxgauge.errors import UserError
+    from ctxgauge.suites.cases import run_cases
+
+    run_dir = Path(config.out)
+    carried = _carried_cpu(run_dir)
+    c0 = cpu_seconds()
+    stamp = run_dir.parent / f"{run_dir.name}.cpu"
+
+    def progress(done: int, total: int, name: str) -> None:
+        stamp.write_text(f"{carried + cpu_seconds() - c0:.1f}")
+        print(f"  {done}/{total} {name}", file=sys.stderr, flush=True)
+
+    if (run_dir / "run.json").is_file():
+        try:
+            result = run_cases(case_file, replace(config, resume=True), progress)
+            return result, carried + cpu_seconds() - c0
+        except UserError as exc:  # other options (an engine whose code changed) or a finished run
+            print(f"  not resumed ({exc}); starting afresh", file=sys.stderr, flush=True)
+    shutil.rmtree(run_dir, ignore_errors=True)
+    stamp.unlink(missing_ok=True)
+    carried, c0 = 0.0, cpu_seconds()
+    return run_cases(case_file, config, progress), cpu_seconds() - c0
+
+
 def run_swebench(instances: Path, spec: str, out: Path, paths: dict, mirror: Path | None) -> dict:
-    from ctxgauge.suites.cases import CasesConfig, load_swebench, run_cases
+    from ctxgauge.suites.cases import CasesConfig, load_swebench
 
     eng, why = _engine(spec)
     if why:
@@ -174,10 +213,7 @@ def run_swebench(instances: Path, spec: str, out: Path, paths: dict, mirror: Pat
             (repos_dir / f"{owner}__{name}").symlink_to(find_clone(d, paths, mirror).resolve())
         case_file, _ = load_swebench(instances, repos_dir)
         run_dir = out / "swebench" / f"{instances.stem}-{_slug(spec)}.run"
-        shutil.rmtree(run_dir, ignore_errors=True)
-        c0 = cpu_seconds()
-        result = run_cases(case_file, CasesConfig(engine=spec, ks=(1, 5, 10), out=run_dir))
-        cpu = cpu_seconds() - c0
+        result, cpu = _cases_resumed(case_file, CasesConfig(engine=spec, ks=(1, 5, 10), out=run_dir))
     finally:
         shutil.rmtree(repos_dir, ignore_errors=True)
     units = [{"id": c["name"] if "name" in c else c.get("id"), "figures": c.get("figures"),
@@ -186,6 +222,7 @@ def run_swebench(instances: Path, spec: str, out: Path, paths: dict, mirror: Pat
     data = {"identity": identity, "cpu_s": cpu, "units": units}
     cache.write_text(json.dumps(data))
     shutil.rmtree(run_dir, ignore_errors=True)
+    (run_dir.parent / f"{run_dir.name}.cpu").unlink(missing_ok=True)
     return data
 
 

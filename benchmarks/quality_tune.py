@@ -34,6 +34,7 @@ GRID = {
     "tests": (0.3, 0.5, 0.7, 0.85, 1.0),
     "generated": (0.1, 0.3, 0.6, 1.0),
     "docs": (0.3, 0.5, 0.7, 0.85, 1.0),
+    "manifests": (0.3, 0.5, 0.7, 0.85, 1.0),
 }
 TOP = 300  # entries of each component kept per request (the rest cannot reach a top 100)
 
@@ -59,7 +60,8 @@ def replay_components(clone: Path, commits: int) -> list[dict]:
         prev = corpus
         rel = sorted(label(case, corpus).labels.relevant)
         if rel:
-            rows.append({"id": case.sha, "relevant": rel, "long": is_long(case.request, eng.params["long_words"]),
+            rows.append({"id": case.sha, "request": case.request, "relevant": rel,
+                         "long": is_long(case.request, eng.params["long_words"]),
                          "comp": _trim(eng.components(out, case.request))})
     p.close()
     return rows
@@ -84,6 +86,19 @@ def swe_components(instances: Path, paths: dict, mirror: Path | None) -> list[di
     return rows
 
 
+def code_identity(eng) -> str:
+    """The fusion engine's code and sub-engines, not its weights: what the recorded components depend on
+    (the co-change seeds also follow the weights the components were recorded with: the defaults)."""
+    import hashlib
+    import inspect
+
+    h = hashlib.sha256()
+    for mod in sorted({type(eng).__module__, *eng.identity_modules}):
+        h.update(mod.encode() + b"\0" + inspect.getsource(sys.modules[mod]).encode() + b"\0")
+    h.update(json.dumps({n: e.identity() for n, e in sorted(eng.subs.items())}, sort_keys=True).encode())
+    return h.hexdigest()
+
+
 def evaluate(rows: list[dict], weights: dict, long: bool = False) -> tuple[float, float]:
     from ctxgauge.engines.fusion import fuse
 
@@ -106,11 +121,18 @@ def main() -> int:
     ap.add_argument("--no-swe", action="store_true")
     ap.add_argument("--cache", type=Path, default=HERE / ".quality-out" / "tune-components.json")
     args = ap.parse_args()
+    from ctxgauge.engines import get_engine
     from ctxgauge.engines.fusion import FusionEngine
 
     split = json.loads(SPLIT.read_text())
     paths = json.loads(args.paths.read_text()) if args.paths else {}
     data = json.loads(args.cache.read_text()) if args.cache.is_file() else {}
+    # Components recorded by other fusion code (another rule, another sub-engine) are not reused.
+    identity = code_identity(get_engine("fusion"))
+    if data.get("identity") != identity:
+        if data:
+            print("components were recorded by another fusion engine: recording them again", file=sys.stderr)
+        data = {"identity": identity}
     for repo in split["replay"]["tune"]:
         key = f"{repo}@{args.commits}"
         clone = find_clone(repo, paths, args.mirror)
@@ -124,7 +146,7 @@ def main() -> int:
         if inst is not None:
             data["swebench"] = swe_components(inst, paths, args.mirror)
             args.cache.write_text(json.dumps(data))
-    replay_rows = [r for k, rows in data.items() if k != "swebench" for r in rows]
+    replay_rows = [r for k, rows in data.items() if k not in ("swebench", "identity") for r in rows]
     swe_rows = data.get("swebench", [])
     for r in swe_rows:
         r.setdefault("long", True)  # issue texts: collected before rows carried the flag
