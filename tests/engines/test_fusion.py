@@ -75,6 +75,17 @@ def test_a_long_request_reads_the_long_twin_of_every_weight() -> None:
     assert {f"long_{n}" for n in LONG_WEIGHTS} <= set(FusionEngine.defaults)
 
 
+def test_short_weights_leave_a_long_request_alone(built) -> None:
+    # Subjects and issue texts are tuned apart: moving every short weight changes no long request's ranking.
+    _, out, _ = built
+    text = " ".join(["the connection pool leaks when a server restarts and express keeps the port"] * 4)
+    assert len(text.split()) > FusionEngine.defaults["long_words"]
+    other = get_engine("fusion(bm25=0.5,graph=1,vote=0.2,prior=0.5,cochange=0,mention=1,define=1,rule=4,"
+                       "tests=1,generated=1,docs=0.5,manifests=0.3)")
+    assert other.query(out, text, 10) == get_engine("fusion").query(out, text, 10)
+    assert other.query(out, "pool leaks", 10) != get_engine("fusion").query(out, "pool leaks", 10)
+
+
 def test_dependency_request_ranks_manifest_and_lockfile_first(built) -> None:
     eng, out, _ = built
     top = [h.path for h in eng.query(out, "bump shell-quote from 1.7.0 to 1.7.3", 5)]
