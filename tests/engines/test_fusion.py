@@ -165,6 +165,17 @@ def test_dependency_rule_without_a_declared_package() -> None:
     assert rule("patch quote handling") == {}  # a locked plain word with a weak dependency word
     assert rule("update the quote docs") == {}  # `update` beside a plain word is no dependency request
     assert rq.dependency_files(["upgrade", "quote"], declared, locks, locked)[1] == {"quote"}
+    # a transitive package held by two lockfiles: both, whichever sorts first
+    both = {"a/uv.lock": frozenset({"click"}), "uv.lock": frozenset({"click"})}
+    assert rq.dependency_files(rq.package_words("Bump `click` to v8.4.2"), {}, sorted(both), both)[0] == {
+        "a/uv.lock": 1.0, "uv.lock": 1.0}
+
+
+def test_a_runtime_word_needs_a_version_or_a_word_about_versions() -> None:
+    paths = [".nvmrc", "src/tree.ts"]
+    assert rq.runtime_files(rq.package_words("require node 20"), paths) == {".nvmrc": 1.0}
+    assert rq.runtime_files(rq.package_words("drop support for node"), paths) == {".nvmrc": 1.0}
+    assert rq.runtime_files(rq.package_words("keep a memoized node's cached issues private"), paths) == {}
 
 
 def test_update_equals_rebuild_and_builds_are_identical(repo_builder, tmp_path: Path) -> None:

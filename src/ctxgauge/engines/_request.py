@@ -28,9 +28,11 @@ _TICKED = re.compile(r"`([^`\s]{2,80})`")
 _CAMEL = re.compile(r"(?<![\w.])([A-Z][a-z0-9]+(?:[A-Z][A-Za-z0-9]*)+)(?!\w)")
 _SNAKE = re.compile(r"(?<![\w.])([a-z][a-z0-9]*_[a-z0-9_]+)(?!\w)")
 
+# Not `vulnerable`/`vulnerability`: "fix a potential vulnerability warning" asks for code as often as for a
+# dependency; a vulnerable dependency is named with an advisory id, a version or one of these words.
 DEPENDENCY_WORDS = frozenset(
-    "bump bumps bumped upgrade upgrades upgraded patch audit vulnerable vulnerability vulnerabilities cve deps "
-    "dep dependency dependencies pin unpin downgrade".split())
+    "bump bumps bumped upgrade upgrades upgraded patch audit cve deps dep dependency dependencies pin unpin "
+    "downgrade".split())
 # Words that make a dependency request even when no package is named ("update dependencies", "bump deps",
 # "cargo audit"): the project's manifests and lockfiles are then the answer. `patch`, `pin` and the
 # vulnerability words are left out: "fix HTTPoxy vulnerability" and "patch the parser" ask for code.
@@ -213,10 +215,11 @@ def dependency_files(words: Sequence[str], declared: Mapping[str, frozenset[str]
     def lift(path: str, weight: float) -> None:
         out[path] = max(out.get(path, 0.0), weight)
 
+    direct: set[str] = set()  # packages a manifest declares: their lockfiles come with the manifest
     for manifest, pkgs in sorted(declared.items()):
         hit = names & pkgs
         if hit:
-            packages |= hit
+            direct |= hit
             lift(manifest, 1.0)
             for lock in lockfiles:
                 if _folder(lock) == _folder(manifest):
@@ -226,13 +229,14 @@ def dependency_files(words: Sequence[str], declared: Mapping[str, frozenset[str]
     # with a word that is about dependencies for sure, not with `patch` or `vulnerable` alone.
     strong = bool(GENERIC_DEPENDENCY_WORDS.intersection(lowered) or advisory or update_named or versioned)
     for lock, pkgs in sorted(locked.items()) if strong else ():
-        hit = (names & pkgs) - packages
+        hit = (names & pkgs) - direct
         if hit:
             lift(lock, 1.0)
             for manifest in all_manifests:
                 if _folder(manifest) == _folder(lock):
                     lift(manifest, UNNAMED)
             packages |= hit
+    packages |= direct
     if not out and (advisory or GENERIC_DEPENDENCY_WORDS.intersection(lowered)) and lockfiles:
         top = min(p.count("/") for p in lockfiles)
         for lock in lockfiles:
@@ -272,9 +276,21 @@ def locked_packages(path: str, text: str) -> frozenset[str]:
     return frozenset(n.lower() for n in names if len(n) >= 2)
 
 
+# A runtime word alone is often no runtime ("a memoized node", "go to the definition"): a pin file is
+# wanted only beside a version number or a word about versions.
+RUNTIME_CONTEXT = frozenset(
+    "version versions runtime require requires required minimum support supported drop lts toolchain msrv "
+    "unpin".split()) | DEPENDENCY_WORDS | UPDATE_WORDS
+_NUMBER = re.compile(r"v?\d+(?:\.\d+)*(?:\.x)?")
+
+
 def runtime_files(words: Sequence[str], paths: Sequence[str]) -> dict[str, float]:
-    """Version pin files of the runtimes a request names (`node` -> `.nvmrc`, ...)."""
-    wanted = {pin for w in words for pin in RUNTIME_PINS.get(w.lower(), ())}
+    """Version pin files of the runtimes a request names (`node 20` -> `.nvmrc`, ...), when the request
+    also has a version number or a word about versions (`RUNTIME_CONTEXT`)."""
+    lowered = [w.lower() for w in words]
+    if not (RUNTIME_CONTEXT.intersection(lowered) or any(_NUMBER.fullmatch(w) for w in lowered)):
+        return {}
+    wanted = {pin for w in lowered for pin in RUNTIME_PINS.get(w, ())}
     return {p: 1.0 for p in paths if base_name(p) in wanted}
 
 
