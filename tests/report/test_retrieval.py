@@ -153,3 +153,28 @@ def test_the_code_and_rest_table_shows_a_twin_runs_engine_once_and_names_read_al
     # Two labels of one name, one too long for the column: both drop the front their runs share.
     a, b = sorted(runs_of(tmp_path), key=lambda r: r.rel)
     assert label_systems([("hybrid", a), ("hybrid", b)]) == ["hybrid · hybrid", "hybrid · hybrid-vs-minilm"]
+
+
+def test_a_comparison_without_a_p_value_is_drawn_with_a_dash(tmp_path):
+    # Found by `make fuzz` (report): a null p-value in a record raised TypeError in all three renderers.
+    import io
+    import json
+    import shutil
+    from pathlib import Path
+
+    from rich.console import Console
+
+    from ctxgauge.report import load_runs, render_html, render_markdown, render_terminal
+
+    run = tmp_path / "runs" / "cases"
+    shutil.copytree(Path(__file__).resolve().parents[1] / "records" / "fixtures" / "v1" / "cases", run)
+    doc = json.loads((run / "run.json").read_text())
+    doc["results"]["comparison"]["metrics"]["mrr"]["p_value"] = None
+    (run / "run.json").write_text(json.dumps(doc))
+    model = build_report(load_runs([tmp_path / "runs"]))
+    out = Console(file=io.StringIO(), width=200)
+    render_terminal(model, out)
+    (row,) = [line for line in out.file.getvalue().splitlines() if "│ mrr " in line and "0/0/2" in line]
+    assert row.split("│")[6].strip() == "-"  # the p column of the paired table
+    assert "| mrr | 0.167 | 0.750 | -0.583 [-0.667, -0.500] | - | 0 / 0 / 2 |" in render_markdown(model)
+    assert render_html(model)

@@ -32,8 +32,11 @@ def pct(value: float | None) -> str:
     return "-" if value is None else f"{100 * value:.1f}%"
 
 
-def pval(p: float) -> str:
-    """A p-value to three decimals; below 0.001 as `<0.001` (a randomization test never proves zero)."""
+def pval(p: float | None) -> str:
+    """A p-value to three decimals; below 0.001 as `<0.001` (a randomization test never proves zero); `-` when
+    the record holds none (found by `make fuzz`: a null p-value raised TypeError in every renderer)."""
+    if not isinstance(p, (int, float)):
+        return "-"
     return "<0.001" if p < 0.0005 else f"{p:.3f}"
 
 
