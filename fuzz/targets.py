@@ -21,6 +21,8 @@ Targets:
 - `loaders`: every other parser of outside input (case files, SWE-bench instances, queries, TREC runs and
   qrels, rankings, determinism queries, question sets, rate tables, run.json, units.jsonl, battery files),
   each fed mutations of a valid seed document and raw bytes.
+- `report`: a recorded run (the checkout's fixture runs of every suite) with run.json and unit lines mutated,
+  read and drawn as `ctxgauge report` draws it (terminal, Markdown, HTML).
 """
 
 from __future__ import annotations
@@ -139,6 +141,7 @@ corpus_git_cases = st.fixed_dictionaries({
     "author": AUTHOR,
     "message": commit_messages,
     "parent": st.sampled_from(["none", "valid", "missing"]),
+    "parent_tree": _tree_entries(1),
 })
 
 
@@ -186,7 +189,7 @@ def check_corpus_git(case: dict, tmp: Path) -> None:
     tree = _write_tree(git_dir, case["tree"])
     parents = b""
     if case["parent"] == "valid":
-        base = _write_object(git_dir, b"tree", b"")
+        base = _write_tree(git_dir, case.get("parent_tree", []))
         first = _write_object(git_dir, b"commit", b"tree " + base.hex().encode() + b"\nauthor A <a@b> 1 +0000\n"
                               b"committer A <a@b> 1 +0000\n\nfirst\n")
         parents = b"parent " + first.hex().encode() + b"\n"
@@ -197,11 +200,24 @@ def check_corpus_git(case: dict, tmp: Path) -> None:
     (git_dir / "refs" / "heads" / "main").write_text(commit.hex() + "\n")
 
     def read() -> None:
+        from ctxgauge.suites._requests import recent_requests
+        from ctxgauge.suites.replay._cases import label
+        from ctxgauge.suites.replay._select import select_from_log
+
         with Repo(repo) as r:
             corpus = Corpus.from_git(r, "HEAD", max_bytes=MAX_BYTES)
             _use(corpus, tmp)
-            r.log("HEAD")
+            log = r.log("HEAD")
             corpus.history.commits()
+            if case["parent"] == "valid":
+                # What replay does with a commit: the diff against its parent, selection, labels on the
+                # parent's corpus; and determinism's default queries (recent subjects).
+                r.changes(log[0].parents[0], log[0].sha)
+                old = Corpus.from_git(r, log[0].parents[0], max_bytes=MAX_BYTES)
+                old.changes_to(corpus)
+                for picked in select_from_log(log, commits=None, max_files=20).eligible:
+                    label(picked, old)
+            recent_requests(corpus, 5)
 
     user_error_or_ok(read)
 
@@ -287,16 +303,9 @@ def check_corpus_dir(case: list, tmp: Path) -> None:
 
 # -- JSON documents by mutation of a valid seed -------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class Mutation:
-    """Replace (or delete, or wrap) the node at a path, chosen by index among the document's nodes."""
-
-    node: int
-    action: str
-    value: Any
-
-
-mutations = st.lists(st.builds(Mutation, st.integers(min_value=0, max_value=10_000),
+# A mutation is (node, action, value): replace, delete or wrap in a list the node chosen by index among the
+# document's nodes (or copy it under a hostile key). Plain tuples, so a failing input saves as JSON.
+mutations = st.lists(st.tuples(st.integers(min_value=0, max_value=10_000),
                                st.sampled_from(["replace", "replace", "delete", "wrap", "dup-key"]), hostile_values),
                      min_size=1, max_size=4)
 
@@ -314,24 +323,25 @@ def _nodes(doc: Any, path: tuple = ()) -> list[tuple]:
 
 def mutate(doc: Any, muts: list) -> Any:
     doc = copy.deepcopy(doc)
-    for m in muts:
+    for node, action, value in muts:
+        value = copy.deepcopy(value)
         nodes = _nodes(doc)
-        path = nodes[m.node % len(nodes)]
+        path = nodes[node % len(nodes)]
         if not path:
-            doc = m.value if m.action == "replace" else [doc] if m.action == "wrap" else doc
+            doc = value if action == "replace" else [doc] if action == "wrap" else doc
             continue
         parent = doc
         for step in path[:-1]:
             parent = parent[step]
         last = path[-1]
-        if m.action == "replace":
-            parent[last] = m.value
-        elif m.action == "delete":
+        if action == "replace":
+            parent[last] = value
+        elif action == "delete":
             del parent[last]
-        elif m.action == "wrap":
+        elif action == "wrap":
             parent[last] = [parent[last]]
-        elif isinstance(parent, dict) and isinstance(m.value, str):
-            parent[m.value] = parent[last]
+        elif isinstance(parent, dict) and isinstance(value, str):
+            parent[value] = parent[last]
     return doc
 
 
@@ -476,6 +486,38 @@ def _loader_doc(name: str) -> st.SearchStrategy:
 loader_cases = st.sampled_from(sorted(LOADERS)).flatmap(lambda n: st.tuples(st.just(n), _loader_doc(n)))
 
 
+RUN_FIXTURES = ("cases", "determinism", "qa", "replay", "replay-cancelled")
+report_cases = st.tuples(st.sampled_from(RUN_FIXTURES), mutations, st.lists(mutations, max_size=2))
+
+
+def check_report(case: list, tmp: Path) -> None:
+    """A recorded run (one of the checkout's fixture runs) whose run.json and first unit lines are mutated,
+    read back and drawn the three ways `ctxgauge report` draws it: a run directory is outside input too (a
+    colleague's export, a published tree)."""
+    import io
+
+    from rich.console import Console
+
+    from ctxgauge.report import build_report, load_runs, render_html, render_markdown, render_terminal
+
+    name, run_muts, unit_muts = case
+    run = tmp / "runs" / name
+    shutil.copytree(ROOT / "tests/records/fixtures/v1" / name, run)
+    (run / "run.json").write_bytes(_json_bytes(mutate(json.loads((run / "run.json").read_text()), run_muts)))
+    lines = (run / "units.jsonl").read_text(encoding="utf-8").splitlines()
+    for i, m in enumerate(unit_muts[:len(lines)]):
+        lines[i] = _json_bytes(mutate(json.loads(lines[i]), m)).decode("utf-8", "surrogatepass")
+    (run / "units.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8", errors="surrogatepass")
+
+    def draw() -> None:
+        model = build_report(load_runs([tmp / "runs"]))
+        render_terminal(model, Console(file=io.StringIO(), width=120), details=True)
+        render_markdown(model, details=True)
+        render_html(model)
+
+    user_error_or_ok(draw)
+
+
 def check_loader(case: list, tmp: Path) -> None:
     name, data = case
     load, _ = LOADERS[name]
@@ -488,7 +530,11 @@ def preload() -> None:
     import ctxgauge.fingerprints  # noqa: F401
     import ctxgauge.git  # noqa: F401
     import ctxgauge.records  # noqa: F401
+    import ctxgauge.report  # noqa: F401
+    import ctxgauge.suites._requests  # noqa: F401
     import ctxgauge.suites.cases  # noqa: F401
+    import ctxgauge.suites.replay._cases  # noqa: F401
+    import ctxgauge.suites.replay._select  # noqa: F401
     import ctxgauge.suites.determinism._config  # noqa: F401
     import ctxgauge.suites.qa._battery  # noqa: F401
     import ctxgauge.suites.qa._questions  # noqa: F401
@@ -511,6 +557,7 @@ TARGETS = {t.name: t for t in [
     Target("fingerprint", fingerprint_cases, check_fingerprint),
     Target("fingerprint-compare", fingerprint_pairs, check_fingerprint_compare),
     Target("loaders", loader_cases, check_loader),
+    Target("report", report_cases, check_report),
 ]}
 
 
