@@ -193,9 +193,9 @@ def test_no_loose_top_level_module_with_a_misleading_name():
 
 def test_tests_mirror_the_source_tree():
     tests = Path(__file__).resolve().parent
-    # Not mirrors of a module: the opt-in browser tier, the docs/ pages' examples, the installable plugin used as
-    # a fixture, and this file.
-    exempt = {tests / "browser", tests / "docs", tests / "plugin_pkg", tests / "test_layers.py"}
+    # Not mirrors of a module: the opt-in browser tier, the docs/ pages' examples, the fuzz harness (fuzz/, beside
+    # src/), the installable plugin used as a fixture, and this file.
+    exempt = {tests / "browser", tests / "docs", tests / "fuzz", tests / "plugin_pkg", tests / "test_layers.py"}
     strays = []
     for f in sorted(tests.rglob("test_*.py")):
         if any(e == f or e in f.parents for e in exempt):
