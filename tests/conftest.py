@@ -136,3 +136,81 @@ def all_runs(tmp_path: Path, factory) -> Path:
     factory.unfinished_run(root, "replay-crashed")
     factory.unfinished_run(root, "nested/qa-error", suite="qa", status="error")
     return root
+
+
+SCRIPT_ENGINE = r'''"""A command engine for tests (tests/conftest.py `script_engine`): ranks files by the query's words.
+
+Misbehaviour by flag: --exit-at-start (stderr, then status 3 before reading anything), --exit-on=OP
+(stderr, then status 4 on that op), --hang-on=OP (never answers that op), --fail-on=WORD (ok:false to a
+query holding WORD), --spawn-sleeper (a child that inherits and holds stdout and stderr for 1000 s)."""
+import json, os, subprocess, sys
+
+flags = dict(a[2:].split("=", 1) if "=" in a else (a[2:], "") for a in sys.argv[1:])
+if "spawn-sleeper" in flags:
+    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "sleeper.pid"), "w") as fh:
+        fh.write(str(subprocess.Popen(["sleep", "1000"]).pid))
+if "exit-at-start" in flags:
+    sys.stderr.write("engine: no config file found\n")
+    sys.exit(3)
+for line in sys.stdin:
+    req = json.loads(line)
+    op = req["op"]
+    if flags.get("exit-on") == op:
+        sys.stderr.write("Traceback (most recent call last):\n  File engine.py\nKeyError: 'index'\n")
+        sys.exit(4)
+    if flags.get("hang-on") == op:
+        sys.stdin.readline()
+    if op == "identity":
+        answer = {"identity": {"id": "script-engine-1", "source": "declared"}}
+    elif op == "build":
+        index = {}
+        for root, _, files in os.walk(req["corpus"]):
+            for name in files:
+                path = os.path.join(root, name)
+                rel = os.path.relpath(path, req["corpus"]).replace(os.sep, "/")
+                with open(path, encoding="utf-8", errors="replace") as fh:
+                    index[rel] = sorted(set((rel + " " + fh.read()).lower().replace("_", " ").split()))
+        with open(os.path.join(req["out"], "index.json"), "w") as fh:
+            json.dump(index, fh, sort_keys=True)
+        answer = {"files": len(index)}
+    elif op == "query" and flags.get("fail-on", "\0") in req["text"]:
+        print(json.dumps({"ok": False, "error": "cannot answer that"}), flush=True)
+        continue
+    elif op == "query":
+        with open(os.path.join(req["out"], "index.json")) as fh:
+            index = json.load(fh)
+        words = set(req["text"].lower().split())
+        scored = sorted((-len(words & set(w)), p) for p, w in index.items() if words & set(w))
+        answer = {"hits": [{"path": p, "score": float(-s)} for s, p in scored[: req["k"]]]}
+    else:
+        print(json.dumps({"ok": False, "error": "unsupported"}), flush=True)
+        continue
+    print(json.dumps({"ok": True, **answer}), flush=True)
+'''
+
+
+@pytest.fixture
+def script_engine(tmp_path: Path) -> Callable[..., str]:
+    """`script_engine(*flags, timeout=30)`: the spec of a real command engine (a Python script written in a
+    directory of its own, SCRIPT_ENGINE above) misbehaving as the flags say. `script_engine.path` is the
+    script; `script_engine.mend()` makes it ignore the flags, as a user fixing the engine would, so a test
+    can resume with the same spec."""
+    import json as _json
+    import shlex as _shlex
+
+    where = tmp_path / "script-engine"
+    where.mkdir(exist_ok=True)
+    path = where / "engine.py"
+    path.write_text(SCRIPT_ENGINE)
+
+    def spec(*flags: str, timeout: float = 30) -> str:
+        cmd = _shlex.join([sys.executable, str(path), *flags])
+        return f"command(cmd={_json.dumps(cmd)},timeout={timeout!r})"
+
+    def mend() -> None:
+        """Rewrite the script so that it ignores its flags (the user fixed the engine; its spec is unchanged)."""
+        path.write_text(SCRIPT_ENGINE.replace("for a in sys.argv[1:])", "for a in [])", 1))
+
+    spec.path = path  # type: ignore[attr-defined]
+    spec.mend = mend  # type: ignore[attr-defined]
+    return spec

@@ -1,5 +1,6 @@
 """Guards around every engine call: a crashing engine fails its unit, and hits that break the contract are
-refused with the rule they broke (used by every suite, `ctxgauge query` and the contract checker)."""
+refused with the rule they broke, and an identity that cannot be had is a failure to record, not a crash
+(used by every suite, `ctxgauge query` and the contract checker)."""
 
 from __future__ import annotations
 
@@ -53,3 +54,13 @@ def call_engine(what: str, engine, fn, *args):
         raise
     except Exception as exc:  # a crashing engine fails the unit, not ctxgauge
         raise EngineError(f"{engine.name} {what} failed: {type(exc).__name__}: {cut(str(exc))}") from exc
+
+
+def ask_identity(engine) -> tuple[dict | None, EngineError | None]:
+    """`(identity, None)`, or `(None, error)` when the engine's identity request failed (a command engine that
+    exits at once, crashes on `identity` or never answers). The suites record the run and fail every unit
+    that engine would have served with the error, instead of ending without a record."""
+    try:
+        return call_engine("identity", engine, engine.identity), None
+    except EngineError as exc:
+        return None, exc

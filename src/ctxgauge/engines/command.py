@@ -30,7 +30,13 @@ Decisions, and the failures they prevent:
   are there to catch.
 - Every request has a deadline (`timeout` seconds): no answer in time kills the process. After any protocol
   error (garbage, a crash, a timeout, an answer nobody asked for) the process is ended, so a late answer is
-  never read as the next request's; the next request starts a new process.
+  never read as the next request's; the next request starts a new process. Starting, reading, writing
+  and ending the process (its own session, bounded reads, never a wait on a pipe's end) is `_process.py`.
+- Whose failure it is. A program that cannot be started at all (not found, not executable, not a program the
+  system can run) is the user's to mend: a UserError, exit 2 before any run starts. A program that starts
+  and then exits, answers `ok:false`, breaks the protocol or never answers (its `identity` included) is an
+  EngineError with a one-line reason (what it said last on stderr, cut, and its exit status): the suites
+  record the units it served as failed, and `--resume` retries them once it is mended.
 """
 
 from __future__ import annotations
@@ -39,12 +45,9 @@ import contextlib
 import json
 import math
 import os
-import queue
 import re
 import shlex
 import shutil
-import signal
-import subprocess
 import tempfile
 import threading
 import time
@@ -54,16 +57,17 @@ from typing import Any, Iterator, Sequence
 
 from ctxgauge.corpora import Change, Corpus
 from ctxgauge.engines._base import Engine, Hit
+from ctxgauge.engines._process import (
+    EOF, MAX_LINE_BYTES, TIMEOUT, TOO_LONG, Process, exit_words, not_executable, not_found,
+)
 from ctxgauge.engines._spec import Param
 from ctxgauge.errors import EngineError, UserError
 from ctxgauge.fingerprints import IDENTITY_SOURCES
-STDERR_TAIL_BYTES = 4000
-MAX_ANSWER_BYTES = 8 << 20
-"""The longest answer line read (a k=100 answer is a few kB): a program flooding stdout without a newline
-must fail its request, not grow ctxgauge's memory until the timeout."""
+
+REASON_STDERR_CHARS = 300
+"""How much of the end of the program's stderr a failure reason quotes (its last words: a traceback's last
+line names the error). A reason is one line in a unit of record, never the whole stream."""
 _UNSUPPORTED = re.compile(r"unsupported|unknown op|not supported|not implemented", re.I)
-_EOF = object()
-_TOO_LONG = object()
 _UNASKED = object()
 
 
@@ -77,106 +81,13 @@ def _split(cmd: Any) -> list[str]:
     return argv
 
 
-class _Process:
-    """One child process and the threads that read it; knows nothing of the protocol's ops.
-
-    stdout is read line by line by a thread into a queue, so a request waits with a deadline instead of
-    blocking in readline(); stderr is drained by another thread into a bounded tail, so a chatty program
-    can never fill the pipe and stall.
-    """
-
-    def __init__(self, argv: list[str], label: str):
-        self.label = label
-        try:
-            self.proc = subprocess.Popen(
-                argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                # Its own process group, so ending it also ends anything it started (a shell shim's child
-                # would otherwise keep the pipes open and live on).
-                start_new_session=os.name == "posix",
-            )
-        except FileNotFoundError:
-            raise UserError(_not_found(argv[0])) from None
-        except PermissionError:
-            raise UserError(f"command engine: {argv[0]!r} is not executable (chmod +x it, or run it "
-                            f"through its interpreter: cmd=\"node {argv[0]}\")") from None
-        self.lines: queue.Queue = queue.Queue()
-        self._tail = bytearray()
-        self._tail_lock = threading.Lock()
-        threading.Thread(target=self._read_stdout, name=f"{label}-stdout", daemon=True).start()
-        self._err = threading.Thread(target=self._read_stderr, name=f"{label}-stderr", daemon=True)
-        self._err.start()
-
-    def alive(self) -> bool:
-        return self.proc.poll() is None
-
-    def _read_stdout(self) -> None:
-        try:
-            for line in iter(lambda: self.proc.stdout.readline(MAX_ANSWER_BYTES + 1), b""):
-                if len(line) > MAX_ANSWER_BYTES:
-                    self.lines.put(_TOO_LONG)  # stop reading: the request fails and the process is killed
-                    return
-                self.lines.put(line)
-        except (OSError, ValueError):
-            pass
-        self.lines.put(_EOF)
-
-    def _read_stderr(self) -> None:
-        try:
-            for chunk in iter(lambda: self.proc.stderr.read1(4096), b""):
-                with self._tail_lock:
-                    self._tail += chunk
-                    del self._tail[:-STDERR_TAIL_BYTES]
-        except (OSError, ValueError):
-            pass
-
-    def stderr_tail(self) -> str:
-        self._err.join(timeout=1.0)  # the last words usually arrive just after the exit
-        with self._tail_lock:
-            text = bytes(self._tail).decode("utf-8", "replace").strip()
-        return text[-STDERR_TAIL_BYTES:] or "(nothing on stderr)"
-
-    def send(self, line: bytes, deadline: float) -> str:
-        """Write one request line: "sent", "broken" (the pipe is closed: the process is gone) or "timeout".
-
-        The write runs in a thread: a program that stops reading its stdin would otherwise block a large
-        request (an update's change list) forever once the pipe buffer fills.
-        """
-        done: list[str] = []
-
-        def write() -> None:
-            try:
-                self.proc.stdin.write(line)
-                self.proc.stdin.flush()
-                done.append("sent")
-            except (OSError, ValueError):
-                done.append("broken")
-
-        writer = threading.Thread(target=write, name=f"{self.label}-stdin", daemon=True)
-        writer.start()
-        writer.join(timeout=max(deadline - time.monotonic(), 0))
-        return done[0] if done else "timeout"
-
-    def close(self, grace: float = 3.0) -> None:
-        """End the process: close its stdin (a polite program exits on EOF), after `grace` seconds kill it."""
-        if self.proc.poll() is None:
-            with contextlib.suppress(OSError):
-                self.proc.stdin.close()
-            try:
-                self.proc.wait(timeout=grace)
-            except subprocess.TimeoutExpired:
-                self.kill()
-        for stream in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
-            with contextlib.suppress(OSError):  # a broken pipe's unflushed request cannot be flushed now
-                stream.close()
-
-    def kill(self) -> None:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            if self.proc.poll() is None and os.name == "posix":
-                os.killpg(self.proc.pid, signal.SIGKILL)  # its own group (start_new_session), never ours
-            elif self.proc.poll() is None:
-                self.proc.kill()
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            self.proc.wait(timeout=5.0)
+def _why_not_runnable(program: str) -> str | None:
+    """Why `program` cannot be started (the user's to mend), or None when it can be."""
+    if shutil.which(program) is not None:
+        return None
+    if os.sep in program and Path(program).is_file():
+        return not_executable(program)
+    return not_found(program)
 
 
 def _out(out_dir: Path) -> Path:
@@ -185,9 +96,12 @@ def _out(out_dir: Path) -> Path:
     return out
 
 
-def _not_found(program: str) -> str:
-    return (f"command engine: program {program!r} not found on PATH "
-            f"(install it, or give its full path: command(cmd=\"/path/to/{Path(program).name} ...\"))")
+def _last_words(stderr: str) -> str:
+    """The end of a program's stderr as one line: its lines joined by ` | `, the last REASON_STDERR_CHARS."""
+    text = " | ".join(line.strip() for line in stderr.splitlines() if line.strip())
+    if not text:
+        return "nothing on stderr"
+    return f"stderr: {text}" if len(text) <= REASON_STDERR_CHARS else f"stderr (end): …{text[-REASON_STDERR_CHARS:]}"
 
 
 def _close_channel(holder: dict) -> None:
@@ -212,7 +126,7 @@ class CommandEngine(Engine):
             raise UserError(f"command engine: name must be a non-empty string, got {label!r}")
         # The process lives in a holder the finalizer can reach without keeping the engine alive, so it is
         # ended when the engine is collected or at interpreter exit, whichever comes first.
-        self._holder: dict[str, _Process | None] = {"proc": None}
+        self._holder: dict[str, Process | None] = {"proc": None}
         self._finalizer = weakref.finalize(self, _close_channel, self._holder)
         self._lock = threading.Lock()
         self._update_supported = True
@@ -227,28 +141,27 @@ class CommandEngine(Engine):
     def pid(self) -> int | None:
         """The process id of the running program, or None when none is running."""
         proc = self._holder["proc"]
-        return proc.proc.pid if proc is not None and proc.alive() else None
+        return proc.pid if proc is not None and proc.alive() else None
 
     def available(self) -> tuple[bool, str | None]:
-        if shutil.which(self.argv[0]) is None:
-            return False, _not_found(self.argv[0])
-        return True, None
+        why = _why_not_runnable(self.argv[0])
+        return (why is None), why
 
     # -- the protocol ---------------------------------------------------------------------------------------
-    def _process(self) -> _Process:
+    def _process(self) -> Process:
         proc = self._holder["proc"]
         if proc is not None and proc.alive():
             return proc
         if proc is not None:
-            proc.close()
-        if shutil.which(self.argv[0]) is None:
-            raise UserError(_not_found(self.argv[0]))
-        self._holder["proc"] = proc = _Process(self.argv, f"ctxgauge-{self.kind}")
+            proc.close(grace=0)
+        why = _why_not_runnable(self.argv[0])
+        if why is not None:
+            raise UserError(why)
+        self._holder["proc"] = proc = Process(self.argv, f"ctxgauge-{self.kind}")
         return proc
 
-    def _fail(self, proc: _Process, op: str, what: str) -> EngineError:
-        """End the process (its protocol state is unknown now) and describe what went wrong."""
-        proc.kill()
+    def _fail(self, proc: Process, op: str, what: str) -> EngineError:
+        """End the process (its protocol state is unknown now) and describe what went wrong, on one line."""
         proc.close(grace=0)
         self._holder["proc"] = None
         return EngineError(f"engine {self.name}: {op}: {what}")
@@ -266,23 +179,19 @@ class CommandEngine(Engine):
             # A broken pipe means the process is gone: read on, so its exit is reported with its stderr.
             if proc.send(line, deadline) == "timeout":
                 raise self._fail(proc, op, timed_out + "; it stopped reading its requests")
-            raw = b""
+            raw: Any = b""
             while not raw.strip():  # blank lines between answers are tolerated
-                try:
-                    raw = proc.lines.get(timeout=max(deadline - time.monotonic(), 0))
-                except queue.Empty:
-                    raise self._fail(proc, op, timed_out) from None
-                if raw is _TOO_LONG:
-                    raise self._fail(proc, op, f"answered a line longer than {MAX_ANSWER_BYTES >> 20} MiB "
+                raw = proc.receive(deadline)
+                if raw is TIMEOUT:
+                    raise self._fail(proc, op, timed_out)
+                if raw is TOO_LONG:
+                    raise self._fail(proc, op, f"answered a line longer than {MAX_LINE_BYTES >> 20} MiB "
                                                "(process killed)")
-                if raw is _EOF:
-                    try:
-                        code: int | None = proc.proc.wait(timeout=5.0)
-                    except subprocess.TimeoutExpired:
-                        code = None
-                    tail = proc.stderr_tail()
-                    raise self._fail(proc, op, f"the process exited (code {code}) without answering; "
-                                               f"stderr tail:\n{tail}")
+                if raw is EOF:
+                    code = proc.exit_code()
+                    what = ("closed its stdout without answering (process killed)" if code is None else
+                            f"the process exited with {exit_words(code)} before answering")
+                    raise self._fail(proc, op, f"{what}; {_last_words(proc.stderr_tail())}")
             shown = raw.decode("utf-8", "replace").strip()[:200]
             try:
                 answer = json.loads(raw)
@@ -292,26 +201,20 @@ class CommandEngine(Engine):
                 raise self._fail(proc, op, f"answered JSON that is not an object with a boolean 'ok': {shown!r}")
             return answer
 
-    def _refuse_stray(self, proc: _Process, op: str) -> None:
+    def _refuse_stray(self, proc: Process, op: str) -> None:
         """A line waiting before the request is sent is an answer to no request (a program that answered
         twice): read later, it would pass for the answer to this request."""
-        while True:
-            try:
-                stray = proc.lines.get_nowait()
-            except queue.Empty:
-                return
-            if stray is _EOF or stray is _TOO_LONG:
-                proc.lines.put(stray)  # it exited since its last answer: the request reports that
-                return
-            if stray.strip():
-                shown = stray.decode("utf-8", "replace").strip()[:200]
-                raise self._fail(proc, op, f"answered a line no request asked for (before {op}): {shown!r}")
+        stray = proc.stray()
+        if isinstance(stray, bytes):
+            shown = stray.decode("utf-8", "replace").strip()[:200]
+            raise self._fail(proc, op, f"answered a line no request asked for (before {op}): {shown!r}")
 
     def _ok(self, req: dict, answer: dict | None = None) -> dict:
         """The answer to `req` (sent now unless given); EngineError with the program's error unless ok."""
         answer = self.request(req) if answer is None else answer
         if not answer["ok"]:
-            raise EngineError(f"engine {self.name}: {req['op']} failed: {str(answer.get('error'))[:500]}")
+            error = " ".join(str(answer.get("error")).split())  # one line in a unit's reason
+            raise EngineError(f"engine {self.name}: {req['op']} failed: {error[:500]}")
         return answer
 
     # -- the engine contract --------------------------------------------------------------------------------
