@@ -12,7 +12,7 @@ import pytest
 
 from ctxgauge.errors import UserError
 from ctxgauge.records import (
-    SCHEMA_VERSION, RunDir, RunRecord, Subject, Unit, file_sha256, machine, provenance, read_run, read_units,
+    SCHEMA_VERSION, RunDir, RunRecord, Subject, Unit, file_sha256, machine, provenance, read_run, read_units, unknown,
 )
 
 SUBJECT = Subject("demo", ["bm25", "grep"])
@@ -89,6 +89,60 @@ def test_an_existing_run_is_never_overwritten(tmp_path):
         start(d, "replay")
     with pytest.raises(UserError, match="already finished"):
         start(d, "replay", resume=True)
+
+
+def test_a_finished_run_with_failed_units_resumes_and_retries_them(tmp_path):
+    # DESIGN's exit 6 and 7 say `--resume` fills the failed units: a finished run that has some used to be
+    # refused as "already finished".
+    d = tmp_path / "run"
+    run = start(d, "replay", {"n": 1})
+    run.add_unit("a", "ok")
+    run.add_unit("b", "failed", reason="engine exited")
+    run.finish()
+    again = start(d, "replay", {"n": 1}, resume=True)
+    assert again.is_done("a") and not again.is_done("b")
+    again.add_unit("b", "ok")
+    assert again.finish()["counts"] == {"ok": 2, "failed": 0, "skipped": 0}
+    with pytest.raises(UserError, match="already finished with no failed unit"):
+        start(d, "replay", {"n": 1}, resume=True)
+
+
+def test_an_unknown_spec_value_takes_the_value_learned_on_resume(tmp_path):
+    # An engine whose identity request failed: every unit failed, so the mended engine's identity is taken.
+    d = tmp_path / "run"
+    run = start(d, "replay", {"engine": "x", "engine_identity": unknown("identity: exited with status 3")})
+    run.add_unit("a", "failed", reason="identity: exited with status 3")
+    run.finish()
+    mended = {"engine": "x", "engine_identity": {"id": "x-1", "source": "declared"}}
+    with pytest.raises(UserError, match="different options"):
+        start(d, "replay", {**mended, "engine": "y"}, resume=True)  # every other value must still match
+    again = start(d, "replay", mended, resume=True)
+    assert read_run(d).spec == mended
+    again.add_unit("a", "ok")
+    again.finish()
+    assert read_run(d).spec == mended
+
+
+def test_a_known_spec_value_is_kept_and_an_unknown_one_never_replaces_a_measured_run(tmp_path):
+    ident = {"id": "x-1", "source": "declared"}
+    d = tmp_path / "run"
+    run = start(d, "replay", {"engine_identity": ident})
+    run.add_unit("a", "ok")
+    run.add_unit("b", "failed", reason="crash")
+    run.finish()
+    # The engine broke since: its identity is unknown now; the recorded one stays, the failed unit is retried.
+    again = start(d, "replay", {"engine_identity": unknown("identity: timed out")}, resume=True)
+    assert read_run(d).spec == {"engine_identity": ident} and not again.is_done("b")
+    again.finish()
+    # A recorded unknown with a measured unit: a value it depended on cannot be filled in afterwards.
+    e = tmp_path / "odd"
+    run = start(e, "replay", {"engine_identity": unknown("?")})
+    run.add_unit("a", "ok")
+    run.add_unit("b", "failed", reason="crash")
+    run.finish()
+    with pytest.raises(UserError, match="different options"):
+        start(e, "replay", {"engine_identity": ident}, resume=True)
+    start(e, "replay", {"engine_identity": {"unknown": "another reason"}}, resume=True)  # still unknown: same
 
 
 def test_resume_skips_done_units_retries_failed_and_survives_a_torn_line(tmp_path):

@@ -46,6 +46,7 @@ from ctxgauge.records._run import (
     hash_files,
     read_run,
     read_units,
+    unknown,
     verify_files,
 )
 from ctxgauge.records._secrets import Finding, SecretFound, SecretScanner
@@ -57,5 +58,5 @@ __all__ = [
     "UNITS_FILE", "UNIT_STATUSES", "VOLATILE_UNIT_FIELDS", "comparable_unit", "Finding", "ResultsStore", "RunDir", "RunRecord", "RunRef", "SecretFound",
     "SecretScanner", "Subject", "SyncStats", "Unit", "default_run_dir", "discover_runs", "figures_headline", "corpus_label", "file_sha256",
     "find_run_dirs", "hash_files", "is_export_dir", "load_runs", "machine", "migrate", "migrate_unit",
-    "provenance", "read_run", "read_units", "utc_now", "verify_files",
+    "provenance", "read_run", "read_units", "unknown", "utc_now", "verify_files",
 ]

@@ -9,8 +9,9 @@
       ...           artifacts a suite's report needs (fingerprints, rankings)
 
 `run.json` is rewritten atomically at the start and at the end; units are appended and flushed as they
-finish, so a crash leaves a readable record and `--resume` skips what is done. A resumed run must have
-the same spec. A finished run is never overwritten: an existing directory without `--resume` is refused.
+finish, so a crash leaves a readable record and `--resume` skips what is done and retries what failed. A
+resumed run must have the same spec (a value recorded as `unknown(...)` aside). A finished run is never
+overwritten: an existing directory without `--resume` is refused, and so is resuming one with no failed unit.
 """
 
 from __future__ import annotations
@@ -169,6 +170,42 @@ def read_units(run_dir: str | Path) -> list[Unit]:
     return list(units.values())
 
 
+UNKNOWN = "unknown"
+"""The one key of a spec value that could not be learned when the run started: `{"unknown": why}`."""
+
+
+def unknown(why: str) -> dict[str, str]:
+    """A spec value the run could not learn (an engine whose `identity` request failed), kept with why.
+
+    Only for a value every unit it concerns fails without (the suite fails them all), so nothing measured
+    depends on it: a resumed run then matches it whatever the value is now (the engine mended), and takes
+    the value it learns. Anything else in the spec must be the same to resume."""
+    return {UNKNOWN: str(why)}
+
+
+def _is_unknown(value: Any) -> bool:
+    return isinstance(value, dict) and list(value) == [UNKNOWN]
+
+
+def _resumed_spec(old: dict, new: dict, measured: bool) -> dict | None:
+    """The spec a resumed run goes on with, or None when `new` differs from the recorded `old`.
+
+    A value `unknown` on one side matches any value on the other, and the known one is kept; an unknown
+    recorded value is replaced only while no unit is ok (a measured unit would depend on it)."""
+    if set(old) != set(new):
+        return None
+    out = {}
+    for key, was in old.items():
+        now = new[key]
+        if was == now or _is_unknown(now):
+            out[key] = was
+        elif _is_unknown(was) and not measured:
+            out[key] = now
+        else:
+            return None
+    return out
+
+
 def plain_path(path: Path) -> str:
     """A path for a one-line message: control characters escaped (a newline would split the line)."""
     text = str(path)
@@ -189,7 +226,8 @@ class RunDir:
     @classmethod
     def start(cls, path: str | Path, *, suite: str, suite_version: int, subject: Subject, spec: dict,
               resume: bool = False, context: dict | None = None) -> "RunDir":
-        """Open a new run directory, or with `resume` reopen an unfinished one with the same spec.
+        """Open a new run directory, or with `resume` reopen one with the same spec that did not finish or
+        finished with failed units (DESIGN's exit 6 and 7: `--resume` retries them).
 
         `suite_version` is the suite's own integer version; `subject` what it measures (every suite fills
         it, so readers never guess the dataset or systems from a suite's options)."""
@@ -208,12 +246,15 @@ class RunDir:
                 raise UserError(f"{path}: that run was recorded by an older ctxgauge (run schema "
                                 f"{_written_version(path)}); resume it with that version or start a new run")
             old = read_run(path)
-            if old.suite != suite or old.spec != json.loads(json.dumps(spec)):
+            units = read_units(path)
+            merged = _resumed_spec(old.spec, json.loads(json.dumps(spec)), any(u.ok for u in units))
+            if old.suite != suite or merged is None:
                 raise UserError(f"{path}: the recorded run has different options; --resume needs the same "
                                 "command, or choose another --out")
-            if old.status == "success":
-                raise UserError(f"{path}: that run already finished; nothing to resume")
-            done = {u.id: u.to_json() for u in read_units(path) if u.status in ("ok", "skipped")}
+            if old.status == "success" and not old.counts.get("failed"):
+                raise UserError(f"{path}: that run already finished with no failed unit; nothing to resume")
+            done = {u.id: u.to_json() for u in units if u.status in ("ok", "skipped")}
+            old.spec = merged
             old.status = "started"
             old.timing["resumed_at"] = utc_now()
             run = cls(path, old, done)

@@ -74,3 +74,62 @@ def test_bad_input_is_one_line_exit_2_and_writes_nothing(suite, case_file, extra
     assert message in r.stderr
     assert "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) == 1
     assert not (suite / "out").exists()
+
+
+@pytest.fixture
+def two_cases(suite):
+    (suite / "two.yaml").write_text("pass: {hit@5: 0.5}\ncorpus: lib\ncases:\n"
+                                    "  - {name: fees, query: overdue fee, expected: [src/loans.py]}\n"
+                                    "  - {name: members, query: member class, expected: [src/members.py]}\n")
+    return suite / "two.yaml"
+
+
+def test_every_case_failed_exits_7_and_the_headline_says_nothing_was_measured(suite, two_cases, script_engine):
+    # Before: a run whose every case failed was a `success` (exit 1, "a pass line fails", figures of nothing).
+    r = ctxgauge("cases", str(two_cases), "--engine", script_engine("--fail-on="), "--out", str(suite / "r"))
+    assert r.returncode == 7, r.stderr
+    assert "nothing measured: 2 of 2 unit(s) failed" in r.stderr and "pass line" not in r.stderr
+    record = json.loads((suite / "r" / "run.json").read_text())
+    assert record["headline"].startswith("nothing measured") and record["counts"]["failed"] == 2
+
+
+def test_some_cases_failed_exits_6_and_resume_fills_them(suite, two_cases, script_engine):
+    engine = script_engine("--fail-on=member")
+    r = ctxgauge("cases", str(two_cases), "--engine", engine, "--out", str(suite / "r"))
+    assert r.returncode == 6, r.stderr
+    assert "unfinished: 1 of 2 unit(s) failed" in r.stderr and "failed members: engine" in r.stderr
+    assert "1 counted case(s) failed" in r.stderr
+    script_engine.mend()
+    again = ctxgauge("cases", str(two_cases), "--engine", engine, "--out", str(suite / "r"), "--resume")
+    assert again.returncode == 0, again.stderr  # before: "that run already finished; nothing to resume"
+    assert json.loads((suite / "r" / "run.json").read_text())["counts"] == {"ok": 2, "failed": 0, "skipped": 0}
+
+
+@pytest.mark.parametrize("flags, said", [
+    (("--exit-at-start",), "identity: the process exited with status 3 before answering; stderr: engine: no config "
+                           "file found"),
+    (("--hang-on=identity",), "identity: timed out after 2s (process killed)"),
+])
+def test_an_engine_that_fails_at_once_is_a_recorded_run_that_resumes(suite, two_cases, script_engine, flags, said):
+    # It used to end with exit 2 and no record.
+    engine = script_engine(*flags, timeout=2)
+    r = ctxgauge("cases", str(two_cases), "--engine", engine, "--out", str(suite / "r"))
+    assert r.returncode == 7, r.stderr
+    units = [json.loads(line) for line in (suite / "r" / "units.jsonl").read_text().splitlines()]
+    assert [u["status"] for u in units] == ["failed", "failed"]
+    assert all(said in u["reason"] and "\n" not in u["reason"] for u in units)
+    script_engine.mend()
+    again = ctxgauge("cases", str(two_cases), "--engine", engine, "--out", str(suite / "r"), "--resume")
+    assert again.returncode == 0, again.stderr
+    record = json.loads((suite / "r" / "run.json").read_text())
+    assert record["counts"]["ok"] == 2 and record["spec"]["engine_identity"]["id"] == "script-engine-1"
+
+
+def test_a_program_that_cannot_be_started_is_exit_2_before_any_run(suite, two_cases, tmp_path):
+    # The user's to mend (a wrong path, a missing chmod +x): one line, and no run directory at all.
+    script = tmp_path / "engine.py"
+    script.write_text("print('never')\n")
+    r = ctxgauge("cases", str(two_cases), "--engine", f"command(cmd={json.dumps(str(script))})",
+                 "--out", str(suite / "r"))
+    assert r.returncode == 2 and "is not executable (chmod +x it" in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1 and not (suite / "r").exists()

@@ -116,3 +116,33 @@ def test_against_contextbenchmark_bm25_is_not_comparable_by_design(micro_app: Pa
     ours = read_fingerprint(bm25["fingerprint"])
     assert ours.corpus.name == "micro-app" and ours.k == 10
     assert list(ours.query_hashes) == json.loads((micro_app / "queries.json").read_text())
+
+
+def test_every_unit_failed_exits_7_and_the_headline_says_nothing_was_measured(plain_library: Path, tmp_path: Path,
+                                                                             script_engine) -> None:
+    done = ctxgauge("determinism", str(plain_library), "-e", script_engine("--exit-on=build"), *FAST,
+                    "--out", str(tmp_path / "run"))
+    assert done.returncode == 7, done.stderr
+    assert "nothing measured: 5 of 5 unit(s) failed" in done.stderr
+    record = json.loads((tmp_path / "run" / "run.json").read_text())
+    assert record["headline"].startswith("nothing measured") and record["counts"]["ok"] == 0
+    reasons = [json.loads(line)["reason"] for line in (tmp_path / "run" / "units.jsonl").read_text().splitlines()]
+    assert all("build: the process exited with status 4 before answering; stderr: Traceback" in r for r in reasons)
+    assert not any("\n" in r for r in reasons)
+
+
+def test_one_engine_of_two_failed_exits_6_and_resume_fills_it(plain_library: Path, tmp_path: Path,
+                                                              script_engine) -> None:
+    engine = script_engine("--exit-at-start")
+    done = ctxgauge("determinism", str(plain_library), "-e", "grep", "-e", engine, *FAST,
+                    "--out", str(tmp_path / "run"))
+    assert done.returncode == 6, done.stderr
+    assert "unfinished: 5 of 10 unit(s) failed" in done.stderr
+    script_engine.mend()
+    again = ctxgauge("determinism", str(plain_library), "-e", "grep", "-e", engine, *FAST,
+                     "--out", str(tmp_path / "run"), "--resume", "--json")
+    assert again.returncode == 0, again.stderr  # before: "that run already finished; nothing to resume"
+    engines = json.loads(again.stdout)["engines"]
+    assert [e["status"] for e in engines.values()] == ["measured", "measured"]
+    record = json.loads((tmp_path / "run" / "run.json").read_text())
+    assert record["counts"]["failed"] == 0

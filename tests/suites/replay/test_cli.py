@@ -102,3 +102,38 @@ def test_a_replay_whose_every_unit_failed_exits_7_and_says_so(tmp_path, small_re
     assert "nothing measured" in r.stderr
     record = json.loads((tmp_path / "run" / "run.json").read_text())
     assert record["headline"].startswith("nothing measured")
+
+
+@pytest.mark.parametrize("flags, said", [
+    (("--exit-at-start",), "identity: the process exited with status 3 before answering; stderr: engine: no config "
+                           "file found"),
+    (("--exit-on=identity",), "identity: the process exited with status 4 before answering; stderr: Traceback"),
+    (("--hang-on=identity",), "identity: timed out after 2s (process killed)"),
+])
+def test_an_engine_that_fails_at_once_is_a_recorded_run_that_resumes(tmp_path, small_repo, script_engine,
+                                                                    flags, said):
+    # It used to end the replay with exit 2 and no record (the identity request failed in the plan).
+    engine = script_engine(*flags, timeout=2)
+    r = ctxgauge("replay", str(small_repo), "--engine", engine, "--out", str(tmp_path / "run"))
+    assert r.returncode == 7, r.stderr
+    assert "Traceback" not in r.stderr.replace("stderr: Traceback", "")
+    record = json.loads((tmp_path / "run" / "run.json").read_text())
+    assert record["headline"].startswith("nothing measured") and record["counts"] == {"ok": 0, "failed": 2,
+                                                                                      "skipped": 1}
+    units = [json.loads(line) for line in (tmp_path / "run" / "units.jsonl").read_text().splitlines()]
+    failed = [u for u in units if u["status"] == "failed"]
+    assert len(failed) == 2 and all(said in u["reason"] and "\n" not in u["reason"] for u in failed)
+    assert {u["request"] for u in failed} == {"Fix overdue fee", "Add member email"}  # labels kept
+    script_engine.mend()
+    again = ctxgauge("replay", str(small_repo), "--engine", engine, "--out", str(tmp_path / "run"), "--resume")
+    assert again.returncode == 0, again.stderr
+    record = json.loads((tmp_path / "run" / "run.json").read_text())
+    assert record["counts"] == {"ok": 2, "failed": 0, "skipped": 1} and not record["headline"].startswith("nothing")
+    assert record["spec"]["engine_identity"] == {"id": "script-engine-1", "source": "declared"}
+
+
+def test_a_replay_with_some_failed_commits_is_unfinished_exit_6(tmp_path, small_repo, script_engine):
+    r = ctxgauge("replay", str(small_repo), "--engine", script_engine("--fail-on=member"),
+                 "--out", str(tmp_path / "run"))
+    assert r.returncode == 6, r.stderr
+    assert "unfinished: 1 of 3 unit(s) failed" in r.stderr

@@ -24,11 +24,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
-from ctxgauge.engines import call_engine, checked_hits, same_system
+from ctxgauge.engines import ask_identity, call_engine, checked_hits, same_system
 from ctxgauge.corpora import Corpus, open_corpus
 from ctxgauge.engines import engine_available, get_engine
 from ctxgauge.errors import EngineError, UserError
-from ctxgauge.records import RunDir, Subject, default_run_dir, figures_headline
+from ctxgauge.records import RunDir, Subject, default_run_dir, figures_headline, unknown
 from ctxgauge.suites._progress import Progress
 from ctxgauge.suites.cases._model import Case, CaseFile, split_corpus
 from ctxgauge.metrics.scoring import Labels, PassLine, compare, metric_names, score, summarise
@@ -202,8 +202,11 @@ def run_cases(case_file: CaseFile, config: CasesConfig, progress: Progress | Non
             except UserError as exc:
                 raise UserError(f"{case_file.source}: case {c.name!r}: corpus {exc} (a directory, or REPO@REV)") from None
     missing = _missing_expected(case_file, corpora, config.missing_as_miss)
+    # A failed identity is the engine's failure, not the user's: the run is recorded with every case failed
+    # (the identity kept `unknown`, so `--resume` takes the mended engine's) instead of ending without one.
+    identity, broken = ask_identity(engines[0])
     spec = {"source": case_file.source, "cases": [c.name for c in case_file.cases],
-            "engine": engines[0].name, "engine_identity": engines[0].identity(),
+            "engine": engines[0].name, "engine_identity": identity if broken is None else unknown(str(broken)),
             "vs": engines[1].name if len(engines) > 1 else None, "ks": list(config.ks), "depth": depth,
             "seed": config.seed, "pass": {line.metric: line.value for line in lines}, "metrics": metrics,
             "corpora": sorted({corpora[c.corpus].content_hash() for c in case_file.cases})}
@@ -229,7 +232,8 @@ def run_cases(case_file: CaseFile, config: CasesConfig, progress: Progress | Non
                     continue
                 built: list[tuple[Any, Path] | EngineError] = []
                 for i, eng in enumerate(engines):
-                    built.append(_index(indexes, split_corpus(key)[0] if corpus.kind == "git" else key, i, eng,
+                    built.append(broken if broken is not None else
+                                 _index(indexes, split_corpus(key)[0] if corpus.kind == "git" else key, i, eng,
                                         corpus, Path(tmp) / f"{n}-{i}"))
                 for case in todo:
                     units[case.name] = _record(run, _one(case, corpus, built, metrics, depth,

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ctxgauge.corpora import repo_name
-from ctxgauge.engines import engine_available, get_engine, same_system
+from ctxgauge.engines import ask_identity, engine_available, get_engine, same_system
 from ctxgauge.errors import UserError
 from ctxgauge.executors import parse_executor
 from ctxgauge.git import Repo
@@ -83,6 +83,9 @@ class Plan:
     baseline_id: str | None = None
     spec: dict = field(default_factory=dict)
     """What the run record keeps as its spec (a resumed run must have the same one)."""
+    failure: str | None = None
+    """Why an engine cannot be measured at all (its `identity` request failed: it exited at once, crashed
+    or never answered): every commit is then recorded as failed with this reason, none is run."""
 
     def close(self) -> None:
         """End the engines' processes and the repository's blob reader."""
@@ -137,7 +140,7 @@ def _check_since(repo: Repo, since: str | None) -> None:
 
 def plan(config: ReplayConfig) -> Plan:
     """Check `config`, open what it names and select the commits; UserError on any bad input."""
-    from ctxgauge.records import read_run, read_units
+    from ctxgauge.records import read_run, read_units, unknown
 
     _check(config)
     baseline = baseline_id = None
@@ -168,14 +171,19 @@ def plan(config: ReplayConfig) -> Plan:
             raise UserError(f"{config.baseline}: the baseline run scored none of these commits; replay the same "
                             "repository, --rev and --commits as the baseline")
     metrics = metric_names(config.ks, pack=True)
+    # A failed identity is the engine's failure, not the user's: the run is recorded with every commit failed
+    # (the identity kept `unknown`, so `--resume` takes the mended engine's) instead of ending without one.
+    asked = [ask_identity(e) for e in engines]
+    identities = [unknown(str(err)) if err is not None else ident for ident, err in asked]
+    failure = next((str(err) for _, err in asked if err is not None), None)
     spec = {
         "repo": repo_name(repo),
         "rev": config.rev,
         "head": head,
         "engine": engines[0].name,
-        "engine_identity": engines[0].identity(),
+        "engine_identity": identities[0],
         "vs": engines[1].name if len(engines) > 1 else None,
-        "vs_identity": engines[1].identity() if len(engines) > 1 else None,
+        "vs_identity": identities[1] if len(engines) > 1 else None,
         "ks": list(config.ks),
         "depth": config.depth,
         "commits": config.commits,
@@ -184,4 +192,4 @@ def plan(config: ReplayConfig) -> Plan:
         "seed": config.seed,
         "metrics": metrics,
     }
-    return Plan(config, repo, head, engines, selection, metrics, baseline, baseline_id, spec)
+    return Plan(config, repo, head, engines, selection, metrics, baseline, baseline_id, spec, failure)

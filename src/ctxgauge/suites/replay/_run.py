@@ -56,6 +56,14 @@ def _skipped_unit(case_or_sha: ReplayCase | str, reason: str) -> dict:
     return {"id": case_or_sha, "status": "skipped", "reason": reason}
 
 
+def failed_unit(case: ReplayCase, reason: str) -> dict:
+    """The unit of a commit no engine was run on (an engine that cannot be measured at all: `Plan.failure`):
+    its labels as planned, no corpus read, no figure."""
+    return {"id": case.sha, "status": "failed", "reason": reason, "request": case.request, "subject": case.subject,
+            "parent": case.parent, "expected": list(case.expected), "tests": list(case.tests), "coverage_gap": [],
+            "code": case.code, "figures": {}, "ranking": [], "workers": []}
+
+
 def merge(case: ReplayCase, parts: Sequence[dict], workers: Sequence[str]) -> dict:
     """A commit's unit from its engine parts (measured engine first): failed when an engine failed (the
     first failure's reason), skipped when the parent lacks an object, else ok with `vs` for the second."""
@@ -101,6 +109,12 @@ class RepoRun:
             if run.is_done(c.sha):
                 self.units[c.sha] = run.done[c.sha]
                 self._tick(c.sha)
+        if plan.failure is not None:
+            # An engine that cannot be measured at all serves no commit: each is recorded failed with why.
+            for c in self.todo:
+                self.units[c.sha] = _record(run, failed_unit(c, plan.failure))
+                self._tick(c.sha)
+            self.todo = []
 
     def _tick(self, sha: str) -> None:
         if self.progress is not None:
