@@ -202,3 +202,89 @@ def test_a_corpus_larger_than_the_hold_limit_is_read_from_its_source(tmp_path, m
     held = open_corpus(d).held()
     (d / "a.py").write_bytes(b"changed again")
     assert held.read("a.py") == b"changed on disk"
+
+def _random_history(path, seed: int, commits: int = 25) -> list[str]:
+    """A repository made with `git fast-import` whose commits add, modify, delete and retype files at
+    random: text, binary, too large, symbolic links, executables, submodules, unsafe names, and a file
+    that becomes a directory. Returns the commit ids, oldest first."""
+    import random
+
+    rng = random.Random(seed)
+    subprocess.run(["git", "init", "-q", str(path)], check=True)
+    names = [f"d{i % 3}/f{i}.py" for i in range(12)] + ["top.md", "x", "x/inner.py", "back\\slash.py", "ctl\x01.txt", "é.txt"]
+    kinds = ["text"] * 6 + ["binary", "large", "link", "exec", "sub"]
+    live: dict[str, str] = {}
+    out, date = [], 1_700_000_000
+    for c in range(commits):
+        date += 60
+        ops = []
+        for _ in range(rng.randint(1, 4)):
+            name = rng.choice(names)
+            if name in live and rng.random() < 0.3:
+                ops.append(f"D {name}")
+                del live[name]
+                continue
+            for other in {"x": ["x/inner.py"], "x/inner.py": ["x"]}.get(name, []):
+                if other in live:  # the file x becomes the directory x, and back
+                    ops.append(f"D {other}")
+                    del live[other]
+            kind = rng.choice(kinds)
+            data = {"text": f"def f{rng.randint(0, 5)}():\n    return {rng.randint(0, 3)}\n".encode(),
+                    "binary": b"\x00\x01" + bytes([rng.randint(0, 255)]), "large": b"y" * 3000,
+                    "link": b"../target", "exec": f"#!/bin/sh\necho {rng.randint(0, 3)}\n".encode(),
+                    "sub": b""}[kind]
+            if kind == "sub":
+                ops.append(f"M 160000 {'%040x' % rng.getrandbits(160)} {name}")
+            else:
+                mode = {"link": "120000", "exec": "100755"}.get(kind, "100644")
+                ops.append(f"M {mode} inline {name}\ndata {len(data)}\n" + data.decode("latin-1"))
+            live[name] = kind
+        msg = f"commit {c}"
+        body = "".join(op + "\n" for op in ops)
+        out.append(f"commit refs/heads/main\ncommitter A <a@example.org> {date} +0000\ndata {len(msg)}\n{msg}\n"
+                   + body)
+    env = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull}
+    subprocess.run(["git", "fast-import", "--quiet"], cwd=path, input="".join(out).encode("latin-1"), check=True,
+                   env=env)
+    return subprocess.run(["git", "rev-list", "--reverse", "main"], cwd=path, capture_output=True, text=True,
+                          check=True).stdout.split()
+
+
+def _same(a: Corpus, b: Corpus) -> None:
+    assert a.files == b.files
+    assert a.skipped == b.skipped and list(a.skipped) == list(b.skipped)
+    assert a.summary() == b.summary()
+    assert a.rev == b.rev and a.name == b.name
+    assert [a.read(p) for p in a.paths] == [b.read(p) for p in b.paths]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_corpus_moved_to_another_commit_equals_a_fresh_listing(tmp_path, seed):
+    # `at` lists only what the tree diff names; over random histories, forwards, backwards and in jumps,
+    # it must give exactly what listing the whole tree gives, and changes_to exactly the path comparison.
+    import random
+
+    revs = _random_history(tmp_path / "r", seed)
+    rng = random.Random(seed)
+    order = revs + rng.sample(revs, 12) + revs[::-3]
+    with Repo(tmp_path / "r") as repo:
+        binary: dict[str, bool] = {}
+        moved = Corpus.from_git(repo, order[0], max_bytes=2000, binary_cache=binary)
+        kinds = set()
+        for rev in order[1:]:
+            fresh = Corpus.from_git(repo, rev, max_bytes=2000)
+            nxt = moved.at(rev, binary_cache=binary)
+            _same(nxt, fresh)
+            assert moved.changes_to(nxt) == moved.changes_to(fresh)
+            kinds |= {c.status for c in moved.changes_to(nxt)} | set(nxt.skipped)
+            moved = nxt
+    # the histories exercised every kind of change and of filtered file
+    if seed == 0:
+        assert {"added", "modified", "deleted", "binary", "too-large", "symlink", "submodule",
+                "unsafe-name"} <= kinds, kinds
+
+
+def test_at_refuses_a_corpus_that_is_not_a_git_tree(tmp_path):
+    _tree(tmp_path / "c", {"a.py": b"x"})
+    with pytest.raises(ValueError):
+        Corpus.from_directory(tmp_path / "c").at("HEAD")

@@ -16,19 +16,23 @@ checking anything out, and exposes the history up to and including its revision,
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import os
+import re
 import stat
+import weakref
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Iterator, Mapping
 
 from ctxgauge._io import safe_join, unsafe_name_reason
 from ctxgauge.errors import UserError
-from ctxgauge.git import Commit, Repo, blob_id
+from ctxgauge.git import Commit, Repo, TreeEntry, blob_id
 
 DEFAULT_MAX_BYTES = 1 << 20
 BINARY_SNIFF_BYTES = 8000
+_FULL_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 SKIP_REASONS = ("binary", "too-large", "git-dir", "unreadable", "symlink", "submodule", "missing-object",
                 "unsafe-name")
 
@@ -89,7 +93,8 @@ class History:
 class Corpus:
     """The files of a source, filtered and sorted, with a reader for their bytes.
 
-    Build one with `Corpus.from_directory`, `Corpus.from_git` or `open_corpus`; derive one with `overlay`.
+    Build one with `Corpus.from_directory`, `Corpus.from_git` or `open_corpus`; derive one with `overlay`, or
+    another revision of the same repository with `at`.
     """
 
     def __init__(
@@ -104,15 +109,35 @@ class Corpus:
         history: History | None = None,
         max_bytes: int = DEFAULT_MAX_BYTES,
     ):
+        ordered = tuple(sorted(files, key=lambda f: path_key(f.path)))
+        self._set(name, kind, ordered, {f.path: f for f in ordered},
+                  {r: sorted(p, key=path_key) for r, p in skipped.items() if p}, reader, rev, history, max_bytes)
+
+    def _set(self, name, kind, files, by_path, skipped, reader, rev, history, max_bytes) -> None:
         self.name = name
         self.kind = kind
-        self.files: tuple[CorpusFile, ...] = tuple(sorted(files, key=lambda f: path_key(f.path)))
-        self.skipped = {r: sorted(p, key=path_key) for r, p in skipped.items() if p}
+        self.files: tuple[CorpusFile, ...] = files
+        self.skipped = skipped
         self.rev = rev
         self.history = history
         self.max_bytes = max_bytes
         self._reader = reader
-        self._by_path = {f.path: f for f in self.files}
+        self._by_path = by_path
+        self._reason_of: dict[str, str] | None = None  # path -> skip reason, made when first needed
+        self._origin: tuple | None = None  # (weak ref to the corpus this one was derived from, the changes)
+
+    @classmethod
+    def _of(cls, *, name, kind, files, by_path, skipped, reader, rev, history, max_bytes) -> "Corpus":
+        """A corpus from parts already sorted and filtered (`at`): nothing is sorted or indexed again."""
+        self = cls.__new__(cls)
+        self._set(name, kind, files, by_path, {r: p for r, p in skipped.items() if p}, reader, rev, history,
+                  max_bytes)
+        return self
+
+    def _reasons(self) -> dict[str, str]:
+        if self._reason_of is None:
+            self._reason_of = {p: r for r, paths in self.skipped.items() for p in paths}
+        return self._reason_of
 
     # -- construction -----------------------------------------------------------------------------------
     @classmethod
@@ -171,37 +196,52 @@ class Corpus:
         """
         commit = repo.resolve(rev)
         skipped: dict[str, list[str]] = {r: [] for r in SKIP_REASONS}
-        candidates: list[CorpusFile] = []
-        for e in repo.tree(commit):
-            if not _safe_path(e.path):
-                skipped["unsafe-name"].append(e.path)
-            elif e.type == "commit":
-                skipped["submodule"].append(e.path)
-            elif e.mode == "120000":
-                skipped["symlink"].append(e.path)
-            elif e.size is not None and e.size > max_bytes:
-                skipped["too-large"].append(e.path)
-            else:
-                candidates.append(CorpusFile(e.path, e.oid, e.size or 0))
-        candidates = _without_clashes(candidates, skipped["unsafe-name"])
-        cache = binary_cache if binary_cache is not None else {}
-        unknown = sorted({f.blob for f in candidates if f.blob not in cache})
-        missing: set[str] = set()
-        for oid, data in repo.read_blobs(unknown):
-            if data is None:
-                missing.add(oid)
-            else:
-                cache[oid] = is_binary(data)
-        files = []
-        for f in candidates:
-            if f.blob in missing:
-                skipped["missing-object"].append(f.path)
-            elif cache[f.blob]:
-                skipped["binary"].append(f.path)
-            else:
-                files.append(f)
+        files = _classify(repo, repo.tree(commit), max_bytes, binary_cache, skipped)
         return cls(name=name or repo_name(repo), kind="git", files=files, skipped=skipped,
                    reader=_GitReader(repo), rev=commit, history=History(repo, commit), max_bytes=max_bytes)
+
+    def at(self, rev: str, *, binary_cache: dict[str, bool] | None = None) -> "Corpus":
+        """The corpus of another commit of this git corpus's repository: what `Corpus.from_git(repo, rev)`
+        lists, derived from this one by the tree diff between the two commits, so only what changed is
+        listed and sniffed (a replay moving from commit to commit then costs the change, not the tree).
+        `self.changes_to(result)` is known without comparing every path. ValueError for a corpus that is
+        not a plain git tree (a directory, an overlay)."""
+        if self.kind != "git" or type(self._reader) is not _GitReader or self.rev is None:
+            raise ValueError("Corpus.at needs a corpus read with Corpus.from_git")
+        repo = self._reader.repo
+        commit = rev if _FULL_SHA.fullmatch(rev) else repo.resolve(rev)
+        gone, entries = repo.tree_changes(self.rev, commit)
+        by_path, reasons, files = dict(self._by_path), dict(self._reasons()), list(self.files)
+        touched = gone + [e.path for e in entries]
+        skips_moved = False
+        for path in touched:
+            if by_path.pop(path, None) is not None:
+                del files[_find(files, path)]
+            elif reasons.pop(path, None) is not None:
+                skips_moved = True
+        if self.skipped.get("unsafe-name") or _may_clash(files, by_path, entries):
+            # A crafted tree (a path twice, or a file and a folder of one name): whether a path clashes is a
+            # property of the whole tree (`_without_clashes`), so the whole tree is listed. Git never writes one.
+            return Corpus.from_git(repo, commit, max_bytes=self.max_bytes, name=self.name, binary_cache=binary_cache)
+        skipped: dict[str, list[str]] = {r: [] for r in SKIP_REASONS}
+        for f in _classify(repo, entries, self.max_bytes, binary_cache, skipped):
+            files.insert(_find(files, f.path), f)
+            by_path[f.path] = f
+        for reason, paths in skipped.items():
+            reasons.update(dict.fromkeys(paths, reason))
+            skips_moved = skips_moved or bool(paths)
+        if skips_moved:
+            grouped: dict[str, list[str]] = {}
+            for path, reason in reasons.items():
+                grouped.setdefault(reason, []).append(path)
+            skipped = {r: sorted(grouped[r], key=path_key) for r in SKIP_REASONS if r in grouped}
+        else:
+            skipped = self.skipped
+        new = Corpus._of(name=self.name, kind=self.kind, files=tuple(files), by_path=by_path, skipped=skipped,
+                         reader=self._reader, rev=commit, history=History(repo, commit), max_bytes=self.max_bytes)
+        new._reason_of = reasons
+        new._origin = (weakref.ref(self), _changes(sorted(set(touched), key=path_key), self._by_path, by_path))
+        return new
 
     def overlay(self, extra: Mapping[str, bytes]) -> "Corpus":
         """This corpus plus (or with replaced) files given as path -> bytes; the source is not touched."""
@@ -297,16 +337,81 @@ class Corpus:
 
     def changes_to(self, new: "Corpus") -> list[Change]:
         """Path-level changes from this corpus to `new` (added, modified, deleted), sorted by path."""
-        out: list[Change] = []
-        for path in sorted(set(self._by_path) | set(new._by_path), key=path_key):
-            a, b = self._by_path.get(path), new._by_path.get(path)
-            if a is None and b is not None:
-                out.append(Change("added", path, new_blob=b.blob))
-            elif b is None and a is not None:
-                out.append(Change("deleted", path, old_blob=a.blob))
-            elif a is not None and b is not None and a.blob != b.blob:
-                out.append(Change("modified", path, old_blob=a.blob, new_blob=b.blob))
-        return out
+        origin = new._origin
+        if origin is not None and origin[0]() is self:  # `new = self.at(rev)`: the diff already said
+            return list(origin[1])
+        paths = sorted(set(self._by_path) | set(new._by_path), key=path_key)
+        return _changes(paths, self._by_path, new._by_path)
+
+
+def _changes(paths: Iterable[str], old: Mapping[str, CorpusFile], new: Mapping[str, CorpusFile]) -> list[Change]:
+    out: list[Change] = []
+    for path in paths:
+        a, b = old.get(path), new.get(path)
+        if a is None and b is not None:
+            out.append(Change("added", path, new_blob=b.blob))
+        elif b is None and a is not None:
+            out.append(Change("deleted", path, old_blob=a.blob))
+        elif a is not None and b is not None and a.blob != b.blob:
+            out.append(Change("modified", path, old_blob=a.blob, new_blob=b.blob))
+    return out
+
+
+def _may_clash(files: list[CorpusFile], by_path: Mapping[str, CorpusFile], entries: list[TreeEntry]) -> bool:
+    """Whether an entry `at` adds could clash (`_without_clashes`) with another or with a file it keeps: a
+    path listed twice, a file where a folder of kept files is, or a kept file where a folder of it is."""
+    paths = [e.path for e in entries]
+    if len(set(paths)) != len(paths):
+        return True
+    for p in paths:
+        i = _find(files, p + "/")
+        if i < len(files) and files[i].path.startswith(p + "/"):
+            return True
+        if any(p[:i] in by_path for i, c in enumerate(p) if c == "/"):
+            return True
+    new = set(paths)
+    return any(p[:i] in new for p in paths for i, c in enumerate(p) if c == "/")
+
+
+def _find(files: list[CorpusFile], path: str) -> int:
+    """Where `path` is, or belongs, in files sorted by path bytes."""
+    return bisect.bisect_left(files, path_key(path), key=lambda f: path_key(f.path))
+
+
+def _classify(repo: Repo, entries: Iterable[TreeEntry], max_bytes: int, binary_cache: dict[str, bool] | None,
+              skipped: dict[str, list[str]]) -> list[CorpusFile]:
+    """The tree entries a corpus indexes; every other one appended to `skipped` under its reason. Blobs not
+    in `binary_cache` are read once to sniff them."""
+    candidates: list[CorpusFile] = []
+    for e in entries:
+        if not _safe_path(e.path):
+            skipped["unsafe-name"].append(e.path)
+        elif e.type == "commit":
+            skipped["submodule"].append(e.path)
+        elif e.mode == "120000":
+            skipped["symlink"].append(e.path)
+        elif e.size is not None and e.size > max_bytes:
+            skipped["too-large"].append(e.path)
+        else:
+            candidates.append(CorpusFile(e.path, e.oid, e.size or 0))
+    candidates = _without_clashes(candidates, skipped["unsafe-name"])
+    cache = binary_cache if binary_cache is not None else {}
+    unknown = sorted({f.blob for f in candidates if f.blob not in cache})
+    missing: set[str] = set()
+    for oid, data in repo.read_blobs(unknown):
+        if data is None:
+            missing.add(oid)
+        else:
+            cache[oid] = is_binary(data)
+    files = []
+    for f in candidates:
+        if f.blob in missing:
+            skipped["missing-object"].append(f.path)
+        elif cache[f.blob]:
+            skipped["binary"].append(f.path)
+        else:
+            files.append(f)
+    return files
 
 
 def _without_clashes(files: list[CorpusFile], skipped: list[str]) -> list[CorpusFile]:

@@ -47,9 +47,9 @@ class Repo:
         """Run a git command in the repository and return its standard output as text."""
         return self.run_bytes(args).decode("utf-8", "surrogateescape")
 
-    def run_bytes(self, args: list[str]) -> bytes:
-        """Run a git command in the repository and return its standard output."""
-        return run_git(self.git_dir, args)
+    def run_bytes(self, args: list[str], *, input: bytes | None = None) -> bytes:
+        """Run a git command in the repository (`input` on its stdin) and return its standard output."""
+        return run_git(self.git_dir, args, input=input)
 
     # -- revisions and trees ----------------------------------------------------------------------------
     def resolve(self, rev: str = "HEAD") -> str:
@@ -76,6 +76,38 @@ class Repo:
                 )
             )
         return entries
+
+    def tree_changes(self, old: str, new: str) -> tuple[list[str], list[TreeEntry]]:
+        """What differs between two commits' trees, recursively: the paths `new` no longer has, and `new`'s
+        entries at every path added or changed, as `tree(new)` lists them (sizes included).
+
+        No rename detection: a moved file is a path gone and an entry added, as two listings would show it.
+        Two git calls whatever the size of the trees (the diff, then the sizes of the new blobs), so a caller
+        walking many commits lists each commit by what changed instead of by the whole tree."""
+        raw = self.run_bytes(["diff-tree", "-r", "-z", "--raw", "--no-renames", *DIFF_SAFE, "--end-of-options",
+                              old, new])
+        tokens = raw.split(b"\0")
+        gone: list[str] = []
+        changed: list[tuple[str, str, str]] = []  # (new mode, new oid, path)
+        for i in range(0, len(tokens) - 1, 2):
+            meta, path = tokens[i].lstrip(b"\n"), tokens[i + 1].decode("utf-8", "surrogateescape")
+            if not meta:
+                break
+            _, new_mode, _, new_oid, status = meta[1:].decode().split()
+            if status == "D":
+                gone.append(path)
+            else:
+                changed.append((new_mode, new_oid, path))
+        blobs = sorted({oid for mode, oid, _ in changed if mode != "160000"})
+        sizes: dict[str, int | None] = {}
+        if blobs:
+            out = self.run_bytes(["cat-file", "--batch-check"], input=b"".join(o.encode() + b"\n" for o in blobs))
+            for line in out.decode().splitlines():
+                fields = line.split()
+                # `OID missing` for an absent blob: None, as `ls-tree --long` prints BAD for it
+                sizes[fields[0]] = int(fields[2]) if len(fields) == 3 and fields[2].isdigit() else None
+        return gone, [TreeEntry(mode, "commit" if mode == "160000" else "blob", oid,
+                                None if mode == "160000" else sizes.get(oid), path) for mode, oid, path in changed]
 
     def rev_list(self, rev: str) -> list[str]:
         """Every ancestor of `rev` (itself included), newest first, as `git rev-list` orders them."""
