@@ -41,9 +41,9 @@ def _lucene_scores(corpus, engine, query):
     """BM25 as Lucene computes it (Kamphuis et al. 2020: idf log(1 + (N - df + .5)/(df + .5)), term
     frequency tf / (tf + k1 (1 - b + b dl/avgdl)), no (k1 + 1) factor), by hand from the same documents."""
     k1, b, w = engine.params["k1"], engine.params["b"], engine.params["path_weight"]
-    docs = [engine._stem(code_tokens(corpus.text(p))) + engine._stem(path_tokens(p)) * w for p in corpus.paths]
+    docs = [engine._t.stem(code_tokens(corpus.text(p))) + engine._t.stem(path_tokens(p)) * w for p in corpus.paths]
     n, avgdl = len(docs), sum(map(len, docs)) / len(docs)
-    terms = list(dict.fromkeys(engine._stem(code_tokens(query))))
+    terms = list(dict.fromkeys(engine._t.stem(code_tokens(query))))
     scores = {}
     for path, d in zip(corpus.paths, docs):
         s = 0.0
@@ -78,10 +78,10 @@ def test_scores_equal_rank_bm25(built):
             self.idf = {w: math.log(1 + (self.corpus_size - f + 0.5) / (f + 0.5)) for w, f in nd.items()}
 
     w = engine.params["path_weight"]
-    docs = [engine._stem(code_tokens(corpus.text(p))) + engine._stem(path_tokens(p)) * w for p in corpus.paths]
+    docs = [engine._t.stem(code_tokens(corpus.text(p))) + engine._t.stem(path_tokens(p)) * w for p in corpus.paths]
     oracle = Lucene(docs, k1=engine.params["k1"], b=engine.params["b"])
     query = "overdue fee per day"
-    terms = list(dict.fromkeys(engine._stem(code_tokens(query))))
+    terms = list(dict.fromkeys(engine._t.stem(code_tokens(query))))
     expected = dict(zip(corpus.paths, oracle.get_scores(terms)))
     # rank-bm25 keeps Robertson's (k1 + 1) factor, which Lucene drops: same ranking, scaled scores.
     for h in engine.query(out, query, 10):
@@ -97,3 +97,24 @@ def test_ties_break_by_path(tmp_path):
     out.mkdir()
     engine.build(Corpus.from_directory(root), out)
     assert [h.path for h in engine.query(out, "same words", 3)] == ["a.py", "b.py", "c.py"]
+
+
+def test_counting_words_in_bytes_gives_the_tokens_of_the_decoded_text():
+    # bm25 counts a blob's tokens per distinct word found in its bytes; that must be exactly the multiset
+    # code_tokens gives on the text decoded with replacement: malformed UTF-8, accents, NULs, digits, case.
+    import random
+
+    import numpy as np
+
+    from ctxgauge.engines._tokens import _WORD, word_counts
+
+    rng = random.Random(5)
+    alphabet = [b"a", b"Z", b"_", b"9", b" ", b"\n", b"\t", b"\x00", b"\xc3\xa9", b"\xe2", b"\x80", b"\xff",
+                b"camelCase", b"HTTPServer", b"snake_case_2", b"the", b"x", b"\x0b", b"-", b"."]
+    engine = get_engine("bm25")
+    for _ in range(300):
+        data = b"".join(rng.choice(alphabet) for _ in range(rng.randint(0, 60)))
+        text = data.decode("utf-8", "replace")
+        assert sorted(word_counts(data).elements()) == sorted(w.encode() for w in _WORD.findall(text))
+        got, want = engine._t.content_counts(data), engine._t.counts(engine._t.stem(code_tokens(text)))
+        assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1]) and got[2] == want[2]

@@ -81,15 +81,10 @@ def test_bm25_warm_build_tokenises_nothing(corpus, tmp_path, monkeypatch):
         first = _build("bm25", corpus, tmp_path / "a")
         assert [u.name for u in store.usage()] == ["bm25.content-terms"]
         assert store.usage()[0].entries == len({f.blob for f in corpus.files})
-        import ctxgauge.engines.bm25 as bm25
+        import ctxgauge.engines._bm25_terms as bm25_terms
 
-        real = bm25.code_tokens
-
-        def only_queries(text):  # a query is tokenised every time; a cached blob never
-            assert text in QUERIES, "tokenised a cached blob"
-            return real(text)
-
-        monkeypatch.setattr(bm25, "code_tokens", only_queries)
+        # a blob is tokenised by counting its words; a cached blob never is (a query still is, elsewhere)
+        monkeypatch.setattr(bm25_terms, "word_counts", lambda data: pytest.fail("tokenised a cached blob"))
         assert _build("bm25", corpus, tmp_path / "b") == first
 
 
@@ -104,7 +99,7 @@ def test_graph_warm_build_parses_nothing(corpus, tmp_path, monkeypatch):
 
 
 def test_a_change_of_stage_identity_is_never_served_old_work(corpus, tmp_path, monkeypatch):
-    import ctxgauge.engines.bm25 as bm25
+    import ctxgauge.engines._bm25_terms as bm25_terms
 
     store = cache.WorkCache(tmp_path / "cache")
     with cache.using(store):
@@ -112,8 +107,8 @@ def test_a_change_of_stage_identity_is_never_served_old_work(corpus, tmp_path, m
         # a new tokeniser (here: its source hash) must miss every old entry and tokenise again
         monkeypatch.setitem(cache._identity._source_hashes, "ctxgauge.engines._tokens", "changed")
         calls = []
-        real = bm25.code_tokens
-        monkeypatch.setattr(bm25, "code_tokens", lambda text: calls.append(text not in QUERIES) or real(text))
+        real = bm25_terms.word_counts
+        monkeypatch.setattr(bm25_terms, "word_counts", lambda data: calls.append(1) or real(data))
         _build("bm25", corpus, tmp_path / "b")
     assert sum(calls) == len({f.blob for f in corpus.files})
     assert sorted(u.entries for u in store.usage()) == [len({f.blob for f in corpus.files})] * 2

@@ -120,6 +120,16 @@ class Engine:
         """Bring the artifact in `out_dir` up to `corpus` (the new corpus) given the changed paths."""
         return self.build(corpus, out_dir)
 
+    def defer_writes(self, out_dir: Path) -> bool:
+        """Ask that builds and updates into `out_dir` may keep their index in memory and leave the artifact
+        unwritten until `flush(out_dir)`, queries through this object staying exact. True when the engine
+        does so (the default engine does not). Only a caller that never reads the artifact's bytes asks
+        (replay); every artifact that is hashed or fingerprinted is written by a plain build or update."""
+        return False
+
+    def flush(self, out_dir: Path) -> None:
+        """Write the artifact a deferred build or update left unwritten (byte-identical to a fresh build)."""
+
     def close(self) -> None:
         """Release processes or models the engine holds (external engines end their process here)."""
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections import Counter
 
 _WORD = re.compile(r"[A-Za-z0-9_]+")
 _PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
@@ -56,6 +57,26 @@ def code_tokens(text: str, *, min_len: int = 2) -> list[str]:
     for word in _WORD.findall(text):
         out.extend(tokens(word, min_len))
     return out
+
+
+# Every byte that cannot be part of a word (`_WORD`) made a space, so `bytes.split()` finds the words in C,
+# about 2.5x faster than `findall` (checked equal to _WORD's matches in tests/engines/test_bm25_live.py).
+_WORD_CHARS = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_"
+_NOT_WORD_TO_SPACE = bytes(c if c in _WORD_CHARS else 0x20 for c in range(256))
+
+
+def word_counts(data: bytes) -> Counter[bytes]:
+    """How often each identifier-like word occurs in a file's bytes: the words `code_tokens` reads from
+    `data.decode("utf-8", "replace")`, found in the bytes themselves (a word is ASCII, and no byte of a
+    multi-byte or malformed UTF-8 sequence is, so the words are the same) and counted in C. With
+    `word_tokens` per distinct word this gives `code_tokens`'s multiset of tokens without a Python step per
+    occurrence."""
+    return Counter(data.translate(_NOT_WORD_TO_SPACE).split())
+
+
+def word_tokens(word: str, min_len: int = 2) -> tuple[str, ...]:
+    """The tokens `code_tokens` makes of one word, in order."""
+    return _word_tokens(word, min_len)
 
 
 def path_tokens(path: str) -> list[str]:

@@ -4,40 +4,46 @@ Each document is a file's content tokens plus its path tokens repeated `path_wei
 bm25s's own layout (score matrix in CSC form, sorted vocabulary), so `bm25s.BM25.load` reads it; ties that
 bm25s leaves in arbitrary order are broken by path.
 
-Term counts are cached per blob id (and per path) on the engine object, so a replay over many commits
-tokenises each unique blob once. Every build, fresh or an `update`, then derives the whole score matrix
-from those counts in a few vectorised numpy passes (BM25's idf and mean length depend on every document,
-so no entry can be kept), computing each entry with exactly bm25s's arithmetic: the artifact is
-byte-identical to `bm25s.BM25.index` over the same tokens, and an update's to a fresh build's. The last
-index built or loaded is kept in memory for queries while its files are unchanged on disk.
+Term counts are cached per blob id (and per path) on the engine object (`_bm25_terms`), so a replay over
+many commits tokenises each unique blob once. A build derives the whole score matrix from those counts in a few
+vectorised numpy passes (BM25's idf and mean length depend on every document, so no entry can be kept),
+computing each entry with exactly bm25s's arithmetic: the artifact is byte-identical to `bm25s.BM25.index`
+over the same tokens, and an update's to a fresh build's. The last index built or loaded is kept in memory
+for queries while its files are unchanged on disk.
+
+A caller that never reads the artifact's bytes (replay, cases) may ask for `defer_writes(out_dir)`: builds
+and updates there then keep a live index (`_bm25_live`: postings updated by the changed files only, the
+entries a query reads computed at query time with the same arithmetic, so rankings and scores are the
+same floats) and write no artifact until `flush(out_dir)`, which writes exactly what a fresh build writes.
+An update then costs the files that changed, not the repository.
 """
 
 from __future__ import annotations
 
-import bisect
 import hashlib
 import json
 import math
 from json.encoder import encode_basestring
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
 import numpy as np
 
-import ctxgauge.cache as work_cache
 from ctxgauge._io import write_text_atomic
 from ctxgauge.corpora import Change, Corpus
 from ctxgauge.engines._base import Engine, Hit, rank
+from ctxgauge.engines._bm25_live import LiveIndex, lucene_entries, lucene_idf, mean_length
+from ctxgauge.engines._bm25_terms import Counts, Terms
 from ctxgauge.engines._spec import Param
-from ctxgauge.engines._tokens import code_tokens, path_tokens
+from ctxgauge.engines._tokens import code_tokens
 
 DOCS_FILE = "docs.json"
 NONOCCURRENCE_FILE = "nonoccurrence_array.index.npy"
 _INDEX_FILES = ("data.csc.index.npy", "indices.csc.index.npy", "indptr.csc.index.npy", "vocab.index.json",
                 "params.index.json")
 
-_Counts = tuple[np.ndarray, np.ndarray, int]  # (term ids, sorted; their counts; number of tokens)
 
 
 class BM25Engine(Engine):
@@ -49,23 +55,17 @@ class BM25Engine(Engine):
         "method": Param("lucene", choices=("atire", "bm25+", "bm25l", "lucene", "robertson")),
     }
     libraries = ("bm25s", "PyStemmer", "numpy", "scipy")
-    identity_modules = ("ctxgauge.engines._base", "ctxgauge.engines._tokens")
+    identity_modules = ("ctxgauge.engines._base", "ctxgauge.engines._tokens", "ctxgauge.engines._bm25_terms",
+                        "ctxgauge.engines._bm25_live")
 
     def __init__(self, **params):
         super().__init__(**params)
-        self._stemmer = None
-        # Terms are interned once per engine object: id -> term, term -> id, and the ids in term order
-        # (merged in as each build needs them, so ordering a build's vocabulary is a boolean mask).
-        self._terms: list[str] = []
-        self._term_id: dict[str, int] = {}
-        self._sorted_ids = np.zeros(0, dtype=np.int64)
-        self._order_terms: list[str] = []  # every interned term, in term order
-        self._order_ids: list[int] = []  # their ids, in the same order
+        self._t = Terms(int(self.params["path_weight"]))  # per-blob term counts, interned terms
         self._quoted: list[str] = []  # term id -> the term as a JSON string
-        self._blob_counts: dict[str, _Counts] = {}
-        self._path_counts: dict[str, _Counts] = {}
         self._loaded: tuple | None = None  # (out_dir, stamps, retriever, paths, term -> column) last built/loaded
         self._written_vocab: tuple | None = None  # (out_dir, file stamp, vocabulary ids) last written
+        self._deferred: set[Path] = set()  # out dirs whose artifact waits for flush (defer_writes)
+        self._held: _Held | None = None  # the live index of the last deferred build or update
 
     def available(self) -> tuple[bool, str | None]:
         try:
@@ -75,101 +75,16 @@ class BM25Engine(Engine):
             return False, f"{exc.name} is not installed (pip install bm25s PyStemmer)"
         return True, None
 
-    def _stem(self, tokens: list[str]) -> list[str]:
-        if self._stemmer is None:
-            import Stemmer
-
-            self._stemmer = Stemmer.Stemmer("english")
-        return self._stemmer.stemWords(tokens)
-
-    # -- per-blob term counts -----------------------------------------------------------------------------
-    def _counts(self, tokens: list[str], weight: int = 1) -> _Counts:
-        term_id = self._term_id
-        for t in tokens:
-            if t not in term_id:
-                term_id[t] = len(self._terms)
-                self._terms.append(t)
-        ids = np.fromiter((term_id[t] for t in tokens), dtype=np.int64, count=len(tokens))
-        uniq, counts = np.unique(ids, return_counts=True)
-        return uniq, counts * weight, len(tokens) * weight
-
-    def _term_order(self) -> np.ndarray:
-        """Every term id in term order, merging the terms interned since the last call into the order.
-
-        Python orders str by code point, which is UTF-8 byte order. (A fixed-width numpy byte array was
-        tried first: one 50,000-character token in a data file widened every key to its length, and a
-        2,193-file repository then took 1.7 GB and 30 s to build.)"""
-        start = len(self._order_ids)
-        if start < len(self._terms):
-            terms = self._terms
-            new = sorted(range(start, len(terms)), key=terms.__getitem__)
-            if len(new) > 64:  # many new terms (a first build): one sort of everything is cheaper
-                self._order_ids = sorted(range(len(terms)), key=terms.__getitem__)
-                self._order_terms = [terms[i] for i in self._order_ids]
-            else:  # a few new terms (an update): insert each at its place
-                for i in new:
-                    at = bisect.bisect_left(self._order_terms, terms[i])
-                    self._order_terms.insert(at, terms[i])
-                    self._order_ids.insert(at, i)
-            self._sorted_ids = np.array(self._order_ids, dtype=np.int64)
-        return self._sorted_ids
-
-    def _content_stage(self):
-        """The work cache's stage for a blob's content terms (None when the cache is off). Keyed by this
-        module's and the tokeniser's source and the stemmer's version, not by k1, b or path_weight: every
-        bm25 configuration shares the same per-blob work."""
-        store = work_cache.current()
-        if store is None:
-            return None
-        return store.stage("bm25.content-terms", work_cache.stage_identity(
-            (__name__, "ctxgauge.engines._tokens"), {"stemmer": "english", "format": 1}, ("PyStemmer",)))
-
-    def _cached_counts(self, payload: bytes) -> _Counts:
-        terms, counts, n = json.loads(payload)
-        term_id = self._term_id
-        for t in terms:
-            if t not in term_id:
-                term_id[t] = len(self._terms)
-                self._terms.append(t)
-        ids = np.fromiter((term_id[t] for t in terms), dtype=np.int64, count=len(terms))
-        order = np.argsort(ids, kind="stable")
-        return ids[order], np.asarray(counts, dtype=np.int64)[order], int(n)
-
-    def _doc_counts(self, corpus: Corpus) -> tuple[list[_Counts], list[_Counts]]:
-        todo = {f.blob: f for f in corpus.files if f.blob not in self._blob_counts}
-        stage = self._content_stage() if todo else None
-        if stage is not None:
-            for blob in list(todo):
-                payload = stage.get(blob)
-                if payload is not None:
-                    self._blob_counts[blob] = self._cached_counts(payload)
-                    del todo[blob]
-        for f, data in corpus.iter_bytes(list(todo.values())):
-            counts = self._counts(self._stem(code_tokens(data.decode("utf-8", "replace"))))
-            self._blob_counts[f.blob] = counts
-            if stage is not None:
-                terms = [self._terms[i] for i in counts[0].tolist()]
-                stage.put(f.blob, json.dumps([terms, counts[1].tolist(), counts[2]], ensure_ascii=False).encode())
-        weight = int(self.params["path_weight"])
-        for f in corpus.files:
-            if f.path not in self._path_counts:
-                self._path_counts[f.path] = self._counts(self._stem(path_tokens(f.path)), weight)
-        return [self._blob_counts[f.blob] for f in corpus.files], [self._path_counts[f.path] for f in corpus.files]
-
-    # -- index --------------------------------------------------------------------------------------------
-    def _retriever(self, corpus: Corpus):
-        """A bm25s.BM25 holding the scores `index((ids, vocab))` would compute over the same documents, and
-        the ids of the vocabulary's terms in column order."""
-        import bm25s
-
-        content, paths = self._doc_counts(corpus)
+    def _entries(self, content: list[Counts], paths: list[Counts]):
+        """Every (document, term, frequency) entry of the documents whose content and path counts are given,
+        sorted by document then term id, and each document's length."""
         n_docs = len(content)
         parts = [a for c, p in zip(content, paths) for a in (c, p)]
         sizes = np.array([len(a[0]) for a in parts], dtype=np.int64)
         doc = np.repeat(np.arange(n_docs, dtype=np.int64).repeat(2), sizes)
         ids = np.concatenate([a[0] for a in parts])
         cnt = np.concatenate([a[1] for a in parts])
-        n_terms = max(len(self._terms), 1)
+        n_terms = max(len(self._t.terms), 1)
         # A term in both a file's content and its path is one entry whose counts add up. The keys are two
         # sorted runs per document, which a stable (merge) sort orders in about linear time.
         keys = doc * n_terms + ids
@@ -178,22 +93,33 @@ class BM25Engine(Engine):
         first = np.ones(len(keys), dtype=bool)
         first[1:] = keys[1:] != keys[:-1]
         starts = np.flatnonzero(first)
-        tf = np.add.reduceat(cnt, starts).astype(np.float32)
+        tf = np.add.reduceat(cnt, starts)
         key = keys[starts]
-        doc, ids = key // n_terms, key % n_terms
+        doc_len = np.array([c[2] + p[2] for c, p in zip(content, paths)], dtype=np.int64)
+        return key // n_terms, key % n_terms, tf, doc_len
+
+    def _retriever(self, corpus: Corpus):
+        """A bm25s.BM25 holding the scores `index((ids, vocab))` would compute over the same documents, and
+        the ids of the vocabulary's terms in column order."""
+        import bm25s
+
+        content, paths = self._t.doc_counts(corpus)
+        n_docs = len(content)
+        doc, ids, tf, doc_len = self._entries(content, paths)
+        tf = tf.astype(np.float32)
+        n_terms = max(len(self._t.terms), 1)
         # The vocabulary: the terms present, in term order; a term's column is its position there.
         present = np.zeros(n_terms, dtype=bool)
         present[ids] = True
-        sorted_ids = self._term_order()
+        sorted_ids = self._t.term_order()
         vocab_ids = sorted_ids[present[sorted_ids]]
         column = np.full(n_terms, -1, dtype=np.int64)
         column[vocab_ids] = np.arange(len(vocab_ids))
         col = column[ids]
         n_vocab = len(vocab_ids)
-        # bm25s's arithmetic, entry by entry: idf from math.log stored as float32; a document's length
-        # factor in float64 (Python float with a numpy float64 mean); the product rounded to float32.
-        doc_len = np.array([c[2] + p[2] for c, p in zip(content, paths)], dtype=np.int64)
-        avg_doc_len = doc_len.mean()
+        # bm25s's arithmetic, entry by entry (see _bm25_live): idf from math.log stored as float32; a
+        # document's length factor in float64 (Python float with a numpy float64 mean); rounded to float32.
+        avg_doc_len = mean_length(int(doc_len.sum()), n_docs)
         df = np.bincount(col, minlength=n_vocab)
         k1, b = float(self.params["k1"]), float(self.params["b"])
         retriever = bm25s.BM25(k1=k1, b=b, method=self.params["method"])
@@ -203,14 +129,11 @@ class BM25Engine(Engine):
             bounds = np.searchsorted(doc, np.arange(n_docs + 1))
             tfi = tf.astype(np.int64)
             docs = [np.repeat(col[s:e], tfi[s:e]).tolist() for s, e in zip(bounds[:-1], bounds[1:])]
-            vocab = {self._terms[i]: c for c, i in enumerate(vocab_ids.tolist())}
+            vocab = {self._t.terms[i]: c for c, i in enumerate(vocab_ids.tolist())}
             retriever.index((docs, vocab), show_progress=False)
             return retriever, vocab_ids, column
-        dfs, which = np.unique(df, return_inverse=True)
-        idf = np.array([math.log(1 + (n_docs - d + 0.5) / (d + 0.5)) for d in dfs.tolist()])[which].astype(np.float32)
-        norm = k1 * ((1 - b) + b * doc_len.astype(np.float64) / avg_doc_len)
-        tf64 = tf.astype(np.float64)
-        scores = (idf[col].astype(np.float64) * (tf64 / (norm[doc] + tf64))).astype(np.float32)
+        idf = lucene_idf(df, n_docs)
+        scores = lucene_entries(idf[col], tf, doc_len[doc], avg_doc_len, k1, b)
         # bm25s's own CSC builder with the arrays it would pass, so order and index dtypes are its own.
         data, indices, indptr = retriever._np_csc(data=scores, rows=doc.astype(retriever.int_dtype),
                                                   cols=col.astype(retriever.int_dtype), shape=(n_docs, n_vocab))
@@ -225,11 +148,11 @@ class BM25Engine(Engine):
         from bm25s.utils import json_functions
 
         if json_functions.ORJSON_AVAILABLE:  # bm25s then writes orjson's compact form
-            terms = [self._terms[i] for i in vocab_ids.tolist()]
+            terms = [self._t.terms[i] for i in vocab_ids.tolist()]
             return json_functions.dumps({**{t: c for c, t in enumerate(terms)}, "": len(terms)}, ensure_ascii=False)
         quoted = self._quoted
-        if len(quoted) < len(self._terms):  # each term is quoted once per engine object
-            quoted.extend(encode_basestring(t) for t in self._terms[len(quoted):])
+        if len(quoted) < len(self._t.terms):  # each term is quoted once per engine object
+            quoted.extend(encode_basestring(t) for t in self._t.terms[len(quoted):])
         body = ", ".join([f"{quoted[i]}: {c}" for c, i in enumerate(vocab_ids.tolist())] + [f'"": {len(vocab_ids)}'])
         return "{" + body + "}"
 
@@ -256,9 +179,42 @@ class BM25Engine(Engine):
         with open(out_dir / _INDEX_FILES[4], "w") as f:
             json.dump(params, f, indent=4)
 
+    # -- build, update, query ------------------------------------------------------------------------------
+    def defer_writes(self, out_dir: Path) -> bool:
+        """From now on, builds and updates into `out_dir` keep a live index in memory and leave `out_dir`
+        without an artifact until `flush(out_dir)`; queries through this object give what a written
+        artifact gives. Lucene only (the other variants' scores come from bm25s itself): False otherwise."""
+        if self.params["method"] != "lucene":
+            return False
+        self._deferred.add(Path(out_dir).resolve())
+        return True
+
+    def flush(self, out_dir: Path) -> None:
+        """Write the artifact a deferred build or update left unwritten: the bytes a fresh build writes."""
+        out_dir = Path(out_dir)
+        held = self._held_for(out_dir)
+        if held is not None and not held.written:
+            self._write(held.corpus, out_dir)
+            held.written, held.stamps = True, _stamps(out_dir)
+
     def build(self, corpus: Corpus, out_dir: Path) -> dict:
         out_dir = Path(out_dir)
         self._loaded = None
+        self._held = None
+        key = out_dir.resolve()
+        if key not in self._deferred:
+            return self._write(corpus, out_dir)
+        out_dir.mkdir(parents=True, exist_ok=True)
+        for name in (*_INDEX_FILES, NONOCCURRENCE_FILE, DOCS_FILE):  # no stale artifact left to be read
+            (out_dir / name).unlink(missing_ok=True)
+        content, paths = self._t.doc_counts(corpus)
+        doc, ids, tf, doc_len = self._entries(content, paths) if corpus.files else (np.zeros(0, dtype=np.int64),) * 4
+        live = LiveIndex(float(self.params["k1"]), float(self.params["b"]), corpus.paths, doc, ids, tf, doc_len,
+                         len(self._t.terms))
+        self._held = _Held(key, corpus, live, _stamps(out_dir))
+        return {"documents": len(corpus.files), "vocabulary": live.vocabulary_size()}
+
+    def _write(self, corpus: Corpus, out_dir: Path) -> dict:
         n_vocab = 0
         if corpus.files:
             retriever, vocab_ids, column = self._retriever(corpus)
@@ -270,7 +226,7 @@ class BM25Engine(Engine):
             json.dumps({"paths": paths, "blobs": [f.blob for f in corpus.files]}, ensure_ascii=False) + "\n",
         )
         if corpus.files:
-            term_id = self._term_id
+            term_id = self._t.term_id
 
             def lookup(term: str) -> int | None:
                 i = term_id.get(term)
@@ -281,12 +237,70 @@ class BM25Engine(Engine):
         return {"documents": len(corpus.files), "vocabulary": n_vocab}
 
     def update(self, out_dir: Path, corpus: Corpus, changes: Sequence[Change]) -> dict:
-        # Only changed blobs are tokenised (the rest come from the per-blob counts); the index is then
-        # derived again from the counts, which is what keeps it byte-identical to a fresh build.
-        return self.build(corpus, out_dir)
+        # Deferred: the live index moves by the changed files (only those are read and tokenised). Else
+        # only changed blobs are tokenised (the rest come from the per-blob counts) and the index is derived
+        # again from the counts, which is what keeps it byte-identical to a fresh build.
+        out_dir = Path(out_dir)
+        held = self._held_for(out_dir)
+        if held is None or not self._move(held, corpus, changes):
+            return self.build(corpus, out_dir)
+        if held.written:  # flushed since: the files on disk are the older revision's
+            for name in (*_INDEX_FILES, NONOCCURRENCE_FILE, DOCS_FILE):
+                (out_dir / name).unlink(missing_ok=True)
+            held.written, held.stamps = False, _stamps(out_dir)
+            self._loaded = None
+        return {"documents": len(corpus.files), "vocabulary": held.live.vocabulary_size()}
+
+    def _held_for(self, out_dir: Path) -> "_Held | None":
+        """The live index of `out_dir`, if this object made it and nothing else has written there since."""
+        held = self._held
+        if held is None or held.out_dir != out_dir.resolve() or held.out_dir not in self._deferred:
+            return None
+        return held if _stamps(out_dir) == held.stamps else None
+
+    def _move(self, held: "_Held", corpus: Corpus, changes: Sequence[Change]) -> bool:
+        """Bring the live index from `held.corpus` to `corpus` by `changes`; False (nothing touched) when the
+        changes do not lead from one to the other, and the caller builds afresh."""
+        old = held.corpus
+        gone, new = [], []
+        for c in changes:
+            src = c.old_path if c.status == "renamed" and c.old_path else c.path
+            if c.status in ("deleted", "modified", "renamed"):
+                f = old.get(src)
+                if f is None or (c.old_blob is not None and f.blob != c.old_blob):
+                    return False
+                gone.append(f)
+            elif c.status == "added" and old.get(c.path) is not None:
+                return False
+            if c.status in ("added", "modified", "renamed"):
+                f = corpus.get(c.path)
+                if f is None or (c.new_blob is not None and f.blob != c.new_blob):
+                    return False
+                new.append(f)
+            elif c.status == "deleted" and corpus.get(c.path) is not None:
+                return False
+            elif c.status not in ("deleted", "added", "modified", "renamed"):
+                return False
+        if len(old) - len(gone) + len(new) != len(corpus):
+            return False
+        live = held.live
+        for f in gone:
+            live.remove(f.path, self._t.doc_terms(f)[0])
+        self._t.doc_counts(corpus, new)
+        for f in new:
+            ids, tf, length = self._t.doc_terms(f)
+            live.add(f.path, ids, tf, length)
+        held.corpus = corpus
+        return True
 
     def query(self, out_dir: Path, text: str, k: int) -> list[Hit]:
         out_dir = Path(out_dir)
+        held = self._held_for(out_dir)
+        if held is not None and not held.written:
+            df, term_id = held.live.df, self._t.term_id
+            ids = [t for t in (term_id.get(w) for w in dict.fromkeys(self._t.stem(code_tokens(text))))
+                   if t is not None and t < len(df) and df[t] > 0]
+            return rank(held.live.scores(ids), k) if ids else []
         stamps = _stamps(out_dir)
         if self._loaded is not None and self._loaded[:2] == (out_dir.resolve(), stamps):
             retriever, paths, lookup = self._loaded[2:]
@@ -301,11 +315,25 @@ class BM25Engine(Engine):
             lookup = retriever.vocab_dict.get
             self._loaded = (out_dir.resolve(), stamps, retriever, paths, lookup)
         # Query terms in order, each once, as bm25s's get_scores(tokens) would look them up.
-        ids = [c for c in (lookup(t) for t in dict.fromkeys(self._stem(code_tokens(text)))) if c is not None]
+        ids = [c for c in (lookup(t) for t in dict.fromkeys(self._t.stem(code_tokens(text)))) if c is not None]
         if not ids:
             return []
         scores = retriever.get_scores_from_ids(ids)
         return rank({p: float(s) for p, s in zip(paths, scores)}, k)
+
+
+@dataclass
+class _Held:
+    """A deferred out dir's live index and the corpus it holds."""
+
+    out_dir: Path
+    """Resolved."""
+    corpus: Corpus
+    live: LiveIndex
+    stamps: tuple
+    """`_stamps(out_dir)` as this object left the directory: anything else writing there voids the index."""
+    written: bool = False
+    """Whether `flush` wrote the artifact of `corpus` since the last change."""
 
 
 def _stat(path: Path) -> tuple | None:

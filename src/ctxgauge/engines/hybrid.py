@@ -159,6 +159,20 @@ class HybridEngine(Engine):
         self._write_params(out_dir)
         return {"engines": stats}
 
+    def defer_writes(self, out_dir: Path) -> bool:
+        """Each sub-engine that can defer its writes defers them in its own folder; True if any does."""
+        deferred = False
+        for d, engine in self._engines():
+            defer = getattr(engine, "defer_writes", None)
+            deferred = (callable(defer) and bool(defer(Path(out_dir) / d))) or deferred
+        return deferred
+
+    def flush(self, out_dir: Path) -> None:
+        for d, engine in self._engines():
+            flush = getattr(engine, "flush", None)
+            if callable(flush):
+                flush(Path(out_dir) / d)
+
     def query(self, out_dir: Path, text: str, k: int) -> list[Hit]:
         if k <= 0:
             return []

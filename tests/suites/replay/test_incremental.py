@@ -65,7 +65,7 @@ def test_the_bm25_index_replay_writes_is_the_one_bm25s_writes(sample_repo, tmp_p
         from ctxgauge.engines._tokens import code_tokens, path_tokens
 
         w = engine.params["path_weight"]
-        docs = [engine._stem(code_tokens(corpus.text(p))) + engine._stem(path_tokens(p)) * w for p in corpus.paths]
+        docs = [engine._t.stem(code_tokens(corpus.text(p))) + engine._t.stem(path_tokens(p)) * w for p in corpus.paths]
     vocab = {t: i for i, t in enumerate(sorted({t for d in docs for t in d}))}
     theirs = bm25s.BM25(k1=1.2, b=0.75, method="lucene")
     theirs.index(([[vocab[t] for t in d] for d in docs], vocab), show_progress=False)

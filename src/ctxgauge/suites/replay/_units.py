@@ -106,6 +106,15 @@ class _Index:
         self.engine = engine
         self.out_dir = out_dir
         self.corpus: Corpus | None = None
+        # Replay only queries its index, never reads its bytes: an engine that can keep it in memory and
+        # skip writing the artifact (bm25: an update then costs the changed files, not the repository) may.
+        # A plugin whose defer_writes fails simply writes as before: deferring is never needed for a result.
+        defer = getattr(engine, "defer_writes", None)
+        if callable(defer):
+            try:
+                defer(out_dir)
+            except Exception:
+                pass
 
     def advance(self, corpus: Corpus) -> None:
         """Bring the index to `corpus`: update by the changed files, or build when there is no index."""
@@ -130,10 +139,14 @@ class _Index:
         return [h.to_dict() for h in hits]
 
 
-def _corpus(repo: Repo, case: ReplayCase, cache: dict[str, bool]) -> Corpus | None:
-    """The parent's corpus, or None when the repository lacks an object it needs."""
+def _corpus(repo: Repo, case: ReplayCase, cache: dict[str, bool], previous: Corpus | None) -> Corpus | None:
+    """The parent's corpus, or None when the repository lacks an object it needs. Listed from the previous
+    commit's corpus by the tree diff between them when there is one (the same corpus, tested)."""
     try:
-        corpus = Corpus.from_git(repo, case.parent, binary_cache=cache)
+        if previous is not None:
+            corpus = previous.at(case.parent, binary_cache=cache)
+        else:
+            corpus = Corpus.from_git(repo, case.parent, binary_cache=cache)
     except UserError:
         # The commit came from this repository's own log, so a tree it cannot list is a missing object.
         return None
@@ -151,10 +164,11 @@ def run_slice(task: SliceTask) -> Iterator[dict]:
     try:
         with tempfile.TemporaryDirectory(prefix="ctxgauge-replay-") as tmp:
             index = _Index(engine, Path(tmp) / "index")
+            previous: Corpus | None = None
             for case in task.cases:
                 checkpoint("commit-before/replay-slice")  # where the kill tests stop a worker mid-unit
                 t0 = time.perf_counter()
-                corpus = _corpus(repo, case, cache)
+                corpus = previous = _corpus(repo, case, cache, previous)
                 t1 = time.perf_counter()
                 part: dict = {"sha": case.sha, "role": task.role, "engine": engine.name, "reason": None,
                               "figures": {}, "ranking": [], "coverage_gap": [],
