@@ -160,3 +160,26 @@ def test_the_test_session_never_uses_the_users_cache():
     assert os.environ["CTXGAUGE_CACHE"] != str(cache.default_dir())
     assert "ctxgauge-test-cache-" in os.environ["CTXGAUGE_CACHE"]
     assert not any(os.scandir(os.environ["CTXGAUGE_CACHE"]))  # and a fresh one for each test
+
+
+def test_sweep_removes_only_temporaries_a_killed_writer_left_long_ago(tmp_path):
+    import time
+
+    from ctxgauge.cache._store import STALE_TEMP_SECONDS
+
+    store = WorkCache(tmp_path, max_bytes=10**9)
+    stage = store.stage("t", {})
+    stage.put(f"{1:040x}", b"kept")
+    shard = stage._path(f"{1:040x}").parent
+    old, fresh = shard / f".{'2' * 38}.123.ab.tmp", shard / f".{'3' * 38}.456.cd.tmp"
+    meta_tmp = stage._path(f"{1:040x}").parent.parent / ".stage.json.9.ef.tmp"
+    for p in (old, fresh, meta_tmp):
+        p.write_bytes(b"x" * 100)
+    past = time.time() - STALE_TEMP_SECONDS - 60
+    os.utime(old, (past, past))
+    os.utime(meta_tmp, (past, past))
+    assert store.sweep() == (2, 200)
+    assert not old.exists() and not meta_tmp.exists()
+    assert fresh.exists(), "a temporary file a live writer may still rename is left alone"
+    assert stage.get(f"{1:040x}") == b"kept"
+    assert store.sweep() == (0, 0)

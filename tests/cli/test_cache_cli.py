@@ -49,3 +49,20 @@ def test_no_cache_writes_nothing_and_show_says_it_is_off(tmp_path):
 def test_a_bad_size_is_one_line_and_exit_2(tmp_path):
     r = _cli("--cache-dir", str(tmp_path), "cache", "prune", "--max-size", "lots")
     assert r.returncode == 2 and "not a size" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_prune_sweeps_what_a_killed_writer_left(tmp_path):
+    import time
+
+    cache_dir = tmp_path / "cache"
+    assert _cli("--cache-dir", str(cache_dir), "query", str(_tree(tmp_path)), "handler", "--json").returncode == 0
+    entry = next(p for p in (cache_dir / "v1").rglob("*") if p.is_file() and not p.name.startswith((".", "stage")))
+    left = entry.parent / f".{entry.name}.4242.beef.tmp"  # a writer killed between write and rename
+    left.write_bytes(b"half an entry")
+    past = time.time() - 3600
+    os.utime(left, (past, past))
+    pruned = json.loads(_cli("--cache-dir", str(cache_dir), "cache", "prune", "--json").stdout)
+    assert (pruned["stale_temporaries"], pruned["stale_bytes"], pruned["removed"]) == (1, 13, 0)
+    assert not left.exists() and entry.exists()
+    text = _cli("--cache-dir", str(cache_dir), "cache", "prune").stdout
+    assert "removed 0 entries" in text and "temporary" not in text

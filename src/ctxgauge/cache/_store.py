@@ -13,7 +13,9 @@ with the same bytes. The checksum is the second guard: a file cut short by a ful
 miss (and is removed), never as work. Entries are not fsynced: losing one to a power cut costs a recompute.
 
 The size is bounded: after a process has written a twentieth of the bound, entries are pruned least
-recently used first (a hit refreshes its file's mtime) until the store is at 90% of the bound.
+recently used first (a hit refreshes its file's mtime) until the store is at 90% of the bound. Temporary
+files a killed writer left behind are swept then too (and by `ctxgauge cache prune`), once older than
+`STALE_TEMP_SECONDS`.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import json
 import os
 import secrets
 import shutil
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
@@ -31,6 +34,8 @@ FORMAT_DIR = "v1"
 MAGIC = b"CXGW1\n"
 STAGE_FILE = "stage.json"
 DEFAULT_MAX_BYTES = 2 << 30  # 2 GiB: the embeddings of a few large repositories
+STALE_TEMP_SECONDS = 15 * 60
+"""A writer's temporary file older than this was left by a process that died before renaming it."""
 _HEADER = len(MAGIC) + 32
 
 
@@ -132,6 +137,7 @@ class WorkCache:
         self._written += n
         if self._written >= max(self.max_bytes // 20, 1):
             self._written = 0
+            self.sweep()
             self.prune(self.max_bytes * 9 // 10)
 
     # -- inspection and pruning ------------------------------------------------------------------------
@@ -189,6 +195,33 @@ class WorkCache:
             total -= size
             removed += 1
             freed += size
+        return removed, freed
+
+    def sweep(self, max_age_s: float = STALE_TEMP_SECONDS) -> tuple[int, int]:
+        """Remove temporary files that writers left behind (a process killed between creating its temp file
+        and renaming it into place) once they are older than `max_age_s`: a live writer renames its file
+        within moments, so an old one is no one's. Returns (files removed, bytes removed)."""
+        base = self.root / FORMAT_DIR
+        if not base.is_dir():
+            return 0, 0
+        cutoff = time.time() - max_age_s
+        removed = freed = 0
+        for stage in os.scandir(base):
+            if not stage.is_dir(follow_symlinks=False):
+                continue
+            for shard in [stage, *(d for d in os.scandir(stage.path) if d.is_dir(follow_symlinks=False))]:
+                for entry in os.scandir(shard.path):
+                    if not (entry.name.startswith(".") and entry.name.endswith(".tmp")):
+                        continue
+                    try:
+                        st = entry.stat(follow_symlinks=False)
+                        if st.st_mtime >= cutoff or not entry.is_file(follow_symlinks=False):
+                            continue
+                        os.unlink(entry.path)
+                    except OSError:  # gone already, or not ours to remove
+                        continue
+                    removed += 1
+                    freed += st.st_size
         return removed, freed
 
     def clear(self) -> None:

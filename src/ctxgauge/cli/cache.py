@@ -60,16 +60,21 @@ def show(json_out: bool = typer.Option(False, "--json", help="Print JSON: {dir, 
 def prune(
     max_size: Optional[str] = typer.Option(None, "--max-size", help="Keep at most this much (e.g. 500M, 2G; default: the cache's bound, CTXGAUGE_CACHE_MAX)."),
     all_entries: bool = typer.Option(False, "--all", help="Remove every entry."),
-    json_out: bool = typer.Option(False, "--json", help="Print JSON: {dir, removed, freed_bytes, bytes}."),
+    json_out: bool = typer.Option(False, "--json", help="Print JSON: {dir, removed, freed_bytes, bytes, stale_temporaries, stale_bytes}."),
 ) -> None:
-    """Remove least recently used entries until the cache fits its bound (or --max-size, or nothing with --all)."""
+    """Remove least recently used entries until the cache fits its bound (or --max-size, or nothing with --all),
+    and temporary files that writers killed mid-write left behind (older than 15 minutes)."""
     from ctxgauge.cache import parse_size
 
     store = _store()
     target = 0 if all_entries else (parse_size(max_size) if max_size is not None else None)
+    stale, stale_bytes = store.sweep()
     removed, freed = store.prune(target)
     left = sum(u.bytes for u in store.usage())
     if json_out:
-        print_json({"dir": str(store.root), "removed": removed, "freed_bytes": freed, "bytes": left})
+        print_json({"dir": str(store.root), "removed": removed, "freed_bytes": freed, "bytes": left,
+                    "stale_temporaries": stale, "stale_bytes": stale_bytes})
         return
-    console.print(f"removed {removed} entries ({_size(freed)}); {_size(left)} left in {plain(store.root)}", soft_wrap=True)
+    swept = f", and {stale} temporary files a killed writer left ({_size(stale_bytes)})" if stale else ""
+    console.print(f"removed {removed} entries ({_size(freed)}){swept}; {_size(left)} left in {plain(store.root)}",
+                  soft_wrap=True)
