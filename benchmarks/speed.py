@@ -1,6 +1,7 @@
 """The speed table of issue 12, each row cold and side by side with its baseline, interleaved, in one run.
 
-    python benchmarks/speed.py --corpus DIR [--corpus DIR2 ...] [--contextbenchmark CB_DIR] [--repo GIT_DIR] [--rounds 3]
+    python benchmarks/speed.py [--corpus DIR [--corpus DIR2 ...] --contextbenchmark CB_DIR] [--repo GIT_DIR]
+        [--commits 50] [--rounds 3]
 
 Rows (each round runs a row's baseline and ctxgauge back to back, alternating which goes first; every
 ctxgauge command gets its own empty work-cache directory, so every figure is cold):
@@ -16,8 +17,9 @@ ctxgauge command gets its own empty work-cache directory, so every figure is col
 - replay (with --repo): `ctxgauge replay REPO -e bm25 --commits 50` against the naive floor, per commit
   `git archive PARENT | tar -x` into a fresh directory with no index at all, on the same commits.
 
-Prints each run's wall and CPU seconds (children's rusage), the medians, the ratio baseline/ctxgauge, and the
-load average before and after: the machines are shared, so ratios, not seconds, are the result.
+Prints each run's wall and CPU seconds and peak memory (the command's own rusage, its children included), the
+medians, the ratio baseline/ctxgauge, and the load average before and after: the machines are shared, so
+ratios, not seconds, are the result.
 """
 
 from __future__ import annotations
@@ -25,7 +27,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import shutil
 import statistics
 import subprocess
@@ -37,16 +38,22 @@ from pathlib import Path
 CTXGAUGE = [sys.executable, "-m", "ctxgauge"]
 
 
-def timed(cmd: list[str] | str, cwd: Path | None = None, env: dict | None = None, shell: bool = False) -> tuple[float, float]:
-    """(wall seconds, CPU seconds of the child) of one command; fails loudly when it fails."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    t0 = time.perf_counter()
-    r = subprocess.run(cmd, cwd=cwd, env={**os.environ, **(env or {})}, shell=shell, capture_output=True, text=True)
-    wall = time.perf_counter() - t0
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if r.returncode not in (0, 1):  # 1: a gate failed, which is a finished run
-        raise SystemExit(f"{cmd if isinstance(cmd, str) else ' '.join(cmd)} failed ({r.returncode}): {r.stderr[-800:]}")
-    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+def timed(cmd: list[str] | str, cwd: Path | None = None, env: dict | None = None,
+          shell: bool = False) -> tuple[float, float, float]:
+    """(wall seconds, CPU seconds, peak resident MB) of one command and everything it waited for; fails
+    loudly when it fails. Taken from the child's own rusage (wait4), so other children do not mix in."""
+    with tempfile.TemporaryFile() as err:
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(cmd, cwd=cwd, env={**os.environ, **(env or {})}, shell=shell,
+                                stdout=subprocess.DEVNULL, stderr=err)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - t0
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        if proc.returncode not in (0, 1):  # 1: a gate failed, which is a finished run
+            err.seek(0)
+            raise SystemExit(f"{cmd if isinstance(cmd, str) else ' '.join(cmd)} failed ({proc.returncode}): "
+                             f"{err.read().decode(errors='replace')[-800:]}")
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
 
 
 def row(name: str, baseline, ours, rounds: int) -> None:
@@ -54,13 +61,13 @@ def row(name: str, baseline, ours, rounds: int) -> None:
     for i in range(rounds):
         order = [("baseline", baseline, base), ("ctxgauge", ours, mine)]
         for label, fn, acc in (order if i % 2 == 0 else order[::-1]):
-            w, c = fn(i)
-            acc.append((w, c))
-            print(f"  {name} round {i + 1} {label}: {w:.1f} s wall, {c:.1f} CPU s", flush=True)
-    bw, bc = statistics.median(w for w, _ in base), statistics.median(c for _, c in base)
-    mw, mc = statistics.median(w for w, _ in mine), statistics.median(c for _, c in mine)
-    print(f"{name}: baseline median {bw:.1f} s wall / {bc:.1f} CPU s; ctxgauge {mw:.1f} s / {mc:.1f} CPU s; "
-          f"ratio {bw / mw:.2f}x wall, {bc / mc:.2f}x CPU", flush=True)
+            w, c, m = fn(i)
+            acc.append((w, c, m))
+            print(f"  {name} round {i + 1} {label}: {w:.1f} s wall, {c:.1f} CPU s, peak {m:.0f} MB", flush=True)
+    bw, bc = statistics.median(w for w, _, _ in base), statistics.median(c for _, c, _ in base)
+    mw, mc = statistics.median(w for w, _, _ in mine), statistics.median(c for _, c, _ in mine)
+    print(f"{name}: baseline median {bw:.1f} s wall / {bc:.1f} CPU s; ctxgauge {mw:.1f} s / {mc:.1f} CPU s, peak "
+          f"{max(m for _, _, m in mine):.0f} MB; ratio {bw / mw:.2f}x wall, {bc / mc:.2f}x CPU", flush=True)
 
 
 REFERENCE_EXTS = (".ts", ".tsx", ".js", ".mjs", ".py", ".md", ".json", ".txt")  # adapters/bm25.mjs's EXTS
@@ -120,13 +127,15 @@ def determinism_row(source: Path, cb: Path | None, rounds: int, tmp: Path) -> No
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--corpus", type=Path, action="append", required=True,
+    ap.add_argument("--corpus", type=Path, action="append", default=[],
                     help="a directory holding queries.json (the determinism row; repeat for several corpora)")
     ap.add_argument("--contextbenchmark", type=Path, help="a checkout of aabhisrv/contextbenchmark")
     ap.add_argument("--repo", type=Path, help="a git repository for the replay row")
     ap.add_argument("--commits", type=int, default=50)
     ap.add_argument("--rounds", type=int, default=3)
     args = ap.parse_args()
+    if args.contextbenchmark and not args.corpus:
+        ap.error("--contextbenchmark needs --corpus DIR (the corpus both tools measure, with DIR/queries.json)")
     print(f"load average at start: {os.getloadavg()}")
     with tempfile.TemporaryDirectory(prefix="ctxgauge-speed-") as tmp:
         tmp = Path(tmp)
