@@ -9,7 +9,7 @@ configurations (they depend on neither k1, b nor path_weight).
 from __future__ import annotations
 
 import bisect
-import json
+from itertools import chain
 from typing import Sequence
 
 import numpy as np
@@ -60,17 +60,10 @@ class Terms:
         counts without a Python step per token: a replay tokenises every changed blob; tested equal)."""
         counts = word_counts(data)
         terms_of = self.word_terms
-        per_term: dict[int, int] = {}
-        get = per_term.get
-        new: list[bytes] = []
-        for w, n in counts.items():
-            ts = terms_of.get(w)
-            if ts is None:
-                new.append(w)
-                continue
-            for i in ts:
-                per_term[i] = get(i, 0) + n
-        if new:  # words this engine object has not met: split, stem and intern them, then count them too
+        words = list(counts)
+        per_word = list(map(terms_of.get, words))  # each distinct word's term ids, in C
+        if None in per_word:  # words this engine object has not met: split, stem and intern them
+            new = [w for w, ts in zip(words, per_word) if ts is None]
             split = [word_tokens(w.decode("ascii")) for w in new]
             tokens = list(dict.fromkeys(t for ts in split for t in ts))
             term_id, terms = self.term_id, self.terms
@@ -82,14 +75,17 @@ class Terms:
                     terms.append(stem)
                 ids[token] = i
             for w, ts in zip(new, split):
-                terms_of[w] = tids = tuple(ids[t] for t in ts)
-                n = counts[w]
-                for i in tids:
-                    per_term[i] = get(i, 0) + n
-        ids_ = np.fromiter(per_term, dtype=np.int64, count=len(per_term))
-        cnt = np.fromiter(per_term.values(), dtype=np.int64, count=len(per_term))
-        order = np.argsort(ids_)
-        return ids_[order], cnt[order], int(cnt.sum())
+                terms_of[w] = tuple(ids[t] for t in ts)
+            per_word = list(map(terms_of.__getitem__, words))
+        # every (term, occurrences of its word) pair, then summed per term, in numpy
+        flat = np.fromiter(chain.from_iterable(per_word), dtype=np.int64)
+        if not len(flat):
+            return flat, flat.copy(), 0
+        times = np.repeat(np.fromiter(counts.values(), dtype=np.int64, count=len(words)),
+                          np.fromiter(map(len, per_word), dtype=np.int64, count=len(words)))
+        ids_, where = np.unique(flat, return_inverse=True)
+        cnt = np.bincount(where, weights=times, minlength=len(ids_)).astype(np.int64)
+        return ids_, cnt, int(cnt.sum())
 
     def term_order(self) -> np.ndarray:
         """Every term id in term order, merging the terms interned since the last call into the order.
@@ -120,10 +116,12 @@ class Terms:
         if store is None:
             return None
         return store.stage("bm25.content-terms", work_cache.stage_identity(
-            (__name__, "ctxgauge.engines._tokens"), {"stemmer": "english", "format": 1}, ("PyStemmer",)))
+            (__name__, "ctxgauge.engines._tokens"), {"stemmer": "english", "format": 2}, ("PyStemmer",)))
 
     def cached_counts(self, payload: bytes) -> Counts:
-        terms, counts, n = json.loads(payload)
+        n, k = int.from_bytes(payload[:8], "little"), int.from_bytes(payload[8:16], "little")
+        counts = np.frombuffer(payload, dtype="<i8", count=k, offset=16).astype(np.int64)
+        terms = payload[16 + 8 * k:].decode("utf-8").split(" ") if k else []
         term_id = self.term_id
         for t in terms:
             if t not in term_id:
@@ -131,7 +129,15 @@ class Terms:
                 self.terms.append(t)
         ids = np.fromiter((term_id[t] for t in terms), dtype=np.int64, count=len(terms))
         order = np.argsort(ids, kind="stable")
-        return ids[order], np.asarray(counts, dtype=np.int64)[order], int(n)
+        return ids[order], counts[order], n
+
+    def _payload(self, counts: Counts) -> bytes:
+        """A blob's content counts for the work cache: token count, term count, the counts (int64), then the
+        terms joined by spaces (a term is made of word characters, never a space). Bytes, not JSON: a cold
+        replay writes one entry per changed blob, and encoding JSON cost more than tokenising."""
+        ids, cnt, n = counts
+        terms = " ".join(map(self.terms.__getitem__, ids.tolist()))
+        return n.to_bytes(8, "little") + len(ids).to_bytes(8, "little") + cnt.astype("<i8").tobytes() + terms.encode()
 
     def doc_counts(self, corpus: Corpus, files: Sequence[CorpusFile] | None = None
                     ) -> tuple[list[Counts], list[Counts]]:
@@ -150,8 +156,7 @@ class Terms:
             counts = self.content_counts(data)
             self.blob_counts[f.blob] = counts
             if stage is not None:
-                terms = [self.terms[i] for i in counts[0].tolist()]
-                stage.put(f.blob, json.dumps([terms, counts[1].tolist(), counts[2]], ensure_ascii=False).encode())
+                stage.put(f.blob, self._payload(counts))
         weight = self.path_weight
         for f in files:
             if f.path not in self.path_counts:
