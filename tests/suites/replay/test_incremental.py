@@ -73,3 +73,25 @@ def test_the_bm25_index_replay_writes_is_the_one_bm25s_writes(sample_repo, tmp_p
     for name in ("data.csc.index.npy", "indices.csc.index.npy", "indptr.csc.index.npy", "vocab.index.json",
                  "params.index.json"):
         assert filecmp.cmp(tmp_path / "ours" / name, tmp_path / "theirs" / name, shallow=False), name
+
+
+def test_a_bm25_replay_commit_costs_the_change_not_the_repository(sample_repo, tmp_path, monkeypatch):
+    # Replay lists each commit from the previous one by the tree diff, and bm25 moves a live index by the
+    # changed files: no whole listing after the first, no score matrix derived, no artifact written, and
+    # each blob tokenised once. The rankings are the ones a fresh build gives (the tests above).
+    from ctxgauge.engines import _bm25_terms
+    from ctxgauge.engines.bm25 import BM25Engine
+
+    listed, tokenised = [], []
+    real_from_git, real_counts = Corpus.from_git.__func__, _bm25_terms.Terms.content_counts
+    monkeypatch.setattr(Corpus, "from_git", classmethod(lambda cls, *a, **k: listed.append(1) or
+                                                         real_from_git(cls, *a, **k)))
+    monkeypatch.setattr(_bm25_terms.Terms, "content_counts", lambda self, data: tokenised.append(data) or
+                        real_counts(self, data))
+    monkeypatch.setattr(BM25Engine, "_retriever", lambda *a: pytest.fail("derived the whole score matrix"))
+    monkeypatch.setattr(BM25Engine, "_save", lambda *a: pytest.fail("wrote the artifact"))
+    result = replay(ReplayConfig(repo=sample_repo, engine="bm25", commits=None, out=tmp_path / "run"))
+    ok = [c for c in result.commits if c["status"] == "ok"]
+    assert len(ok) >= 50 and not [c for c in result.commits if c["status"] == "failed"]
+    assert len(listed) == 1  # the first parent; every later one by diff
+    assert len(tokenised) == len(set(tokenised))  # every blob once
