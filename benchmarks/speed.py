@@ -56,18 +56,22 @@ def timed(cmd: list[str] | str, cwd: Path | None = None, env: dict | None = None
     return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
 
 
-def row(name: str, baseline, ours, rounds: int) -> None:
-    base, mine = [], []
+def row(name: str, baseline, ours, rounds: int, others: dict | None = None) -> None:
+    """Run the arms interleaved (the order rotating each round); print each arm's medians and the ratio of the
+    baseline's to each other arm's. `others`: label -> another arm (e.g. ctxgauge from an older source tree)."""
+    arms = [("baseline", baseline), ("ctxgauge", ours), *(others or {}).items()]
+    got: dict[str, list] = {label: [] for label, _ in arms}
     for i in range(rounds):
-        order = [("baseline", baseline, base), ("ctxgauge", ours, mine)]
-        for label, fn, acc in (order if i % 2 == 0 else order[::-1]):
+        for label, fn in arms[i % len(arms):] + arms[:i % len(arms)]:
             w, c, m = fn(i)
-            acc.append((w, c, m))
+            got[label].append((w, c, m))
             print(f"  {name} round {i + 1} {label}: {w:.1f} s wall, {c:.1f} CPU s, peak {m:.0f} MB", flush=True)
-    bw, bc = statistics.median(w for w, _, _ in base), statistics.median(c for _, c, _ in base)
-    mw, mc = statistics.median(w for w, _, _ in mine), statistics.median(c for _, c, _ in mine)
-    print(f"{name}: baseline median {bw:.1f} s wall / {bc:.1f} CPU s; ctxgauge {mw:.1f} s / {mc:.1f} CPU s, peak "
-          f"{max(m for _, _, m in mine):.0f} MB; ratio {bw / mw:.2f}x wall, {bc / mc:.2f}x CPU", flush=True)
+    bw, bc = statistics.median(w for w, _, _ in got["baseline"]), statistics.median(c for _, c, _ in got["baseline"])
+    print(f"{name}: baseline median {bw:.1f} s wall / {bc:.1f} CPU s", flush=True)
+    for label, _ in arms[1:]:
+        mw, mc = statistics.median(w for w, _, _ in got[label]), statistics.median(c for _, c, _ in got[label])
+        print(f"  {label}: median {mw:.1f} s wall / {mc:.1f} CPU s, peak {max(m for _, _, m in got[label]):.0f} MB; "
+              f"ratio baseline/{label} {bw / mw:.2f}x wall, {bc / mc:.2f}x CPU", flush=True)
 
 
 REFERENCE_EXTS = (".ts", ".tsx", ".js", ".mjs", ".py", ".md", ".json", ".txt")  # adapters/bm25.mjs's EXTS
@@ -133,6 +137,8 @@ def main() -> int:
     ap.add_argument("--repo", type=Path, help="a git repository for the replay row")
     ap.add_argument("--commits", type=int, default=50)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--also-src", type=Path, help="also time the replay row with ctxgauge from this source tree "
+                    "(PYTHONPATH), e.g. an older checkout's src: before and after in one interleaved run")
     args = ap.parse_args()
     if args.contextbenchmark and not args.corpus:
         ap.error("--contextbenchmark needs --corpus DIR (the corpus both tools measure, with DIR/queries.json)")
@@ -158,8 +164,16 @@ def main() -> int:
                 script = "".join(f"d=$(mktemp -d) && git archive {s}~1 | tar -x -C $d && rm -rf $d\n" for s in shas)
                 return timed(script, cwd=args.repo, shell=True)
 
+            others = {}
+            if args.also_src:
+                def other_replay(i: int):
+                    return timed([*CTXGAUGE, "--cache-dir", str(tmp / f"cache-other{i}"), "replay", str(args.repo),
+                                  "-e", "bm25", "--commits", str(args.commits), "--json"],
+                                 env={"PYTHONPATH": str(args.also_src.resolve())})
+
+                others[f"ctxgauge({args.also_src})"] = other_replay
             row(f"bm25 replay of {args.commits} commits vs the naive floor (git archive | tar -x per commit)",
-                naive, ours_replay, args.rounds)
+                naive, ours_replay, args.rounds, others)
     print(f"load average at end: {os.getloadavg()}")
     return 0
 
