@@ -87,6 +87,10 @@ def test_a_tree_listing_a_path_twice_or_as_file_and_folder_skips_every_copy(repo
         corpus = Corpus.from_git(repo, commit)
         assert corpus.paths == ["ok.py"]
         assert corpus.skipped["unsafe-name"] == ["a", "a/b", "c/b", "c/b", "dup.py", "dup.py"]
+        # a corpus moved to and from such a tree by `at` is the one listing the whole tree gives
+        start = Corpus.from_git(repo, "HEAD")
+        _same(start.at(commit), corpus)
+        _same(start.at(commit).at(start.rev), start)
         corpus.materialize(tmp_path / "out")
     assert sorted(p.name for p in (tmp_path / "out").rglob("*")) == ["ok.py"]
 
