@@ -175,6 +175,11 @@ class RunRecord:
             raise UserError(f"{source}: suite_version must be an integer, not {version!r}; the record is damaged")
         if not isinstance(data.get("suite"), str) or not isinstance(data.get("subject"), Mapping):
             raise UserError(f"{source}: a run record needs `suite` and `subject`; the record is damaged")
+        for section in ("spec", "context", "provenance", "counts", "files", "timing"):
+            # dict("x") would raise ValueError, dict([1]) TypeError (found by `make fuzz` on v1 records).
+            if data.get(section) is not None and not isinstance(data[section], Mapping):
+                raise UserError(f"{source}: `{section}` must be an object, not {type(data[section]).__name__}; "
+                                "the record is damaged")
         return cls(
             suite=data["suite"], suite_version=version, run_id=str(data.get("run_id") or ""),
             subject=Subject.from_json(data["subject"]), spec=dict(data.get("spec") or {}),
