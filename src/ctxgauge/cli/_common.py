@@ -76,11 +76,13 @@ def misses_json(run_dir: Any) -> list[dict]:
 def run_exit(run_dir) -> tuple[int | None, str | None]:
     """The exit code a recorded run ends its command with, by the one outcome rule (records._outcome): 7 when
     it measured nothing, 6 when it is unfinished, each with its one line; (None, None) when it measured what
-    it was asked to (its gates then decide between 0 and 1)."""
+    it was asked to (its gates then decide between 0 and 1). A list of run directories (the runs of one
+    `replay --repos`) is judged as one: their units together."""
     from ctxgauge.records import outcome_of, read_units
 
     # From the units, not the record's counts alone: a skipped unit that holds a figure measured something.
-    verdict = outcome_of(read_units(run_dir))
+    dirs = run_dir if isinstance(run_dir, (list, tuple)) else [run_dir]
+    verdict = outcome_of([u for d in dirs for u in read_units(d)])
     return verdict.exit_code, verdict.message
 
 

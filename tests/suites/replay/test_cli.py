@@ -137,3 +137,22 @@ def test_a_replay_with_some_failed_commits_is_unfinished_exit_6(tmp_path, small_
                  "--out", str(tmp_path / "run"))
     assert r.returncode == 6, r.stderr
     assert "unfinished: 1 of 3 unit(s) failed" in r.stderr
+
+
+def test_repos_end_by_the_outcome_rule_and_resume_their_failed_units(tmp_path, small_repo, repo_builder,
+                                                                     script_engine):
+    # Before: `--repos` exited 0 whatever failed, and --resume read a finished run with failed units back as done.
+    other = repo_builder("other")
+    other.commit("init", {"src/shelf.py": "class Shelf: pass\n"})
+    other.commit("Fix shelf order", {"src/shelf.py": "class Shelf:\n    order = 1\n"})
+    listing = tmp_path / "repos.txt"
+    listing.write_text(f"{small_repo} - - small\n{other.path} - - other\n")
+    engine = script_engine("--exit-at-start")
+    r = ctxgauge("replay", "--repos", str(listing), "--engine", engine, "--out", str(tmp_path / "many"))
+    assert r.returncode == 7, r.stderr
+    assert "nothing measured: 3 of 5 unit(s) failed" in r.stderr
+    script_engine.mend()
+    again = ctxgauge("replay", "--repos", str(listing), "--engine", engine, "--out", str(tmp_path / "many"),
+                     "--resume", "--json")
+    assert again.returncode == 0, again.stderr
+    assert [repo["counts"]["ok"] for repo in json.loads(again.stdout)["repositories"]] == [2, 1]

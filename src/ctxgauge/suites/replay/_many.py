@@ -188,7 +188,9 @@ def replay_many(template: ReplayConfig, lines: list[RepoLine], out: Path | None 
             try:
                 for i, (line, p) in enumerate(zip(lines, plans)):
                     run_dir = out / line.folder
-                    if (run_dir / RUN_FILE).exists() and read_run(run_dir).status == "success":
+                    record = read_run(run_dir) if (run_dir / RUN_FILE).exists() else None
+                    # A finished run is read back as it is, unless it has failed units: those are retried.
+                    if record is not None and record.status == "success" and not record.counts.get("failed"):
                         done[i] = _finished_run(run_dir, p, line)
                         counted[line.label] = len(p.selection.eligible)
                         continue
