@@ -1,11 +1,15 @@
-"""One identifier's tokens: the split as defined, whatever shortcut computes it."""
+"""One identifier's tokens (the split as defined, whatever shortcut computes it), and the rule that two
+builds share no tokeniser work."""
 
 from __future__ import annotations
 
 import random
 import re
 
-from ctxgauge.engines._tokens import STOPWORDS, _word_tokens, code_tokens
+from ctxgauge import cache
+from ctxgauge.corpora import Corpus
+from ctxgauge.engines import _tokens, get_engine
+from ctxgauge.engines._tokens import STOPWORDS, _word_tokens, code_tokens, word_tokens
 
 _PART = r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+"
 
@@ -29,5 +33,26 @@ def test_a_word_splits_as_defined():
     words = WORDS + ["".join(rng.choice(alphabet) for _ in range(rng.randint(1, 12))) for _ in range(5000)]
     for word in words:
         for min_len in (2, 3):
-            assert _word_tokens(word, min_len) == _by_definition(word, min_len), word
+            assert _word_tokens(word, min_len) == word_tokens(word, min_len) == _by_definition(word, min_len), word
         assert tuple(code_tokens(word)) == _by_definition(word, 2) or not word.isascii(), word
+
+
+def test_two_bm25_builds_share_no_tokeniser_work(tmp_path, monkeypatch):
+    # Rebuild Identity's builds must share nothing: a second engine object splits every word of the corpus
+    # again (no process-wide memo answers it), and one engine object splits each word once.
+    root = tmp_path / "c"
+    files = {"lib/fees.py": "def overdue_fee(days_late):\n    return round(days_late * DAILY_RATE, 2)\n",
+             "web/api.ts": "export async function fetchLoans(memberId: string) { return fetchLoans(memberId) }\n"}
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    corpus = Corpus.from_directory(root)
+    calls: list[str] = []
+    real = _tokens._split_word
+    monkeypatch.setattr(_tokens, "_split_word", lambda w, n: calls.append(w) or real(w, n))
+    with cache.disabled():
+        get_engine("bm25").build(corpus, tmp_path / "a")
+        first = sorted(calls)
+        calls.clear()
+        get_engine("bm25").build(corpus, tmp_path / "b")
+    assert first and sorted(calls) == first and len(set(first)) == len(first)

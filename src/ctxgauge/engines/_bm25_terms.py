@@ -41,7 +41,9 @@ class Terms:
         if self._stemmer is None:
             import Stemmer
 
-            self._stemmer = Stemmer.Stemmer("english")
+            # No PyStemmer cache: content_counts stems each distinct token once per engine object, and the
+            # cache only costs there (3x the stemming time of a 1,000-file repository's distinct tokens).
+            self._stemmer = Stemmer.Stemmer("english", 0)
         return self._stemmer.stemWords(tokens)
 
     def counts(self, tokens: list[str], weight: int = 1) -> Counts:

@@ -44,8 +44,8 @@ def _split_word(word: str, min_len: int) -> tuple[str, ...]:
     return tuple(kept)
 
 
-# One identifier's tokens, memoised: source text repeats its identifiers, and splitting them was 80% of a
-# cold bm25 build (a pure function of the word, so the memo changes no token).
+# One identifier's tokens, memoised process-wide for code_tokens (queries, graph, history, paths): a pure
+# function of the word, so the memo changes no token. word_tokens does not read it (see there).
 _word_tokens = functools.lru_cache(maxsize=1 << 17)(_split_word)
 
 
@@ -75,8 +75,10 @@ def word_counts(data: bytes) -> Counter[bytes]:
 
 
 def word_tokens(word: str, min_len: int = 2) -> tuple[str, ...]:
-    """The tokens `code_tokens` makes of one word, in order."""
-    return _word_tokens(word, min_len)
+    """The tokens `code_tokens` makes of one word, in order. Not memoised process-wide (code_tokens' memo is
+    not read): a caller memoises per word itself, so two builds that must share nothing (Rebuild Identity's
+    fresh engine objects) share no tokeniser work either."""
+    return _split_word(word, min_len)
 
 
 def path_tokens(path: str) -> list[str]:
