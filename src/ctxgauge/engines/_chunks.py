@@ -30,14 +30,9 @@ class Chunk:
 
 
 def token_spans(tokenizer: Any, texts: list[str]) -> list[list[tuple[int, int]]]:
-    """Character (start, end) of every token of each text, special tokens left out."""
-    if not texts:
-        return []
-    # verbose=False: a line longer than the model's window is expected here (it is about to be cut), and
-    # transformers would otherwise warn that it cannot be run through the model as it is.
-    enc = tokenizer(texts, add_special_tokens=False, return_offsets_mapping=True,
-                    return_attention_mask=False, return_token_type_ids=False, verbose=False)
-    return [[(int(s), int(e)) for s, e in offsets] for offsets in enc["offset_mapping"]]
+    """Character (start, end) of every token of each text, special tokens left out (`tokenizer` is the
+    model's `_minilm_model.WordPiece`, or anything with its `spans`)."""
+    return tokenizer.spans(texts) if texts else []
 
 
 def _inside_word(text: str, spans: list[tuple[int, int]], k: int) -> bool:

