@@ -219,6 +219,26 @@ def test_threads_are_restored(small, tmp_path):
     assert (tmp_path / "vectors.npy").read_bytes() == (out / "vectors.npy").read_bytes()
 
 
+def test_a_request_runs_on_one_blas_thread_and_restores_the_count(base, monkeypatch):
+    """Spread over every core, numpy's BLAS threads spin on these tiny products (12x the CPU per request)."""
+    from threadpoolctl import threadpool_info
+
+    from ctxgauge.engines._minilm_model import NumpyEncoder
+
+    def blas() -> dict[str, int]:
+        return {i["filepath"]: i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"}
+
+    inside = []
+    forward = NumpyEncoder._forward
+    monkeypatch.setattr(NumpyEncoder, "_forward", lambda self, ids: (inside.append(blas()), forward(self, ids))[1])
+    _, out, _ = base
+    before = blas()
+    assert MiniLMEngine().query(out, "send an email message over SMTP", 1)[0].path == "src/mail/smtp.py"
+    after = blas()  # a library first loaded by the query (scipy's own BLAS) may join; none may change
+    assert before and {path: after[path] for path in before} == before
+    assert inside and set(inside[0].values()) == {1}
+
+
 def test_update_equals_a_fresh_build(base, tmp_path):
     corpus, out, engine = base
     new_files = dict(FILES)

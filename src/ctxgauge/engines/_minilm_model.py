@@ -169,6 +169,14 @@ class NumpyEncoder:
         return centred / np.sqrt((centred * centred).mean(-1, keepdims=True) + EPS) * weight + bias
 
     def __call__(self, ids: list[int]) -> np.ndarray:
+        from threadpoolctl import threadpool_limits
+
+        # One BLAS thread, restored after: numpy's OpenBLAS spreads even these tiny products over every core,
+        # and its waiting threads spin: 288 CPU ms a request against 23 with one thread (load 15, 2 cores).
+        with threadpool_limits(limits=1, user_api="blas"):
+            return self._forward(ids)
+
+    def _forward(self, ids: list[int]) -> np.ndarray:
         from scipy.special import erf
 
         n, d = len(ids), DIM // HEADS
