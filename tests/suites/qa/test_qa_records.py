@@ -125,6 +125,62 @@ def test_an_unfinished_run_exits_6_and_resume_fills_it(mini_battery, tmp_path):
     assert read_run(run_dir).status == "success"
 
 
+def _units_by_arm(run_dir) -> dict[str, list[dict]]:
+    out: dict[str, list[dict]] = {}
+    for line in (run_dir / "units.jsonl").read_text().splitlines():
+        u = json.loads(line)
+        out.setdefault(u["arm"], []).append(u)  # the last line of a unit id wins (a resumed unit)
+    return {arm: list({u["id"]: u for u in us}.values()) for arm, us in out.items()}
+
+
+def test_a_context_engine_failing_identity_fails_its_arm_the_others_measure_and_resume_retries(
+        mini_battery, openai_server, tmp_path, script_engine):
+    # A real command engine that crashes on its identity request, beside bm25 and the model alone.
+    openai_server.route(oracle(RIGHT))
+    broken = f"context:{script_engine('--exit-on=identity', timeout=10)}@3"
+    run_dir = tmp_path / "run"
+    args = ("qa", "run", str(mini_battery.path), "--arm", broken, "--arm", "context:bm25@3", "--arm", "none",
+            "--model", "gpt-4o-mini", "--base-url", openai_server.base_url, "--retries", "0", "--timeout", "5",
+            "--cache-dir", str(tmp_path / "cache"), "--out", str(run_dir), "--json")
+    r = cli(*args)
+    assert r.returncode == 6, r.stderr  # some units measured, some failed: the one outcome rule
+    assert json.loads(r.stdout)["exit_code"] == 6 and read_run(run_dir).status == "error"
+    units = _units_by_arm(run_dir)
+    (arm,) = [a for a in units if "script-engine" in a]
+    assert len(units[arm]) == 10 and {u["status"] for u in units[arm]} == {"failed"}
+    reason = units[arm][0]["reason"]
+    assert "identity: the process exited with status 4 before answering" in reason and "\n" not in reason
+    assert all(u["status"] == "ok" for a in ("context:bm25@3", "none") for u in units[a])
+    script_engine.mend()  # the user fixes the engine; the same command resumes and retries its units
+    r = cli(*args, "--resume")
+    assert r.returncode == 0, r.stderr
+    units = _units_by_arm(run_dir)
+    assert {u["status"] for us in units.values() for u in us} == {"ok"} and len(units[arm]) == 10
+    (row,) = [row for row in read_run(run_dir).results["arms"] if row["arm"] == arm]
+    assert row["status"] == "measured" and row["engine_identity"]["id"] == "script-engine-1"
+
+
+def test_a_python_engine_raising_in_identity_is_a_failed_arm_not_a_crash(mini_battery, tmp_path, monkeypatch):
+    from ctxgauge.engines import get_engine
+    from ctxgauge.suites.qa import _arms
+
+    def crashing(spec):
+        engine = get_engine(spec)
+        if spec == "bm25":
+            def identity():
+                raise RuntimeError("identity table missing")
+            engine.identity = identity
+        return engine
+
+    monkeypatch.setattr(_arms, "get_engine", crashing)
+    res = run_qa(QAConfig(source=str(mini_battery.path), arms=["context:bm25@3", "context:grep@3"],
+                          out=tmp_path / "run"), env=ENV)
+    by_arm = {row["arm"]: row for row in res["arms"]}
+    assert by_arm["context:bm25@3"]["status"] == "failed"
+    assert "bm25 identity failed: RuntimeError: identity table missing" in by_arm["context:bm25@3"]["reason"]
+    assert by_arm["context:grep@3"]["status"] == "retrieval-only"
+
+
 def test_a_refused_connection_measures_nothing_and_says_so(mini_battery, tmp_path):
     import socket
 

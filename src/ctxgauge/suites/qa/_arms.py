@@ -21,7 +21,7 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from ctxgauge.engines import call_engine, checked_hits
+from ctxgauge.engines import ask_identity, call_engine, checked_hits
 from ctxgauge.corpora import Corpus
 from ctxgauge.engines import Hit, canonical_spec, engine_available, get_engine, parse_spec
 from ctxgauge.errors import EngineError, UserError
@@ -125,7 +125,12 @@ class EngineHandle:
         call_engine("build", self.engine, self.engine.build, corpus, out_dir)
 
     def identity(self) -> dict:
-        return self.engine.identity()
+        """The engine's identity, asked through the guard replay and cases use: a failed request (a crash, an
+        exit, no answer) is an EngineError, so the arm's units fail with the reason and --resume retries them."""
+        identity, broken = ask_identity(self.engine)
+        if broken is not None:
+            raise broken
+        return identity
 
     def query(self, text: str, k: int) -> list[Hit]:
         hits = call_engine("query", self.engine, self.engine.query, self.out_dir, text, k)

@@ -107,6 +107,8 @@ def _run_arm(run: RunDir, p: Plan, cfg: QAConfig, arm: ArmSpec, corpus, work: Pa
             engine = EngineHandle(arm.engine, corpus, work / "index" / arm.slug)
             row["engine_identity"] = engine.identity()
     except (EngineError, UserError) as exc:
+        if engine is not None:  # built, then its identity failed: end its process now, not at exit
+            engine.close()
         row.update(status="failed", reason=str(exc))
         _add_units(run, p, cfg, arm, "failed", str(exc), "infra")  # a gap per question: --resume retries
         steps.done = base + cfg.repeat * len(p.source.questions)
