@@ -159,9 +159,10 @@ class LiveIndex:
         live = self.alive[slots]
         return slots[live], tfs[live]
 
-    def scores(self, terms: list[int]) -> dict[str, float]:
+    def scores(self, terms: list[int], k: int | None = None) -> dict[str, float]:
         """path -> score of every document some of `terms` (distinct term ids, query order) occurs in: the
-        floats `get_scores_from_ids(terms)` gives on a fresh build's matrix (others score 0 there)."""
+        floats `get_scores_from_ids(terms)` gives on a fresh build's matrix (others score 0 there). With
+        `k`, only the documents that can be in the top k (`top_candidates`)."""
         n = self.n_docs
         if not n:
             return {}
@@ -179,5 +180,21 @@ class LiveIndex:
         if not touched:
             return {}
         hit = np.unique(np.concatenate(touched))
+        values = acc[hit]
+        if k is not None:
+            keep = top_candidates(values, k)
+            hit, values = hit[keep], values[keep]
         paths = self.paths
-        return {paths[s]: float(v) for s, v in zip(hit.tolist(), acc[hit].tolist())}
+        return {paths[s]: float(v) for s, v in zip(hit.tolist(), values.tolist())}
+
+
+def top_candidates(scores: np.ndarray, k: int) -> np.ndarray:
+    """Indices of every positive score that can be in a top k ranked by score then path: all above the k-th
+    largest and every tie with it (which of those ties wins is the path's to decide, in `rank`, which also
+    drops scores of 0 or less). Picked in numpy, so `rank` sorts about k entries, not every file."""
+    positive = np.flatnonzero(scores > 0)
+    if len(positive) <= k or k <= 0:
+        return positive if k > 0 else positive[:0]
+    values = scores[positive]
+    kth = np.partition(values, len(values) - k)[len(values) - k]
+    return positive[values >= kth]

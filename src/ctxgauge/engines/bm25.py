@@ -34,7 +34,7 @@ import numpy as np
 from ctxgauge._io import write_text_atomic
 from ctxgauge.corpora import Change, Corpus
 from ctxgauge.engines._base import Engine, Hit, rank
-from ctxgauge.engines._bm25_live import LiveIndex, lucene_entries, lucene_idf, mean_length
+from ctxgauge.engines._bm25_live import LiveIndex, lucene_entries, lucene_idf, mean_length, top_candidates
 from ctxgauge.engines._bm25_terms import Counts, Terms
 from ctxgauge.engines._spec import Param
 from ctxgauge.engines._tokens import code_tokens
@@ -300,7 +300,7 @@ class BM25Engine(Engine):
             df, term_id = held.live.df, self._t.term_id
             ids = [t for t in (term_id.get(w) for w in dict.fromkeys(self._t.stem(code_tokens(text))))
                    if t is not None and t < len(df) and df[t] > 0]
-            return rank(held.live.scores(ids), k) if ids else []
+            return rank(held.live.scores(ids, k), k) if ids else []
         stamps = _stamps(out_dir)
         if self._loaded is not None and self._loaded[:2] == (out_dir.resolve(), stamps):
             retriever, paths, lookup = self._loaded[2:]
@@ -319,7 +319,8 @@ class BM25Engine(Engine):
         if not ids:
             return []
         scores = retriever.get_scores_from_ids(ids)
-        return rank({p: float(s) for p, s in zip(paths, scores)}, k)
+        top = top_candidates(scores, k).tolist()  # rank sorts these, not every file
+        return rank({paths[i]: float(scores[i]) for i in top}, k)
 
 
 @dataclass
