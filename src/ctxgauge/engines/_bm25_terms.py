@@ -46,13 +46,17 @@ class Terms:
             self._stemmer = Stemmer.Stemmer("english", 0)
         return self._stemmer.stemWords(tokens)
 
-    def counts(self, tokens: list[str], weight: int = 1) -> Counts:
+    def ids(self, terms: list[str]) -> np.ndarray:
+        """Each term's id, a new term given the next id (first seen, first numbered)."""
         term_id = self.term_id
-        for t in tokens:
+        for t in terms:
             if t not in term_id:
                 term_id[t] = len(self.terms)
                 self.terms.append(t)
-        ids = np.fromiter((term_id[t] for t in tokens), dtype=np.int64, count=len(tokens))
+        return np.fromiter((term_id[t] for t in terms), dtype=np.int64, count=len(terms))
+
+    def counts(self, tokens: list[str], weight: int = 1) -> Counts:
+        ids = self.ids(tokens)
         uniq, counts = np.unique(ids, return_counts=True)
         return uniq, counts * weight, len(tokens) * weight
 
@@ -124,12 +128,7 @@ class Terms:
         n, k = int.from_bytes(payload[:8], "little"), int.from_bytes(payload[8:16], "little")
         counts = np.frombuffer(payload, dtype="<i8", count=k, offset=16).astype(np.int64)
         terms = payload[16 + 8 * k:].decode("utf-8").split(" ") if k else []
-        term_id = self.term_id
-        for t in terms:
-            if t not in term_id:
-                term_id[t] = len(self.terms)
-                self.terms.append(t)
-        ids = np.fromiter((term_id[t] for t in terms), dtype=np.int64, count=len(terms))
+        ids = self.ids(terms)
         order = np.argsort(ids, kind="stable")
         return ids[order], counts[order], n
 
