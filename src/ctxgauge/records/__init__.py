@@ -31,6 +31,9 @@ from ctxgauge.records._model import (
     Unit,
     figures_headline,
 )
+from ctxgauge.records._shape import (
+    ANY, BOOL, INT, NUMBER, STRING, ListOf, MapOf, Obj, Opt, Shape, check_sections, declare_shapes,
+)
 from ctxgauge.records._provenance import machine, provenance, utc_now
 from ctxgauge.records._outcome import (
     EXIT_NOTHING_MEASURED, EXIT_UNFINISHED, Outcome, measured_something, outcome, outcome_of, tally,
@@ -53,6 +56,8 @@ from ctxgauge.records._secrets import Finding, SecretFound, SecretScanner
 from ctxgauge.records._store import STORE_FILE, ResultsStore, SyncStats
 
 __all__ = [
+    "ANY", "BOOL", "INT", "NUMBER", "STRING", "ListOf", "MapOf", "Obj", "Opt", "Shape", "check_sections",
+    "declare_shapes",
     "EXIT_NOTHING_MEASURED", "EXIT_UNFINISHED", "Outcome", "measured_something", "outcome", "outcome_of", "tally",
     "EXPORT_KIND", "EXPORT_MANIFEST", "EXPORT_RUNS", "FINISHED", "RUN_FILE", "RUN_KIND", "SCHEMA_VERSION", "STATUSES", "STORE_FILE",
     "UNITS_FILE", "UNIT_STATUSES", "VOLATILE_UNIT_FIELDS", "comparable_unit", "Finding", "ResultsStore", "RunDir", "RunRecord", "RunRef", "SecretFound",

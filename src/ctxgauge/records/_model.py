@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
 from ctxgauge.errors import UserError
+from ctxgauge.records._shape import check_sections
 
 SCHEMA_VERSION = 2
 """The run.json schema this ctxgauge writes (see the module docstring for the history)."""
@@ -180,6 +181,9 @@ class RunRecord:
             if data.get(section) is not None and not isinstance(data[section], Mapping):
                 raise UserError(f"{source}: `{section}` must be an object, not {type(data[section]).__name__}; "
                                 "the record is damaged")
+        # The suite's own sections against the shapes its readers declared (`_shape`): one refusal here
+        # rather than a TypeError at whichever reader touches a damaged figure first.
+        check_sections(data["suite"], data, source)
         return cls(
             suite=data["suite"], suite_version=version, run_id=str(data.get("run_id") or ""),
             subject=Subject.from_json(data["subject"]), spec=dict(data.get("spec") or {}),

@@ -32,6 +32,7 @@ from ctxgauge.records._migrate import check_version, migrate, migrate_unit
 from ctxgauge.records._model import SCHEMA_VERSION, STATUSES, UNIT_STATUSES, RunRecord, Subject, Unit
 from ctxgauge.records._outcome import outcome, tally
 from ctxgauge.records._provenance import provenance, utc_now
+from ctxgauge.records._shape import check_sections
 
 RUN_FILE = "run.json"
 UNITS_FILE = "units.jsonl"
@@ -131,11 +132,13 @@ def read_run(run_dir: str | Path) -> RunRecord:
     return RunRecord.from_json(migrate(data, str(path)), str(path))
 
 
-def _written_version(run_dir: Path) -> int:
-    # The schema the unit lines were written under is the one run.json was written with (before migration).
+def _written_version(run_dir: Path) -> tuple[int, str | None]:
+    # The schema the unit lines were written under is the one run.json was written with (before migration);
+    # and the suite, whose declared unit shape the lines are checked against.
     data = _read_json(run_dir / RUN_FILE) if (run_dir / RUN_FILE).is_file() else {}
     version = data.get("schema_version", SCHEMA_VERSION) if isinstance(data, Mapping) else SCHEMA_VERSION
-    return check_version(version, str(run_dir / RUN_FILE))
+    suite = data.get("suite") if isinstance(data, Mapping) and isinstance(data.get("suite"), str) else None
+    return check_version(version, str(run_dir / RUN_FILE)), suite
 
 
 def read_units(run_dir: str | Path) -> list[Unit]:
@@ -147,7 +150,7 @@ def read_units(run_dir: str | Path) -> list[Unit]:
     since a damaged record must not be read as a shorter one."""
     run_dir = Path(run_dir)
     path = run_dir / UNITS_FILE
-    version = _written_version(run_dir)
+    version, suite = _written_version(run_dir)
     if not path.exists():
         return []
     units: dict[str, Unit] = {}
@@ -165,7 +168,10 @@ def read_units(run_dir: str | Path) -> list[Unit]:
             if not isinstance(data, dict) or not isinstance(data.get("id"), (str, int)) or isinstance(data["id"], bool):
                 raise InputError("units file", f"{path}:{number}",
                                  "not a unit (a JSON object with an id); the run record is damaged: restore units.jsonl or record the run again")
-            unit = Unit.from_json(migrate_unit(data, version))
+            data = migrate_unit(data, version)
+            if suite is not None:
+                check_sections(suite, {"unit": data}, f"{path}:{number}")
+            unit = Unit.from_json(data)
             units[unit.id] = unit
     return list(units.values())
 
@@ -241,10 +247,10 @@ class RunDir:
             if not resume:
                 raise UserError(f"{path}: a run is already recorded there; pass --resume to continue it or "
                                 "choose another --out")
-            if _written_version(path) != SCHEMA_VERSION:
+            if _written_version(path)[0] != SCHEMA_VERSION:
                 # Its units were written in an older layout; appending new lines would mix two layouts.
                 raise UserError(f"{path}: that run was recorded by an older ctxgauge (run schema "
-                                f"{_written_version(path)}); resume it with that version or start a new run")
+                                f"{_written_version(path)[0]}); resume it with that version or start a new run")
             old = read_run(path)
             units = read_units(path)
             merged = _resumed_spec(old.spec, json.loads(json.dumps(spec)), any(u.ok for u in units))

@@ -11,12 +11,20 @@ from __future__ import annotations
 from decimal import ROUND_FLOOR, Decimal
 from typing import Any, Sequence
 
-from ctxgauge.records import RunRef
+from ctxgauge.records import INT, NUMBER, STRING, ListOf, MapOf, Obj, Opt, RunRef
 from ctxgauge.report._common import dnf_note, fmt, label_systems, nice_top
 from ctxgauge.report._leaderboard import Attempt, Value
 from ctxgauge.report._model import Bar, BarsFigure, Cell, Panel, Section, Table
 
 FAMILY_OK = "ok"
+
+_FAMILY = Obj({"figures": Opt(Obj({k: Opt(NUMBER) for k in (
+    "exact_match_rate", "mean_jaccard", "mean_kendall_tau", "distinct_hashes", "rebuilds")}))})
+RESULTS_SHAPE = Obj({"engines": Opt(MapOf(Obj({
+    "level": Opt(INT), "drift": Opt(MapOf(NUMBER)), "families": Opt(MapOf(Opt(_FAMILY))),
+    "flags": Opt(ListOf(Obj({}))), "grade": Opt(Obj({"reasons": Opt(ListOf(STRING))})),
+})))})
+"""What this module reads of a determinism run's `results` (checked when the record is read)."""
 
 
 def engines(run: RunRef) -> dict[str, dict[str, Any]]:

@@ -13,13 +13,31 @@ from __future__ import annotations
 import json
 from typing import Any, Sequence
 
-from ctxgauge.records import RunRef
+from ctxgauge.records import ANY, INT, NUMBER, STRING, ListOf, MapOf, Obj, Opt, RunRef
 from ctxgauge.report._common import dnf_note, fmt, interval, label_systems, merge_same, nice_top, num, pct, usd
 from ctxgauge.report._leaderboard import Attempt, Value
 from ctxgauge.report._model import Bar, BarsFigure, Cell, GridFigure, GridRow, Panel, Section, Table
 
 ACCURACY_SEED = 0
 """Seed of the accuracy intervals (qa runs record no seed of their own)."""
+
+_ARM = Obj({k: Opt(NUMBER) for k in ("accuracy", "passed", "questions", "cost_usd", "retrieval_hit_rate", "runs",
+                                      "valid_runs")}
+           | {"tokens": Opt(MapOf(Opt(INT))), "panel": ANY})
+RESULTS_SHAPE = Obj({
+    "summary": Opt(MapOf(_ARM)),
+    "questions": Opt(ListOf(Obj({"qid": ANY, "arms": Opt(MapOf(Opt(ListOf(Opt(STRING))))),
+                                 "categories": Opt(ListOf(STRING))}, required=("qid",)))),
+    "runs": Opt(ListOf(Obj({"validity": Opt(Obj({})), "scoring": Opt(Obj({}))}))),
+    "trust": Opt(Obj({"checks": Opt(ListOf(Obj({"value": Opt(NUMBER)})))})),
+    "comparisons": Opt(Obj({"arms": Opt(MapOf(Obj({}))) })),
+    "arms": Opt(ListOf(Obj({}))), "notes": Opt(ListOf(ANY)),
+})
+"""What this module reads of a qa run's `results` (checked when the record is read; other keys are free)."""
+SPEC_SHAPE = Obj({"repeat": Opt(INT)})
+"""What this module reads of a qa run's `spec`."""
+UNIT_SHAPE = Obj({"verdict": Opt(Obj({})), "figures": Opt(Obj({"tool_calls": Opt(MapOf(INT))}))})
+"""What this module reads of a qa unit line."""
 
 VERDICT_LEGEND = {
     "pass": "passed", "fail": "failed", "adjudicate": "needs a human (judge unsure)",

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Callable, Sequence
 
-from ctxgauge.records import RunRef
+from ctxgauge.records import RunRef, Shape, declare_shapes
 import ctxgauge.report._determinism as _determinism
 import ctxgauge.report._qa as _qa
 import ctxgauge.report._retrieval as _retrieval
@@ -108,20 +108,30 @@ class SuiteView:
     """A run -> the rate tables its costs were estimated from (rate-tables.json)."""
     scorers: Callable[[RunRef], set[str]] = _no_scorers
     """A run -> the scorer versions its verdicts were made under (an export refuses a mix)."""
+    spec_shape: Shape | None = None
+    """The shape of `spec` this view reads (`ctxgauge.records._shape`); a record that does not fit is refused
+    with one line when read, instead of crashing a reader. None: not checked."""
+    results_shape: Shape | None = None
+    """The shape of `results` this view reads (as `spec_shape`)."""
+    unit_shape: Shape | None = None
+    """The shape of a units.jsonl line this view reads (as `spec_shape`, checked line by line)."""
 
 
 VIEWS: dict[str, SuiteView] = {
     "replay": SuiteView("Replay: the repository's own commits as requests",
                         partial(_retrieval.section, unit="commit", by_kind=True), _retrieval.leaderboard,
-                        misses=_retrieval.item_rows),
+                        misses=_retrieval.item_rows, spec_shape=_retrieval.SPEC_SHAPE,
+                        results_shape=_retrieval.RESULTS_SHAPE, unit_shape=_retrieval.UNIT_SHAPE),
     "cases": SuiteView("Cases: hand-labelled requests", partial(_retrieval.section, unit="case"),
-                       _retrieval.leaderboard, misses=_retrieval.item_rows),
+                       _retrieval.leaderboard, misses=_retrieval.item_rows, spec_shape=_retrieval.SPEC_SHAPE,
+                       results_shape=_retrieval.RESULTS_SHAPE, unit_shape=_retrieval.UNIT_SHAPE),
     "determinism": SuiteView("Determinism: is the context the same every time?", _determinism.section,
-                             _determinism.leaderboard),
+                             _determinism.leaderboard, results_shape=_determinism.RESULTS_SHAPE),
     "qa": SuiteView("QA: does the context help a model answer?", _qa.section, _qa.leaderboard,
                     verdicts=_qa.item_rows, attempts=_qa.repetitions, comparable=_qa.comparable,
                     run_rows=_qa.run_rows, adoption=_qa.adoption, rate_tables=_qa.rate_tables,
-                    scorers=_qa.scorers),
+                    scorers=_qa.scorers, spec_shape=_qa.SPEC_SHAPE, results_shape=_qa.RESULTS_SHAPE,
+                    unit_shape=_qa.UNIT_SHAPE),
 }
 """Suite name -> its view, in the order the report draws the sections."""
 
@@ -130,8 +140,14 @@ UNKNOWN = SuiteView("a suite this version of ctxgauge cannot draw")
 
 
 def register(name: str, view: SuiteView) -> None:
-    """Add (or replace) a suite's view: a plugin suite's one registry entry."""
+    """Add (or replace) a suite's view: a plugin suite's one registry entry (its shapes declared to the records,
+    so every record of the suite is checked against them when read)."""
     VIEWS[name] = view
+    declare_shapes(name, spec=view.spec_shape, results=view.results_shape, unit=view.unit_shape)
+
+
+for _name, _view in VIEWS.items():
+    declare_shapes(_name, spec=_view.spec_shape, results=_view.results_shape, unit=_view.unit_shape)
 
 
 def view(suite: str) -> SuiteView:
