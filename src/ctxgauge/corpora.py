@@ -28,6 +28,7 @@ from typing import Iterable, Iterator, Mapping
 
 from ctxgauge._io import safe_join, unsafe_name_reason
 from ctxgauge.errors import UserError
+from ctxgauge._corpus_readers import DirReader, GitReader, HeldReader, OverlayReader, Reader
 from ctxgauge.git import Commit, Repo, TreeEntry, blob_id
 
 DEFAULT_MAX_BYTES = 1 << 20
@@ -104,7 +105,7 @@ class Corpus:
         kind: str,
         files: Iterable[CorpusFile],
         skipped: Mapping[str, list[str]],
-        reader: "_Reader",
+        reader: "Reader",
         rev: str | None = None,
         history: History | None = None,
         max_bytes: int = DEFAULT_MAX_BYTES,
@@ -185,7 +186,7 @@ class Corpus:
                     continue
                 files.append(CorpusFile(rel, blob_id(data), len(data)))
         return cls(name=name or root.resolve().name, kind="directory", files=files, skipped=skipped,
-                   reader=_DirReader(root), max_bytes=max_bytes)
+                   reader=DirReader(root), max_bytes=max_bytes)
 
     @classmethod
     def from_git(cls, repo: Repo, rev: str = "HEAD", *, max_bytes: int = DEFAULT_MAX_BYTES,
@@ -198,7 +199,7 @@ class Corpus:
         skipped: dict[str, list[str]] = {r: [] for r in SKIP_REASONS}
         files = _classify(repo, repo.tree(commit), max_bytes, binary_cache, skipped)
         return cls(name=name or repo_name(repo), kind="git", files=files, skipped=skipped,
-                   reader=_GitReader(repo), rev=commit, history=History(repo, commit), max_bytes=max_bytes)
+                   reader=GitReader(repo), rev=commit, history=History(repo, commit), max_bytes=max_bytes)
 
     def at(self, rev: str, *, binary_cache: dict[str, bool] | None = None) -> "Corpus":
         """The corpus of another commit of this git corpus's repository: what `Corpus.from_git(repo, rev)`
@@ -206,7 +207,7 @@ class Corpus:
         listed and sniffed (a replay moving from commit to commit then costs the change, not the tree).
         `self.changes_to(result)` is known without comparing every path. ValueError for a corpus that is
         not a plain git tree (a directory, an overlay)."""
-        if self.kind != "git" or type(self._reader) is not _GitReader or self.rev is None:
+        if self.kind != "git" or type(self._reader) is not GitReader or self.rev is None:
             raise ValueError("Corpus.at needs a corpus read with Corpus.from_git")
         repo = self._reader.repo
         commit = rev if _FULL_SHA.fullmatch(rev) else repo.resolve(rev)
@@ -249,7 +250,7 @@ class Corpus:
         for path, data in extra.items():
             files[path] = CorpusFile(path, blob_id(data), len(data))
         return Corpus(name=self.name, kind=self.kind, files=files.values(), skipped=self.skipped,
-                      reader=_OverlayReader(self._reader, dict(extra)), rev=self.rev, history=self.history,
+                      reader=OverlayReader(self._reader, dict(extra)), rev=self.rev, history=self.history,
                       max_bytes=self.max_bytes)
 
     def held(self) -> "Corpus":
@@ -260,7 +261,7 @@ class Corpus:
             return self
         data = {f.blob: d for f, d in self.iter_bytes()}
         return Corpus(name=self.name, kind=self.kind, files=self.files, skipped=self.skipped,
-                      reader=_HeldReader(data), rev=self.rev, history=self.history, max_bytes=self.max_bytes)
+                      reader=HeldReader(data), rev=self.rev, history=self.history, max_bytes=self.max_bytes)
 
     # -- reading ----------------------------------------------------------------------------------------
     @property
@@ -448,71 +449,8 @@ def repo_name(repo: Repo) -> str:
     return name or "repo"
 
 
-class _Reader:
-    def read(self, f: CorpusFile) -> bytes:
-        raise NotImplementedError
-
-    def read_many(self, files: list[CorpusFile]) -> Iterator[tuple[CorpusFile, bytes]]:
-        for f in files:
-            yield f, self.read(f)
-
-
-class _DirReader(_Reader):
-    def __init__(self, root: Path):
-        self.root = root
-
-    def read(self, f: CorpusFile) -> bytes:
-        return (self.root / f.path).read_bytes()
-
-
-class _GitReader(_Reader):
-    def __init__(self, repo: Repo):
-        self.repo = repo
-
-    def read(self, f: CorpusFile) -> bytes:
-        data = self.repo.read_blob(f.blob)
-        if data is None:
-            raise UserError(f"{f.path}: object {f.blob} is missing from the repository")
-        return data
-
-    def read_many(self, files: list[CorpusFile]) -> Iterator[tuple[CorpusFile, bytes]]:
-        by_oid: dict[str, list[CorpusFile]] = {}
-        for f in files:
-            by_oid.setdefault(f.blob, []).append(f)
-        order = list(dict.fromkeys(f.blob for f in files))
-        got = {}
-        for oid, data in self.repo.read_blobs(order):
-            if data is None:
-                raise UserError(f"object {oid} is missing from the repository")
-            got[oid] = data
-        for f in files:
-            yield f, got[f.blob]
-
-
 HOLD_LIMIT = 256 << 20
 """`Corpus.held` keeps at most this many bytes in memory; a larger corpus is read from its source each time."""
-
-
-class _HeldReader(_Reader):
-    def __init__(self, data: dict[str, bytes]):
-        self.data = data
-
-    def read(self, f: CorpusFile) -> bytes:
-        return self.data[f.blob]
-
-
-class _OverlayReader(_Reader):
-    def __init__(self, base: _Reader, extra: dict[str, bytes]):
-        self.base, self.extra = base, extra
-
-    def read(self, f: CorpusFile) -> bytes:
-        return self.extra[f.path] if f.path in self.extra else self.base.read(f)
-
-    def read_many(self, files: list[CorpusFile]) -> Iterator[tuple[CorpusFile, bytes]]:
-        base = [f for f in files if f.path not in self.extra]
-        got = dict((f.path, d) for f, d in self.base.read_many(base))
-        for f in files:
-            yield f, self.extra[f.path] if f.path in self.extra else got[f.path]
 
 
 def open_corpus(source: str | Path, rev: str | None = None, *, max_bytes: int = DEFAULT_MAX_BYTES,

@@ -1,0 +1,84 @@
+"""Where a corpus file's bytes come from: a directory, a git object database (one `git cat-file --batch`),
+bytes held in memory (`Corpus.held`), or an overlay of extra files over another reader (`Corpus.overlay`).
+A reader reads only the `path` and `blob` of the file it is given."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Iterator, Protocol, TypeVar
+
+from ctxgauge.errors import UserError
+from ctxgauge.git import Repo
+
+
+class _File(Protocol):
+    """What a reader reads of a `CorpusFile` (the corpus module imports this one, not the other way)."""
+
+    path: str
+    blob: str
+
+
+CorpusFile = TypeVar("CorpusFile", bound=_File)
+
+
+class Reader:
+    def read(self, f: CorpusFile) -> bytes:
+        raise NotImplementedError
+
+    def read_many(self, files: list[CorpusFile]) -> Iterator[tuple[CorpusFile, bytes]]:
+        for f in files:
+            yield f, self.read(f)
+
+
+class DirReader(Reader):
+    def __init__(self, root: Path):
+        self.root = root
+
+    def read(self, f: CorpusFile) -> bytes:
+        return (self.root / f.path).read_bytes()
+
+
+class GitReader(Reader):
+    def __init__(self, repo: Repo):
+        self.repo = repo
+
+    def read(self, f: CorpusFile) -> bytes:
+        data = self.repo.read_blob(f.blob)
+        if data is None:
+            raise UserError(f"{f.path}: object {f.blob} is missing from the repository")
+        return data
+
+    def read_many(self, files: list[CorpusFile]) -> Iterator[tuple[CorpusFile, bytes]]:
+        by_oid: dict[str, list[CorpusFile]] = {}
+        for f in files:
+            by_oid.setdefault(f.blob, []).append(f)
+        order = list(dict.fromkeys(f.blob for f in files))
+        got = {}
+        for oid, data in self.repo.read_blobs(order):
+            if data is None:
+                raise UserError(f"object {oid} is missing from the repository")
+            got[oid] = data
+        for f in files:
+            yield f, got[f.blob]
+
+
+class HeldReader(Reader):
+    def __init__(self, data: dict[str, bytes]):
+        self.data = data
+
+    def read(self, f: CorpusFile) -> bytes:
+        return self.data[f.blob]
+
+
+class OverlayReader(Reader):
+    def __init__(self, base: Reader, extra: dict[str, bytes]):
+        self.base, self.extra = base, extra
+
+    def read(self, f: CorpusFile) -> bytes:
+        return self.extra[f.path] if f.path in self.extra else self.base.read(f)
+
+    def read_many(self, files: list[CorpusFile]) -> Iterator[tuple[CorpusFile, bytes]]:
+        base = [f for f in files if f.path not in self.extra]
+        got = dict((f.path, d) for f, d in self.base.read_many(base))
+        for f in files:
+            yield f, self.extra[f.path] if f.path in self.extra else got[f.path]
