@@ -18,7 +18,7 @@ where it does):
     cache                                   content-addressed work shared by engines and suites
     fingerprints · metrics · providers      fingerprint format; ranking metrics and scoring; LLM clients
     corpora · sample · trec                 files of a directory or git tree; the bundled sample; TREC files
-    _corpus_readers                         where a corpus file's bytes come from (directory, git, memory)
+    _corpus_listing · _corpus_readers       which files a corpus lists (and why not the rest); where bytes come from
     git                                     read-only history of a repository
     _io · _redact                           atomic writes, safe names, THE JSON/YAML reader; split-key redaction
     _killpoints                             the kill/resume tests' hook in every record writer

@@ -2,13 +2,8 @@
 
 A corpus is a sorted tuple of `CorpusFile(path, blob, size)`: POSIX paths relative to the source, ordered by
 their UTF-8 bytes (never by locale), each with its git blob id, so two sources with the same content have
-the same content hash however they were read. Files are filtered, and every filtered file is counted by
-reason in `summary()`: binary (a NUL byte in the first 8,000 bytes, git's own test), too large, `.git`,
-unreadable, symbolic link (never followed: a link could point out of the corpus), submodule, unsafe name (a
-path component `..`, `.git` in any case, or one holding a backslash, a control character or bytes that are not
-UTF-8, by `_io.safe_relpath`: a crafted tree could otherwise make a materialised corpus write outside its
-folder, and every engine and record could not even encode the name).
-Manifests and lockfiles are indexed like any other text.
+the same content hash however they were read. Which files are listed, and every filtered file counted by
+reason in `summary()`, is `_corpus_listing`'s; where their bytes come from is `_corpus_readers`'s.
 
 A git corpus reads its tree with `git ls-tree` and contents with one `git cat-file --batch`, without
 checking anything out, and exposes the history up to and including its revision, never past it.
@@ -16,45 +11,24 @@ checking anything out, and exposes the history up to and including its revision,
 
 from __future__ import annotations
 
-import bisect
 import hashlib
-import os
 import re
-import stat
 import weakref
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Iterator, Mapping
 
-from ctxgauge._io import safe_join, unsafe_name_reason
-from ctxgauge.errors import UserError
+from ctxgauge._corpus_listing import (BINARY_SNIFF_BYTES, SKIP_REASONS, CorpusFile, empty_skips, find, is_binary,
+                                     list_directory, list_entries, may_clash, path_key)
 from ctxgauge._corpus_readers import DirReader, GitReader, HeldReader, OverlayReader, Reader
-from ctxgauge.git import Commit, Repo, TreeEntry, blob_id
+from ctxgauge._io import safe_join
+from ctxgauge.errors import UserError
+from ctxgauge.git import Commit, Repo, blob_id
 
 DEFAULT_MAX_BYTES = 1 << 20
-BINARY_SNIFF_BYTES = 8000
 _FULL_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
-SKIP_REASONS = ("binary", "too-large", "git-dir", "unreadable", "symlink", "submodule", "missing-object",
-                "unsafe-name")
-
-
-def path_key(path: str) -> bytes:
-    """Sort key for corpus paths: their UTF-8 bytes, the same order git uses, whatever the locale."""
-    return path.encode("utf-8", "surrogateescape")
-
-
-def is_binary(data: bytes) -> bool:
-    """Git's heuristic: a NUL byte in the first 8,000 bytes makes a file binary."""
-    return b"\0" in data[:BINARY_SNIFF_BYTES]
-
-
-@dataclass(frozen=True, order=True)
-class CorpusFile:
-    """One indexed file: POSIX path relative to the corpus root, git blob id of its bytes, size in bytes."""
-
-    path: str
-    blob: str
-    size: int
+__all__ = ["BINARY_SNIFF_BYTES", "Change", "Corpus", "CorpusFile", "DEFAULT_MAX_BYTES", "HOLD_LIMIT", "History",
+           "SKIP_REASONS", "is_binary", "open_corpus", "path_key", "repo_name"]
 
 
 @dataclass(frozen=True)
@@ -147,44 +121,7 @@ class Corpus:
         root = Path(root)
         if not root.is_dir():
             raise UserError(f"{root}: no such directory")
-        files: list[CorpusFile] = []
-        skipped: dict[str, list[str]] = {r: [] for r in SKIP_REASONS}
-        for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
-            rel_dir = Path(dirpath).relative_to(root).as_posix()
-            prefix = "" if rel_dir == "." else rel_dir + "/"
-            if ".git" in dirnames:
-                dirnames.remove(".git")
-                skipped["git-dir"].append(prefix + ".git")
-            for d in list(dirnames):
-                if os.path.islink(os.path.join(dirpath, d)):
-                    dirnames.remove(d)
-                    skipped["symlink"].append(prefix + d)
-            for fn in filenames:
-                rel = prefix + fn
-                full = os.path.join(dirpath, fn)
-                if not _safe_path(rel):
-                    skipped["unsafe-name"].append(rel)
-                    continue
-                try:
-                    st = os.lstat(full)
-                    if stat.S_ISLNK(st.st_mode):
-                        skipped["symlink"].append(rel)
-                        continue
-                    if not stat.S_ISREG(st.st_mode):
-                        skipped["unreadable"].append(rel)
-                        continue
-                    if st.st_size > max_bytes:
-                        skipped["too-large"].append(rel)
-                        continue
-                    with open(full, "rb") as fh:
-                        data = fh.read()
-                except OSError:
-                    skipped["unreadable"].append(rel)
-                    continue
-                if is_binary(data):
-                    skipped["binary"].append(rel)
-                    continue
-                files.append(CorpusFile(rel, blob_id(data), len(data)))
+        files, skipped = list_directory(root, max_bytes)
         return cls(name=name or root.resolve().name, kind="directory", files=files, skipped=skipped,
                    reader=DirReader(root), max_bytes=max_bytes)
 
@@ -196,8 +133,8 @@ class Corpus:
         `binary_cache` (blob id -> is binary) lets a caller walking many commits read each blob once.
         """
         commit = repo.resolve(rev)
-        skipped: dict[str, list[str]] = {r: [] for r in SKIP_REASONS}
-        files = _classify(repo, repo.tree(commit), max_bytes, binary_cache, skipped)
+        skipped = empty_skips()
+        files = list_entries(repo, repo.tree(commit), max_bytes, binary_cache, skipped)
         return cls(name=name or repo_name(repo), kind="git", files=files, skipped=skipped,
                    reader=GitReader(repo), rev=commit, history=History(repo, commit), max_bytes=max_bytes)
 
@@ -217,16 +154,17 @@ class Corpus:
         skips_moved = False
         for path in touched:
             if by_path.pop(path, None) is not None:
-                del files[_find(files, path)]
+                del files[find(files, path)]
             elif reasons.pop(path, None) is not None:
                 skips_moved = True
-        if self.skipped.get("unsafe-name") or _may_clash(files, by_path, entries):
+        if self.skipped.get("unsafe-name") or may_clash(files, by_path, entries):
             # A crafted tree (a path twice, or a file and a folder of one name): whether a path clashes is a
-            # property of the whole tree (`_without_clashes`), so the whole tree is listed. Git never writes one.
+            # property of the whole tree (`_corpus_listing._without_clashes`), so the whole tree is listed.
+            # Git never writes one.
             return Corpus.from_git(repo, commit, max_bytes=self.max_bytes, name=self.name, binary_cache=binary_cache)
-        skipped: dict[str, list[str]] = {r: [] for r in SKIP_REASONS}
-        for f in _classify(repo, entries, self.max_bytes, binary_cache, skipped):
-            files.insert(_find(files, f.path), f)
+        skipped = empty_skips()
+        for f in list_entries(repo, entries, self.max_bytes, binary_cache, skipped):
+            files.insert(find(files, f.path), f)
             by_path[f.path] = f
         for reason, paths in skipped.items():
             reasons.update(dict.fromkeys(paths, reason))
@@ -356,86 +294,6 @@ def _changes(paths: Iterable[str], old: Mapping[str, CorpusFile], new: Mapping[s
         elif a is not None and b is not None and a.blob != b.blob:
             out.append(Change("modified", path, old_blob=a.blob, new_blob=b.blob))
     return out
-
-
-def _may_clash(files: list[CorpusFile], by_path: Mapping[str, CorpusFile], entries: list[TreeEntry]) -> bool:
-    """Whether an entry `at` adds could clash (`_without_clashes`) with another or with a file it keeps: a
-    path listed twice, a file where a folder of kept files is, or a kept file where a folder of it is."""
-    paths = [e.path for e in entries]
-    if len(set(paths)) != len(paths):
-        return True
-    for p in paths:
-        i = _find(files, p + "/")
-        if i < len(files) and files[i].path.startswith(p + "/"):
-            return True
-        if any(p[:i] in by_path for i, c in enumerate(p) if c == "/"):
-            return True
-    new = set(paths)
-    return any(p[:i] in new for p in paths for i, c in enumerate(p) if c == "/")
-
-
-def _find(files: list[CorpusFile], path: str) -> int:
-    """Where `path` is, or belongs, in files sorted by path bytes."""
-    return bisect.bisect_left(files, path_key(path), key=lambda f: path_key(f.path))
-
-
-def _classify(repo: Repo, entries: Iterable[TreeEntry], max_bytes: int, binary_cache: dict[str, bool] | None,
-              skipped: dict[str, list[str]]) -> list[CorpusFile]:
-    """The tree entries a corpus indexes; every other one appended to `skipped` under its reason. Blobs not
-    in `binary_cache` are read once to sniff them."""
-    candidates: list[CorpusFile] = []
-    for e in entries:
-        if not _safe_path(e.path):
-            skipped["unsafe-name"].append(e.path)
-        elif e.type == "commit":
-            skipped["submodule"].append(e.path)
-        elif e.mode == "120000":
-            skipped["symlink"].append(e.path)
-        elif e.size is not None and e.size > max_bytes:
-            skipped["too-large"].append(e.path)
-        else:
-            candidates.append(CorpusFile(e.path, e.oid, e.size or 0))
-    candidates = _without_clashes(candidates, skipped["unsafe-name"])
-    cache = binary_cache if binary_cache is not None else {}
-    unknown = sorted({f.blob for f in candidates if f.blob not in cache})
-    missing: set[str] = set()
-    for oid, data in repo.read_blobs(unknown):
-        if data is None:
-            missing.add(oid)
-        else:
-            cache[oid] = is_binary(data)
-    files = []
-    for f in candidates:
-        if f.blob in missing:
-            skipped["missing-object"].append(f.path)
-        elif cache[f.blob]:
-            skipped["binary"].append(f.path)
-        else:
-            files.append(f)
-    return files
-
-
-def _without_clashes(files: list[CorpusFile], skipped: list[str]) -> list[CorpusFile]:
-    """`files` less every path a crafted tree lists twice (a duplicate entry, or a name holding `/` that
-    repeats a nested path) or as both a file and a folder (`a` and `a/b`): no directory can hold both, so
-    materialising them would fail half-way, and which copy an engine saw would depend on the reader. All
-    copies are skipped (as unsafe names), so the choice never depends on order. Git's own fsck calls these
-    trees broken (duplicateEntries); a tree git writes never has one."""
-    seen: dict[str, int] = {}
-    for f in files:
-        seen[f.path] = seen.get(f.path, 0) + 1
-    folders = {f.path[:i] for f in files for i, c in enumerate(f.path) if c == "/"}
-    both = {p for p in seen if p in folders}  # a file, and a folder of files under the same name
-    clash = {p for p, n in seen.items() if n > 1 or p in both
-             or any(p[:i] in both for i, c in enumerate(p) if c == "/")}
-    if not clash:
-        return files
-    skipped.extend(sorted((f.path for f in files if f.path in clash), key=path_key))
-    return [f for f in files if f.path not in clash]
-
-
-def _safe_path(path: str) -> bool:
-    return all(unsafe_name_reason(part) is None for part in path.split("/"))
 
 
 def repo_name(repo: Repo) -> str:
