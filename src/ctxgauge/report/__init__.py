@@ -6,9 +6,9 @@
 
 The model (`_model`) is sections of tables and figures, each naming the runs it comes from. Each suite is
 read through its entry in the one registry of suite views (`_views`: section, leaderboard attempts,
-per-item rows); the suites' parts live in their own modules (`_retrieval`, `_determinism`, `_qa`). Reports
-read typed run records (`ctxgauge.records`) only: nothing here runs an engine or a model, and nothing
-here knows the export that publishes it.
+per-item rows); the suites' parts live in their own modules (`_retrieval`, `_determinism`, `_qa` and
+`_qa_rows`). Reports read typed run records (`ctxgauge.records`) only: nothing here runs an engine or a
+model, and nothing here knows the export that publishes it.
 
     cli ─▶ export ─▶ report ─▶ records
 """

@@ -21,6 +21,7 @@ from typing import Callable, Sequence
 from ctxgauge.records import RunRef, Shape, declare_shapes
 import ctxgauge.report._determinism as _determinism
 import ctxgauge.report._qa as _qa
+import ctxgauge.report._qa_rows as _qa_rows
 import ctxgauge.report._retrieval as _retrieval
 from ctxgauge.report._common import dnf_note
 from ctxgauge.report._leaderboard import Attempt, Value
@@ -127,10 +128,10 @@ VIEWS: dict[str, SuiteView] = {
                        results_shape=_retrieval.RESULTS_SHAPE, unit_shape=_retrieval.UNIT_SHAPE),
     "determinism": SuiteView("Determinism: is the context the same every time?", _determinism.section,
                              _determinism.leaderboard, results_shape=_determinism.RESULTS_SHAPE),
-    "qa": SuiteView("QA: does the context help a model answer?", _qa.section, _qa.leaderboard,
-                    verdicts=_qa.item_rows, attempts=_qa.repetitions, comparable=_qa.comparable,
-                    run_rows=_qa.run_rows, adoption=_qa.adoption, rate_tables=_qa.rate_tables,
-                    scorers=_qa.scorers, spec_shape=_qa.SPEC_SHAPE, results_shape=_qa.RESULTS_SHAPE,
+    "qa": SuiteView("QA: does the context help a model answer?", _qa.section, _qa_rows.leaderboard,
+                    verdicts=_qa_rows.item_rows, attempts=_qa_rows.repetitions, comparable=_qa_rows.comparable,
+                    run_rows=_qa_rows.run_rows, adoption=_qa_rows.adoption, rate_tables=_qa_rows.rate_tables,
+                    scorers=_qa_rows.scorers, spec_shape=_qa.SPEC_SHAPE, results_shape=_qa.RESULTS_SHAPE,
                     unit_shape=_qa.UNIT_SHAPE),
 }
 """Suite name -> its view, in the order the report draws the sections."""
