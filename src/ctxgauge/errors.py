@@ -26,3 +26,6 @@ EXIT_UNFINISHED = 6
 """Exit code of a run that did not finish (DESIGN.md's table): some units are gaps; --resume fills them."""
 EXIT_NOTHING_MEASURED = 7
 """Exit code of a run that measured nothing: every unit failed or was skipped."""
+EXIT_INTERNAL = 70
+"""Exit code of an internal error (a bug in ctxgauge, sysexits' EX_SOFTWARE): never 1, which reads as a failed
+gate, nor 2, which blames the input. The CLI writes the traceback to a log file and names it in one line."""

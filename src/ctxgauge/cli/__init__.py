@@ -1,7 +1,8 @@
 """The `ctxgauge` command: one Typer app, one module per sub-command, each a thin layer over the API.
 
 Sub-command modules import their heavy dependencies inside the command function, so `--help` stays
-instant. Every user error (ctxgauge.errors.UserError) becomes one line on stderr and exit code 2.
+instant. Every user error (ctxgauge.errors.UserError) becomes one line on stderr and exit code 2; any other
+exception is a bug: one line naming a log file that holds its traceback, and exit code 70.
 """
 
 from __future__ import annotations
@@ -11,12 +12,32 @@ from pathlib import Path
 from typing import Optional
 
 import typer
+from typer.core import TyperGroup
+from typer.exceptions import TyperException
 
 from ctxgauge.cli import (
     battery, cache, cases, check, demo, determinism, engines, export, fingerprint, qa, query, replay, report, runs,
 )
+from ctxgauge.cli._common import crash
+from ctxgauge.errors import EngineError, UserError
+
+
+class _Root(TyperGroup):
+    """The root command: an unexpected exception in any sub-command is a bug, so it becomes `crash` (exit 70,
+    its traceback in a log file named in one line) here, once for every command and for `CliRunner` alike.
+    What the user can mend, and Typer's own exits and usage errors, pass on unchanged."""
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except (UserError, EngineError, TyperException, typer.Exit, typer.Abort):
+            raise
+        except Exception as exc:
+            crash(exc)
+
 
 app = typer.Typer(
+    cls=_Root,
     name="ctxgauge",
     help="Measure AI context engines: is it right, is it the same every time, does it help a model answer.",
     no_args_is_help=True,
@@ -56,7 +77,6 @@ def _root(
 
 def main() -> None:
     """Entry point of the `ctxgauge` script and `python -m ctxgauge`."""
-    from ctxgauge.errors import EngineError, UserError
     from ctxgauge.cli._common import fail
 
     try:

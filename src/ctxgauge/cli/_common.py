@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
-from typing import Any
+from typing import Any, NoReturn
 
+import typer
 from rich.console import Console
 from rich.markup import escape
 
-from ctxgauge.errors import EXIT_NOTHING_MEASURED, EXIT_UNFINISHED  # noqa: F401 (the one table)
+from ctxgauge.errors import EXIT_INTERNAL, EXIT_NOTHING_MEASURED, EXIT_UNFINISHED  # noqa: F401 (the one table)
 
 console = Console(highlight=False)
 err_console = Console(stderr=True, highlight=False)
@@ -37,6 +39,31 @@ def fail(message: str, code: int = 2) -> None:
     read as markup, never split over lines)."""
     err_console.print(f"[bold red]error:[/] {plain(message)}", soft_wrap=True)
     raise SystemExit(code)
+
+
+def crash(exc: BaseException) -> NoReturn:
+    """A bug in ctxgauge: its traceback to a log file in the temporary directory, one line naming the file, and
+    exit EXIT_INTERNAL. Python's own exit for an uncaught exception, 1 with the traceback on the terminal,
+    would read as a failed gate. The log holds the version and the traceback only (no argument: one may be a
+    secret). When no log file can be written the traceback goes to stderr instead, so it is never lost."""
+    import tempfile
+    import traceback
+
+    import ctxgauge
+
+    text = f"ctxgauge {ctxgauge.__version__}, Python {sys.version.split()[0]}\n\n" + "".join(
+        traceback.format_exception(type(exc), exc, exc.__traceback__))
+    try:
+        fd, log = tempfile.mkstemp(prefix="ctxgauge-crash-", suffix=".log")
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        where = f"the traceback is in {log}"
+    except OSError:
+        err_console.print(text, markup=False, highlight=False)
+        where = "the traceback is above"
+    err_console.print(f"[bold red]error:[/] internal error: {plain(type(exc).__name__)}: {plain(exc)} (a bug in "
+                      f"ctxgauge; {plain(where)}; please report it)", soft_wrap=True)
+    raise typer.Exit(EXIT_INTERNAL)
 
 
 MISSES_HELP = ("List every missed request: its expected files, the rank where each landed (or 'not in the top N'), "

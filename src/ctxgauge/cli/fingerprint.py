@@ -2,27 +2,24 @@
 
 `compare` exits with its verdict's code, one per verdict, so CI scripts can branch on it:
 PASS and PASS (UNVERIFIED) 0, FAIL 1, usage error 2, INCONCLUSIVE 3, NOT COMPARABLE 4, REFUSED 5.
-A crash (a bug in ctxgauge, not a verdict) exits with CRASH_EXIT (70, sysexits' EX_SOFTWARE), never with a
-code a verdict owns: Python's own uncaught-exception code, 1, would read as FAIL.
+A crash (a bug in ctxgauge, not a verdict) exits with CRASH_EXIT (70, sysexits' EX_SOFTWARE, as every command
+does: `ctxgauge.cli._Root`), never with a code a verdict owns: Python's own uncaught-exception code, 1,
+would read as FAIL.
 `verify` exits 0 when the signature holds, 1 when it does not, 2 for a missing or malformed file.
 """
 
 from __future__ import annotations
 
-import functools
-import traceback
 from pathlib import Path
-from typing import Any, Callable, Optional, TypeVar
+from typing import Any, Optional
 
 import typer
 
 from ctxgauge.cli._common import console, err_console, plain, print_json
+from ctxgauge.errors import EXIT_INTERNAL
 
-CRASH_EXIT = 70
+CRASH_EXIT = EXIT_INTERNAL
 """Exit code of an unexpected error inside these commands (distinct from every verdict's code)."""
-
-_F = TypeVar("_F", bound=Callable[..., Any])
-
 
 def register(app: typer.Typer) -> None:
     app.command("compare")(compare)
@@ -31,26 +28,6 @@ def register(app: typer.Typer) -> None:
     app.command("keygen")(keygen)
 
 
-def _no_crash_code_clash(fn: _F) -> _F:
-    """Turn an unexpected exception into exit CRASH_EXIT with one line (and the traceback on stderr)."""
-
-    @functools.wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        from ctxgauge.errors import UserError
-
-        try:
-            return fn(*args, **kwargs)
-        except (UserError, typer.Exit, SystemExit, KeyboardInterrupt):
-            raise
-        except Exception as exc:  # a bug must not exit 1, which is FAIL
-            err_console.print(traceback.format_exc(), markup=False, highlight=False)
-            err_console.print(f"[bold red]error:[/] internal error: {type(exc).__name__}: {plain(exc)}", soft_wrap=True)
-            raise typer.Exit(CRASH_EXIT) from None
-
-    return wrapper  # type: ignore[return-value]
-
-
-@_no_crash_code_clash
 def compare(
     a: Path = typer.Argument(..., help="A fingerprint file (ours or ContextBenchmark's, format 1 or 2)."),
     b: Path = typer.Argument(..., help="The fingerprint to compare it with, from another machine."),
@@ -85,7 +62,6 @@ def _render_comparison(result: Any, a: Path, b: Path) -> None:
         console.print(f"  ... and {len(shown) - 10} more (--json lists every query)")
 
 
-@_no_crash_code_clash
 def sign(
     fingerprint: Path = typer.Argument(..., help="The fingerprint file to sign (its exact bytes are signed)."),
     key: Path = typer.Option(..., "--key", help="Ed25519 private key, PEM (from `ctxgauge keygen`)."),
@@ -104,7 +80,6 @@ def sign(
     console.print(plain(f"signed {fingerprint} -> {sig} (key {public[:16]}...)"), soft_wrap=True)
 
 
-@_no_crash_code_clash
 def verify(
     fingerprint: Path = typer.Argument(..., help="The fingerprint file to check."),
     signature: Optional[Path] = typer.Option(None, "--signature", help="Signature file (default <file>.sig)."),
@@ -132,7 +107,6 @@ def verify(
     console.print(f"[bold green]VALID[/] {plain(fingerprint)}: unchanged since signed by {plain(who)}", soft_wrap=True)
 
 
-@_no_crash_code_clash
 def keygen(
     directory: Path = typer.Argument(..., help="Folder for the key pair (created if missing)."),
     name: str = typer.Option("ctxgauge-signing", "--name", help="Base name of the key files."),
