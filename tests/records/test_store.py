@@ -144,3 +144,10 @@ def test_cli_runs_list_and_show(runs):
     assert shown["integrity"] == {"units.jsonl": "changed"}
     r = _cli("runs", "show", "nope", "--runs-dir", str(runs))
     assert r.returncode == 2 and "no run with that path or id" in r.stderr
+
+
+def test_cli_runs_show_without_a_runs_dir_names_the_run_asked_for(tmp_path):
+    # It said only "ctxgauge-runs: no such directory of runs", never naming the run the user gave.
+    r = _cli("runs", "show", str(tmp_path / "gone"), cwd=tmp_path)
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert f"{tmp_path / 'gone'}: no such run directory" in r.stderr and "--runs-dir" in r.stderr

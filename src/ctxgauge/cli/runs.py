@@ -68,6 +68,9 @@ def show(
     if (path / RUN_FILE).is_file():
         record = read_run(path)
     else:
+        if not runs_dir.is_dir():  # else the one line would name only --runs-dir's default, not RUN
+            raise UserError(f"{run}: no such run directory, and no directory of runs {runs_dir} to look its id "
+                            "up in (give a run directory, or --runs-dir)")
         with ResultsStore.open(runs_dir) as store:
             row = store.get(run)
         if row is None:

@@ -36,7 +36,8 @@ class Repo:
         try:
             out = run_git(p, ["rev-parse", "--git-dir"]).decode("utf-8", "surrogateescape").strip()
         except UserError:
-            raise UserError(f"{path}: not a git repository (give a directory without --rev, or a git repository)")
+            raise UserError(f"{path}: not a git repository (this needs its history: give a git clone, work tree "
+                            "or bare repository)")
         git_dir = Path(out)
         self.git_dir = git_dir if git_dir.is_absolute() else (p / git_dir).resolve()
         self.path = p
