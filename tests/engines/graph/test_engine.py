@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -13,8 +14,9 @@ from ctxgauge.engines import check_engine
 from ctxgauge.corpora import Change, Corpus
 from ctxgauge.engines import get_engine
 from ctxgauge.engines.graph._parse import SourceParser
-from ctxgauge.engines.graph._rank import bm25, personalised_pagerank, postings
+from ctxgauge.engines.graph._rank import Field, bm25, personalised_pagerank, postings
 from ctxgauge.engines.graph import GraphEngine
+from ctxgauge.engines._tokens import code_tokens
 from ctxgauge.errors import UserError
 from ctxgauge.git import Repo
 
@@ -114,7 +116,9 @@ def test_definitions_read_the_artifact_and_stay_one_object_until_it_changes(corp
 CHANGES: dict[str, dict[str, str | None]] = {
     "modify": {"billing/ledger.py": "def post_entry(account, amount):\n    pass\n\ndef reverse_entry(e):\n    pass\n"},
     "add": {"billing/refund.py": "from .invoice import compute_invoice_total\ndef refund(): pass\n"},
-    "delete": {"billing/ledger.py": None},  # invoice.py's import of it becomes unresolved
+    "delete": {"billing/ledger.py": None},
+    # a body changes and no name does: only the content field moves
+    "body": {"billing/ledger.py": "def post_entry(account, amount):\n    return journal.append(amount)\n"},  # invoice.py's import of it becomes unresolved
     "manifest": {"go.mod": "module example.com/store\n"},  # resolution changes with no source file changed
 }
 
@@ -208,8 +212,11 @@ def test_imported_file_outranks_an_unrelated_weak_match(tmp_path):
     }
     out = tmp_path / "out"
     GraphEngine().build(Corpus.from_directory(write(tmp_path / "src", files)), out)
-    paths = [h.path for h in GraphEngine().query(out, "checkout basket", 10)]
+    # The spread against prose weighted below code. (At the defaults, tuned on labels where manifests and
+    # READMEs are often the answer, text files count 1.5x and this one-word mention ranks second.)
+    paths = [h.path for h in GraphEngine(text_weight=0.5).query(out, "checkout basket", 10)]
     assert paths.index("shop/pricing.py") < paths.index("shop/notes.md")
+    assert GraphEngine(text_weight=0.5, graph_weight=0.0).query(out, "checkout basket", 10)[-1].path == "shop/notes.md"
 
 
 def test_stemming_meets_inflections(corpus, tmp_path):
@@ -220,8 +227,9 @@ def test_stemming_meets_inflections(corpus, tmp_path):
         GraphEngine(stem=stem).build(corpus, out)
         hits = GraphEngine(stem=stem).query(out, "rendering pages", 3)
         assert (hits[0].path if hits else None) == expected
-    terms = json.loads(artifact(tmp_path / "stem-True"))["terms"]
-    assert "render" in terms and "invoic" in terms and "invoice" not in terms
+    fields = json.loads(artifact(tmp_path / "stem-True"))["fields"]
+    assert "render" in fields["names"]["terms"] and "invoic" in fields["names"]["terms"]
+    assert "invoice" not in fields["names"]["terms"] and "invoice" not in fields["content"]["terms"]
 
 
 def test_query_returns_at_most_k_corpus_files(corpus, tmp_path):
@@ -258,8 +266,11 @@ def test_personalised_pagerank_closed_form():
 
 def test_bm25_by_formula():
     docs = [{"fee": 2, "loan": 1}, {"loan": 3}, {"book": 1}]
-    index = postings(docs)
-    assert index == {"book": [[2, 1]], "fee": [[0, 2]], "loan": [[0, 1], [1, 3]]}
+    stored = postings(docs)
+    assert stored == {"terms": ["book", "fee", "loan"], "offsets": [0, 1, 2, 4], "docs": [2, 0, 0, 1],
+                      "tf": [1, 2, 1, 3]}
+    index = Field(stored)
+    assert "loan" in index and "cat" not in index and index.get("cat") is None
     lengths = np.array([3.0, 3.0, 1.0])
     groups = np.array([0, 0, 1])  # the third document is judged against its own group's mean length
     k1, b = 1.2, 0.75
@@ -284,3 +295,34 @@ def test_keeps_the_engine_contract(tmp_path, repo_builder):
     failed = [c for c in report.checks if c.status == "fail"]
     assert not failed, failed
     repo.close()
+
+
+def test_content_counts_equal_the_tokens_of_the_decoded_text():
+    import Stemmer
+
+    data = "def parseHTTPRequest_v2(x):\n    return fees_total + computeOverdueFee(x)  # caf\u00e9 r\u00e9sum\u00e9\n".encode()
+    data += b"\xff\xfe broken bytes_here"
+    for stem in (True, False):
+        engine = GraphEngine(stem=stem)
+        tokens = code_tokens(data.decode("utf-8", "replace"))
+        want = Counter(Stemmer.Stemmer("english").stemWords(tokens) if stem else tokens)
+        assert engine._content_counts(data) == want
+        assert engine._content_counts(data) == want  # the second time from the per-word memo
+
+
+def test_words_only_in_a_body_find_the_code_file(tmp_path):
+    # No path or definition name holds "journal" or "reconcile": only the content field can find ledger.py.
+    # A README holding both words more often ranks above it unless text files are weighted down.
+    files = {
+        "billing/ledger.py": "def post_entry(account, amount):\n    journal.reconcile(account, amount)\n",
+        "billing/invoice.py": "def compute_invoice_total(lines):\n    pass\n",
+        "README.md": "# Shop\nThe journal is reconciled nightly: reconcile journal.\n",
+    }
+    out = tmp_path / "out"
+    GraphEngine().build(Corpus.from_directory(write(tmp_path / "src", files)), out)
+    paths = [h.path for h in GraphEngine().query(out, "reconcile the journal", 10)]
+    assert paths == ["README.md", "billing/ledger.py"]
+    demoted = [h.path for h in GraphEngine(text_weight=0.5).query(out, "reconcile the journal", 10)]
+    assert demoted == ["billing/ledger.py", "README.md"]
+    without = [h.path for h in GraphEngine(content_weight=0.0).query(out, "reconcile the journal", 10)]
+    assert without == []  # names and paths alone: no file holds either word there

@@ -2,15 +2,14 @@
 
 Build. Every file in Python, JavaScript, TypeScript, Go, Java or Rust is parsed with its tree-sitter
 grammar into raw imports and top-level definitions (`_parse`); imports are resolved to corpus files
-(`_resolve`), giving directed edges importer -> imported. Each file gets a small lexical document:
-its path tokens repeated `path_weight` times plus the split tokens of its definition names
-(`Store.getUser` -> store, get, user, getuser). Files in other languages (Markdown, YAML, JSON ...) have no
-definitions, so their document is path tokens plus content tokens, and their lexical score is multiplied
-by `text_weight` (< 1: prose mentions many words a request carries without being the file to change).
+(`_resolve`), giving directed edges importer -> imported. Each file gets two lexical fields: `names`, its
+path tokens repeated `path_weight` times plus the split tokens of its definition names (`Store.getUser` ->
+store, get, user, getuser; files in other languages, Markdown, YAML, JSON ..., have no definitions), and
+`content`, the tokens of its whole text (the same tokens bm25 indexes).
 
 Query. With request terms `q` (code_tokens, Snowball-stemmed when `stem`):
-  lex_i   = BM25(q, doc_i) (k1, b; length normalised within code and text documents separately)
-            times `text_weight` for text documents
+  lex_i   = BM25(q, names_i) + content_weight * BM25(q, content_i)   (k1, b; each field length
+            normalised within code and text files separately), times `text_weight` for text files
   seed_i  = lex_i / sum(lex)
   ppr     = personalised PageRank with restart distribution `seed` and continuation `damping`, over the
             edges importer -> imported with weight `forward` and imported -> importer with weight
@@ -22,24 +21,31 @@ Query. With request terms `q` (code_tokens, Snowball-stemmed when `stem`):
 Files scoring 0 are dropped; ties are broken by path (`rank`). Sums go through math.fsum and scatter-adds
 through np.bincount, so a query gives the same bits on every run and machine.
 
-Defaults, measured: 200 commits each of google/gson (Java), pola-rs/polars (Rust, Python),
-pydantic/pydantic (Python) and vitejs/vite (TypeScript, JavaScript), the subject (conventional prefix and
-PR number removed) as the request, the files the commit modified, deleted or renamed as expected, the
-parent tree as the corpus. Against unstemmed lexical scoring alone (hit@10 / recall@10 / MRR: gson
-.825/.641/.602, polars .665/.423/.362, pydantic .635/.470/.364, vite .410/.228/.210), stemming plus
-the spread at the defaults gives .840/.663/.616, .685/.452/.401, .650/.476/.374 and .420/.234/.223:
-better on every repository and metric. Stemming alone helped polars most (recall +3 points) and
-vite not at all; the spread helped vite most (hit@10 +4.5 over stemmed lexical) and polars not at all.
-Damping in-degree (degree_exponent 0.5) lifted polars' hit@10 to .735 but cost vite 4.5 points, so it
-is off. text_weight 0.25 helped polars and vite and cost gson and pydantic more.
+Defaults, chosen on the TUNE half of benchmarks/quality_split.json only (replay of ripgrep, axios, caddy,
+zod and pydantic, the 30 newest eligible commits each, 150 requests; no report repository was read):
+three grids (query parameters only; /tmp harness querying one held artifact per commit, rule: pooled
+hit@5, then MRR) over content_weight 0-3, text_weight .25-2, graph_weight 0-.5 and b .75/.9. Chosen:
+content_weight 1, text_weight 1.5, graph_weight .2, b .9: hit@5 .667, MRR .440 (bm25 .560 / .341), a flat
+region (content_weight .75-1.25, text_weight 1.25-1.5, graph_weight .1-.3 all give hit@5 .647-.667).
+text_weight above 1 is what the labels ask for: manifests, lockfiles, READMEs and workflows (files
+without a grammar) are the whole answer of 55 of the 150 tune commits. Without the content field
+(content_weight 0) graph had no code candidate for requests whose words live in function bodies; with it
+but prose demoted (text_weight .5) hit@5 was .553. graph_weight .2 beat 0 (.667 vs .633 at the chosen
+rest). k1 1.2, path_weight 2, damping .5, forward/backward 1 and degree_exponent 0 were kept, not
+re-measured.
+Until session 10 the document of a code file was its names only and a text file's was its whole text, so
+prose and data outranked code whenever a request's words were in bodies, not names (graph hit@5 .473
+against bm25's .560 on the same 150 requests); the content field is the fix.
 
 Artifact `graph.json` (canonical JSON, sorted keys, no time, no absolute path): per file its path, blob,
-language, definitions, raw imports, resolved imports and document length; the edges as index pairs; the
-postings (term -> [[file index, term frequency]]); the build summary; and a fingerprint of the parser
-(extraction source and grammar versions). Parse results are cached per blob on the engine object (and
-read back by `update` from an existing artifact with the same parser fingerprint), so an update parses
-only new blobs; resolution and the documents are then derived again from the whole file set, which
-leaves the artifact byte-identical to a fresh build of the new corpus.
+language, definitions, raw imports, resolved imports and both fields' lengths; the edges as index pairs;
+each field's postings in compressed-column form (`_rank.postings`); the build summary; and a fingerprint
+of the parser (extraction source and grammar versions). Parse results and content counts are cached per
+blob on the engine object (parses are also read back by `update` from an existing artifact with the same
+parser fingerprint, and shared through the work cache), so an update parses and tokenises only new blobs;
+resolution and the fields are then derived again from the whole file set, which leaves the artifact
+byte-identical to a fresh build of the new corpus. The artifact a build writes is also kept in memory for
+queries (what reading it back gives), so a replay step does not parse its own JSON again.
 """
 
 from __future__ import annotations
@@ -58,28 +64,29 @@ from ctxgauge._io import canonical_json, write_text_atomic
 from ctxgauge.corpora import Change, Corpus
 from ctxgauge.engines._base import Engine, Hit, rank
 from ctxgauge.engines._spec import Param
-from ctxgauge.engines._tokens import code_tokens, path_tokens
+from ctxgauge.engines._tokens import code_tokens, path_tokens, word_counts, word_tokens
 
-FORMAT = "ctxgauge-graph/1"
+FORMAT = "ctxgauge-graph/2"
 LANGUAGES = ("python", "javascript", "typescript", "go", "java", "rust")
 
 
 class GraphEngine(Engine):
-    """Lexical matching on paths and definition names, spread along resolved imports by personalised
-    PageRank (see the module docstring for the exact score)."""
+    """Lexical matching on paths and definition names and, weighted apart, file content, spread along
+    resolved imports by personalised PageRank (see the module docstring for the exact score)."""
 
     kind = "graph"
     defaults = {
         "k1": Param(1.2, ge=0),  # BM25 term-frequency saturation
-        "b": Param(0.75, ge=0, le=1),  # BM25 length normalisation
-        "path_weight": Param(2, ge=0),  # times a file's path tokens count in its document
-        "text_weight": Param(0.5, ge=0),  # multiplier on the lexical score of files without a grammar
+        "b": Param(0.9, ge=0, le=1),  # BM25 length normalisation
+        "path_weight": Param(2, ge=0),  # times a file's path tokens count in its names field
+        "content_weight": Param(1.0, ge=0),  # weight of the content field's BM25 beside the names field's
+        "text_weight": Param(1.5, ge=0),  # multiplier on the lexical score of files without a grammar
         "damping": Param(0.5, ge=0, le=1),  # probability of following an edge instead of restarting at the seeds
         "forward": Param(1.0, ge=0),  # weight of importer -> imported
         "backward": Param(1.0, ge=0),  # weight of imported -> importer
         "iterations": Param(50, ge=1),  # most PageRank steps
         "tolerance": Param(1e-10, gt=0),  # stop once a step changes the scores by less than this (L1)
-        "graph_weight": Param(0.35, ge=0, le=1),  # share of the final score taken from PageRank
+        "graph_weight": Param(0.2, ge=0, le=1),  # share of the final score taken from PageRank
         "degree_exponent": Param(0.0, ge=0),  # PageRank divided by (1 + in-degree) ** this before mixing
         "stem": True,  # Snowball (English) stemming of every token, request and documents alike
     }
@@ -97,7 +104,8 @@ class GraphEngine(Engine):
         self._parsed: dict[tuple[str, str], Any] = {}  # (grammar, blob) -> Parsed
         self._def_tokens: dict[tuple[str, str], Counter] = {}  # (grammar, blob) -> definition token counts
         self._path_docs: dict[str, Counter] = {}  # path -> its weighted path tokens
-        self._text: dict[str, Counter] = {}  # blob -> content token counts of a file without a grammar
+        self._content: dict[str, Counter] = {}  # blob -> its content token counts (stemmed when `stem`)
+        self._word_terms: dict[bytes, tuple[str, ...]] = {}  # word -> its tokens as indexed
         self._manifests: dict[str, str] = {}  # blob -> text of a go.mod / Cargo.toml / package.json
         self._resolver: tuple[tuple, Any] | None = None  # (path set and manifest blobs, Resolver)
         self._loaded: tuple[tuple, dict] | None = None  # ((path, inode, mtime, size), artifact) last queried
@@ -129,30 +137,29 @@ class GraphEngine(Engine):
 
     # -- build ------------------------------------------------------------------------------------------
     def _read(self, corpus: Corpus) -> None:
-        """Parse, tokenise and read manifests for the blobs not cached yet, in one pass over the corpus."""
+        """Parse, tokenise (every file's content) and read manifests for the blobs not cached yet, in one
+        pass over the corpus."""
         from ctxgauge.engines.graph._parse import Parsed, SourceParser, grammar_of
         from ctxgauge.engines.graph._resolve import is_manifest
 
         todo = {}
         for f in corpus.files:
             grammar = grammar_of(f.path)
-            if grammar is not None and (grammar, f.blob) not in self._parsed \
-                    or grammar is None and f.blob not in self._text \
+            if grammar is not None and (grammar, f.blob) not in self._parsed or f.blob not in self._content \
                     or is_manifest(f.path) and f.blob not in self._manifests:
                 todo.setdefault(f.path, f)
         if not todo:
             return
         stage = self._parse_stage()
-        if stage is not None:  # parses from the work cache; a file is read only for what is still missing
-            for path, f in list(todo.items()):
+        if stage is not None:  # parses from the work cache (the content is read from the file in any case)
+            for f in todo.values():
                 grammar = grammar_of(f.path)
-                if grammar is None or is_manifest(f.path) or (grammar, f.blob) in self._parsed:
+                if grammar is None or (grammar, f.blob) in self._parsed:
                     continue
                 payload = stage.get(hashlib.sha256(f"{grammar}\0{f.blob}".encode()).hexdigest())
                 if payload is not None:
                     imports, definitions = json.loads(payload)
                     self._parsed[(grammar, f.blob)] = Parsed(tuple(imports), tuple(definitions))
-                    del todo[path]
         if self._parser is None:
             self._parser = SourceParser()
         for f, data in corpus.iter_bytes(list(todo.values())):
@@ -164,10 +171,28 @@ class GraphEngine(Engine):
                         stage.put(hashlib.sha256(f"{grammar}\0{f.blob}".encode()).hexdigest(),
                                   json.dumps([list(parsed.imports), list(parsed.definitions)],
                                              ensure_ascii=False).encode())
-            elif f.blob not in self._text:
-                self._text[f.blob] = Counter(self._tokens(code_tokens(data.decode("utf-8", "replace"))))
+            if f.blob not in self._content:
+                self._content[f.blob] = self._content_counts(data)
             if is_manifest(f.path):
                 self._manifests[f.blob] = data.decode("utf-8", "replace")
+
+    def _content_counts(self, data: bytes) -> Counter:
+        """`Counter(self._tokens(code_tokens(data.decode("utf-8", "replace"))))`, made per distinct word
+        (`word_counts`): each word is split and stemmed once per engine object, its occurrences added up."""
+        counts = word_counts(data)
+        memo = self._word_terms
+        new = [w for w in counts if w not in memo]
+        if new:
+            split = [word_tokens(w.decode("ascii")) for w in new]
+            tokens = list(dict.fromkeys(t for ts in split for t in ts))
+            stemmed = dict(zip(tokens, self._tokens(tokens)))
+            for w, ts in zip(new, split):
+                memo[w] = tuple(stemmed[t] for t in ts)
+        out: Counter = Counter()
+        for w, n in counts.items():
+            for t in memo[w]:
+                out[t] += n
+        return out
 
     def _parse_stage(self):
         """The work cache's stage for one blob's parse under one grammar (None when the cache is off)."""
@@ -215,7 +240,7 @@ class GraphEngine(Engine):
         resolver = self._resolver[1]
         index = {f.path: i for i, f in enumerate(corpus.files)}
         weight = int(self.params["path_weight"])
-        entries, docs, edges = [], [], set()
+        entries, names, contents, edges = [], [], [], set()
         path_docs = self._path_docs
         stats = {lang: {"files": 0, "imports": 0, "resolved": 0} for lang in LANGUAGES}
         for i, f in enumerate(corpus.files):
@@ -224,9 +249,7 @@ class GraphEngine(Engine):
             doc = Counter(path_docs[f.path])
             grammar, language = grammar_of(f.path), language_of(f.path)
             entry: dict[str, Any] = {"path": f.path, "blob": f.blob, "language": language}
-            if grammar is None:
-                doc.update(self._text[f.blob])
-            else:
+            if grammar is not None:
                 parsed = self._parsed[(grammar, f.blob)]
                 resolved: set[str] = set()
                 st = stats[language]
@@ -242,9 +265,12 @@ class GraphEngine(Engine):
                 edges.update((i, j) for j in targets)
                 entry.update(definitions=list(parsed.definitions), imports=list(parsed.imports),
                              resolved=[corpus.files[j].path for j in targets])
+            content = self._content[f.blob]
             entry["length"] = sum(doc.values())
+            entry["content_length"] = sum(content.values())
             entries.append(entry)
-            docs.append(doc)
+            names.append(doc)
+            contents.append(content)
         for st in stats.values():
             # Rounded so the summary (also stored in the artifact) is short and reads the same everywhere.
             st["share"] = round(st["resolved"] / st["imports"], 4) if st["imports"] else None
@@ -260,10 +286,12 @@ class GraphEngine(Engine):
             "params": self.params,
             "files": entries,
             "edges": [list(e) for e in sorted(edges)],
-            "terms": postings(docs),
+            "fields": {"names": postings(names), "content": postings(contents)},
             "summary": summary,
         }
-        write_text_atomic(Path(out_dir) / self.artifact_file, canonical_json(artifact) + "\n")
+        target = Path(out_dir) / self.artifact_file
+        write_text_atomic(target, canonical_json(artifact) + "\n")
+        self._keep(target, artifact)
         return summary
 
     def update(self, out_dir: Path, corpus: Corpus, changes: Sequence[Change]) -> dict:
@@ -296,19 +324,33 @@ class GraphEngine(Engine):
         # The inode changes on every atomic rewrite, so an update within one mtime tick is still seen.
         key = (str(path.resolve()), st.st_ino, st.st_mtime_ns, st.st_size)
         if self._loaded is None or self._loaded[0] != key:
-            import numpy as np
-
             with open(path, encoding="utf-8") as fh:
-                data = json.load(fh)
-            files = data["files"]
-            edges = np.asarray(data["edges"], dtype=np.int64).reshape(-1, 2)
-            data["_paths"] = [f["path"] for f in files]
-            data["_lengths"] = np.asarray([f["length"] for f in files], dtype=np.float64)
-            data["_text"] = np.asarray([f["language"] is None for f in files], dtype=bool)
-            data["_edges"] = (edges[:, 0], edges[:, 1])
-            data["_in_degree"] = np.bincount(edges[:, 1], minlength=len(files)).astype(np.float64)
-            self._loaded = (key, data)
+                self._loaded = (key, self._prepared(json.load(fh)))
         return self._loaded[1]
+
+    def _keep(self, path: Path, artifact: dict) -> None:
+        """Hold the artifact just written for queries: what reading it back would give (canonical JSON of
+        lists, strings, ints and None reads back as equal values), without parsing it again."""
+        st = os.stat(path)
+        self._loaded = ((str(path.resolve()), st.st_ino, st.st_mtime_ns, st.st_size), self._prepared(dict(artifact)))
+
+    @staticmethod
+    def _prepared(data: dict) -> dict:
+        """The artifact with the arrays a query reads (keys starting with `_`)."""
+        import numpy as np
+
+        from ctxgauge.engines.graph._rank import Field
+
+        files = data["files"]
+        edges = np.asarray(data["edges"], dtype=np.int64).reshape(-1, 2)
+        data["_paths"] = [f["path"] for f in files]
+        data["_fields"] = {name: Field(stored) for name, stored in data["fields"].items()}
+        data["_lengths"] = {"names": np.asarray([f["length"] for f in files], dtype=np.float64),
+                            "content": np.asarray([f["content_length"] for f in files], dtype=np.float64)}
+        data["_text"] = np.asarray([f["language"] is None for f in files], dtype=bool)
+        data["_edges"] = (edges[:, 0], edges[:, 1])
+        data["_in_degree"] = np.bincount(edges[:, 1], minlength=len(files)).astype(np.float64)
+        return data
 
     def definitions(self, out_dir: Path) -> Mapping[str, tuple[str, ...]]:
         """Path -> the top-level names the file defines (tree-sitter definitions, as `_parse` reads them),
@@ -327,12 +369,18 @@ class GraphEngine(Engine):
 
         data = self._load(out_dir)
         paths = data["_paths"]
-        terms = [t for t in dict.fromkeys(self._tokens(code_tokens(text))) if t in data["terms"]]
+        fields = data["_fields"]
+        terms = [t for t in dict.fromkeys(self._tokens(code_tokens(text))) if any(t in f for f in fields.values())]
         if not paths or not terms:
             return []
         p = self.params
         is_text = data["_text"]
-        lex = bm25(terms, data["terms"], data["_lengths"], is_text.astype(np.int64), k1=float(p["k1"]), b=float(p["b"]))
+        groups = is_text.astype(np.int64)
+        k1, b = float(p["k1"]), float(p["b"])
+        lex = bm25(terms, fields["names"], data["_lengths"]["names"], groups, k1=k1, b=b)
+        if float(p["content_weight"]) > 0:
+            lex = lex + float(p["content_weight"]) * bm25(terms, fields["content"], data["_lengths"]["content"],
+                                                          groups, k1=k1, b=b)
         lex = np.where(is_text, lex * float(p["text_weight"]), lex)
         total = math.fsum(lex.tolist())
         if total <= 0:

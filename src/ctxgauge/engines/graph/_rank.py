@@ -1,8 +1,10 @@
-"""Scoring for the graph engine: BM25 over small per-file documents, personalised PageRank over imports.
+"""Scoring for the graph engine: BM25 over per-file fields, personalised PageRank over imports.
 
-Both are plain numpy with a fixed order of operations, so a query gives the same bits on every run:
-element-wise array arithmetic, `np.bincount` (a sequential loop in input order) for every scatter-add, and
-`math.fsum` (exact, so independent of order and of SIMD width) for every sum to a scalar.
+A field (a file's names, a file's content) is stored as postings in compressed-column form: the terms
+sorted, and per term a run of (document index, term frequency) pairs in document order (`postings`,
+`Field`). Both scores are plain numpy with a fixed order of operations, so a query gives the same bits on
+every run: element-wise array arithmetic, `np.bincount` (a sequential loop in input order) for every
+scatter-add, and `math.fsum` (exact, so independent of order and of SIMD width) for every sum to a scalar.
 """
 
 from __future__ import annotations
@@ -13,21 +15,49 @@ from typing import Mapping, Sequence
 import numpy as np
 
 
-def postings(docs: Sequence[Mapping[str, int]]) -> dict[str, list[list[int]]]:
-    """term -> [[document index, term frequency], ...] in document order, terms sorted."""
-    out: dict[str, list[list[int]]] = {}
+def postings(docs: Sequence[Mapping[str, int]]) -> dict[str, list]:
+    """The field of `docs` (term -> frequency per document) as stored in the artifact: `terms` sorted,
+    `offsets` (len(terms) + 1: term j's pairs are positions offsets[j]..offsets[j+1]), and `docs` and `tf`,
+    the pairs in term order, then document order."""
+    by_term: dict[str, list[tuple[int, int]]] = {}
     for i, doc in enumerate(docs):
         for term, tf in doc.items():
-            out.setdefault(term, []).append([i, tf])
-    return {t: out[t] for t in sorted(out)}
+            by_term.setdefault(term, []).append((i, tf))
+    terms = sorted(by_term)
+    offsets, doc_ids, tfs = [0], [], []
+    for t in terms:
+        pairs = by_term[t]
+        doc_ids.extend(i for i, _ in pairs)
+        tfs.extend(n for _, n in pairs)
+        offsets.append(len(doc_ids))
+    return {"terms": terms, "offsets": offsets, "docs": doc_ids, "tf": tfs}
 
 
-def bm25(terms: Sequence[str], index: Mapping[str, list[list[int]]], lengths: np.ndarray, groups: np.ndarray,
+class Field:
+    """One stored field read for queries: term -> (document indices, frequencies) as numpy arrays."""
+
+    def __init__(self, stored: Mapping[str, list]):
+        self._column = {t: j for j, t in enumerate(stored["terms"])}
+        self._offsets = stored["offsets"]
+        self._docs = np.asarray(stored["docs"], dtype=np.int64)
+        self._tf = np.asarray(stored["tf"], dtype=np.float64)
+
+    def __contains__(self, term: str) -> bool:
+        return term in self._column
+
+    def get(self, term: str) -> tuple[np.ndarray, np.ndarray] | None:
+        j = self._column.get(term)
+        if j is None:
+            return None
+        lo, hi = self._offsets[j], self._offsets[j + 1]
+        return self._docs[lo:hi], self._tf[lo:hi]
+
+
+def bm25(terms: Sequence[str], field: Field, lengths: np.ndarray, groups: np.ndarray,
          *, k1: float, b: float) -> np.ndarray:
     """BM25 (idf = ln(1 + (N - df + 0.5) / (df + 0.5)), Lucene's non-negative form) of every document for
     the distinct `terms`. Length normalisation uses the mean length of the document's own group
-    (`groups[i]`, an integer), so short path-and-definition documents are not judged against long
-    Markdown or JSON ones."""
+    (`groups[i]`, an integer), so short code documents are not judged against long Markdown or JSON ones."""
     n = len(lengths)
     scores = np.zeros(n, dtype=np.float64)
     if n == 0:
@@ -39,11 +69,10 @@ def bm25(terms: Sequence[str], index: Mapping[str, list[list[int]]], lengths: np
         avg[members] = mean if mean > 0 else 1.0
     norm = k1 * (1.0 - b + b * lengths / avg)
     for term in sorted(set(terms)):  # fixed term order: float addition is not associative
-        plist = index.get(term)
-        if not plist:
+        found = field.get(term)
+        if found is None:
             continue
-        arr = np.asarray(plist, dtype=np.int64)
-        docs, tf = arr[:, 0], arr[:, 1].astype(np.float64)
+        docs, tf = found
         idf = math.log(1.0 + (n - len(docs) + 0.5) / (len(docs) + 0.5))
         scores[docs] += idf * tf * (k1 + 1.0) / (tf + norm[docs])
     return scores
