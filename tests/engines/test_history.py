@@ -49,6 +49,16 @@ def test_vote_is_the_subject_bm25_over_files_formula() -> None:
     assert "c.py" not in vote
 
 
+def test_hub_divides_a_files_votes_by_its_change_count() -> None:
+    # a.py changes in every commit (a hub): with hub 0.5 its votes shrink by sqrt(3), b.py's (one change) stay.
+    commits = [PastCommit(("parser", "fix"), ("a.py", "b.py"), 0), PastCommit(("render",), ("a.py",), 1),
+               PastCommit(("cache",), ("a.py",), 2)]
+    model = HistoryModel(commits)
+    plain, rare = model.vote(["parser"]), model.vote(["parser"], hub=0.5)
+    assert plain["a.py"] == pytest.approx(plain["b.py"])
+    assert rare == pytest.approx({"a.py": plain["a.py"] / math.sqrt(3), "b.py": plain["b.py"]})
+
+
 def test_prior_halves_every_half_life_counted_in_commits() -> None:
     commits = [PastCommit((), ("a.py",), 0), PastCommit((), ("a.py", "b.py"), 10)]
     prior = HistoryModel(commits, half_life=10).prior()

@@ -14,6 +14,9 @@ Signals (`HistoryModel`), each a path -> score map, 0 where a file has nothing:
 - `vote(terms)`: BM25 (k1 1.2, b 0.75) of the request terms against commit subjects; the `neighbours`
   best-matching commits vote for the files they changed, each vote its subject score divided by the
   square root of the commit's file count (a commit changing one file says more about it than a sweep).
+  With `hub` > 0 a file's votes are divided by (the commits of the window that changed it) ** hub: a file
+  that changes in most commits (a server's central handler, the CI workflow) is among any request's
+  neighbours by chance, and its votes say less.
 - `prior()`: sum over the commits that changed a file of `0.5 ** (age / half_life)`, age in commits.
 - `cochange(seeds)`: for seed files with weights, the share of each seed's recent commits (at most
   `cochange_depth`) that also changed the file, summed over seeds by weight (seeds themselves excluded).
@@ -109,14 +112,16 @@ class HistoryModel:
         ranked = sorted(((i, math.fsum(v)) for i, v in scores.items()), key=lambda x: (-x[1], x[0]))
         return ranked[: self.neighbours]
 
-    def vote(self, terms: Iterable[str]) -> dict[str, float]:
+    def vote(self, terms: Iterable[str], hub: float = 0.0) -> dict[str, float]:
+        """path -> the votes of the commits most similar to `terms` (module docstring), each file's sum
+        divided by its change count ** `hub`."""
         parts: dict[str, list[float]] = defaultdict(list)
         for i, s in self.similar(terms):
             c = self.commits[i]
             w = s / math.sqrt(len(c.files))
             for f in c.files:
                 parts[f].append(w)
-        return {f: math.fsum(v) for f, v in sorted(parts.items())}
+        return {f: math.fsum(v) / (len(self._by_file[f]) ** hub if hub else 1.0) for f, v in sorted(parts.items())}
 
     def prior(self) -> dict[str, float]:
         if self._prior is None:
