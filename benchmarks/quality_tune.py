@@ -1,6 +1,6 @@
 """Choose the fusion engine's weights on the TUNE half of `quality_split.json` only.
 
-    python benchmarks/quality_tune.py --mirror /work/.mirror [--commits 50] [--swe/--no-swe]
+    python benchmarks/quality_tune.py --mirror /work/.mirror [--commits 50] [--no-swe] [--jobs 3]
 
 Replays the tune repositories' newest eligible commits (the replay suite's own selection and labels) and
 the tune half of SWE-bench Lite, recording every fusion component per request once (`FusionEngine.
@@ -17,6 +17,7 @@ import json
 import statistics
 import sys
 import tempfile
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -26,6 +27,7 @@ from quality import SPLIT, find_clone, swebench_instances  # noqa: E402
 GRID = {
     "graph": (0.0, 0.15, 0.3, 0.5, 0.75, 1.0),
     "vote": (0.0, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0),
+    "vote_rare": (0.0, 0.25, 0.5, 0.75, 1.0, 1.5),
     "prior": (0.0, 0.05, 0.1, 0.2, 0.3, 0.5),
     "cochange": (0.0, 0.1, 0.2, 0.3, 0.5),
     "mention": (0.0, 0.5, 1.0, 2.0, 4.0),
@@ -35,6 +37,8 @@ GRID = {
     "generated": (0.1, 0.3, 0.6, 1.0),
     "docs": (0.3, 0.5, 0.7, 0.85, 1.0),
     "manifests": (0.3, 0.5, 0.7, 0.85, 1.0),
+    "ci": (0.3, 0.5, 0.7, 0.85, 1.0),
+    "locales": (0.3, 0.5, 0.7, 0.85, 1.0),
 }
 TOP = 300  # entries of each component kept per request (the rest cannot reach a top 100)
 
@@ -100,11 +104,12 @@ def code_identity(eng) -> str:
 
 
 def evaluate(rows: list[dict], weights: dict, long: bool = False) -> tuple[float, float]:
+    from ctxgauge.engines._request import asked_kinds
     from ctxgauge.engines.fusion import fuse
 
     hits, rrs = [], []
     for r in rows:
-        total = fuse(r["comp"], weights, long=r.get("long", long))
+        total = fuse(r["comp"], weights, long=r.get("long", long), asked=asked_kinds(r.get("request", "")))
         order = [f for f, s in sorted(total.items(), key=lambda x: (-x[1], x[0])) if s > 0][:100]
         rel = set(r["relevant"])
         first = next((i for i, f in enumerate(order) if f in rel), None)
@@ -120,6 +125,10 @@ def main() -> int:
     ap.add_argument("--commits", type=int, default=50)
     ap.add_argument("--no-swe", action="store_true")
     ap.add_argument("--cache", type=Path, default=HERE / ".quality-out" / "tune-components.json")
+    ap.add_argument("--jobs", type=int, default=1, help="repositories recorded at once (one process each)")
+    ap.add_argument("--keep-components", action="store_true",
+                    help="reuse the recorded components although fusion's code changed (for a change to `fuse` "
+                         "alone: multipliers, path kinds; the components themselves must be the same)")
     args = ap.parse_args()
     from ctxgauge.engines import get_engine
     from ctxgauge.engines.fusion import FusionEngine
@@ -129,16 +138,18 @@ def main() -> int:
     data = json.loads(args.cache.read_text()) if args.cache.is_file() else {}
     # Components recorded by other fusion code (another rule, another sub-engine) are not reused.
     identity = code_identity(get_engine("fusion"))
-    if data.get("identity") != identity:
+    if data.get("identity") != identity and not (args.keep_components and data):
         if data:
             print("components were recorded by another fusion engine: recording them again", file=sys.stderr)
         data = {"identity": identity}
-    for repo in split["replay"]["tune"]:
-        key = f"{repo}@{args.commits}"
-        clone = find_clone(repo, paths, args.mirror)
-        if clone is not None and key not in data:
-            print(f"components: {repo}", file=sys.stderr, flush=True)
-            data[key] = replay_components(clone, args.commits)
+    todo = [(f"{repo}@{args.commits}", clone) for repo in split["replay"]["tune"]
+            if (clone := find_clone(repo, paths, args.mirror)) is not None and f"{repo}@{args.commits}" not in data]
+    # Repositories are independent: --jobs records several at once (one process each; same rows as one by one).
+    with ProcessPoolExecutor(max_workers=max(1, min(args.jobs, len(todo) or 1))) as pool:
+        futures = {key: pool.submit(replay_components, clone, args.commits) for key, clone in todo}
+        for key, fut in futures.items():
+            print(f"components: {key}", file=sys.stderr, flush=True)
+            data[key] = fut.result()
             args.cache.parent.mkdir(parents=True, exist_ok=True)
             args.cache.write_text(json.dumps(data))
     if not args.no_swe and "swebench" not in data:

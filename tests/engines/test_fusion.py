@@ -80,8 +80,8 @@ def test_short_weights_leave_a_long_request_alone(built) -> None:
     _, out, _ = built
     text = " ".join(["the connection pool leaks when a server restarts and express keeps the port"] * 4)
     assert len(text.split()) > FusionEngine.defaults["long_words"]
-    other = get_engine("fusion(bm25=0.5,graph=1,vote=0.2,prior=0.5,cochange=0,mention=1,define=1,rule=4,"
-                       "tests=1,generated=1,docs=0.5,manifests=0.3)")
+    other = get_engine("fusion(bm25=0.5,graph=1,vote=0.2,vote_rare=1,prior=0.5,cochange=0,mention=1,define=1,"
+                       "rule=4,tests=1,generated=1,docs=0.5,ci=0.3,manifests=0.3)")
     assert other.query(out, text, 10) == get_engine("fusion").query(out, text, 10)
     assert other.query(out, "pool leaks", 10) != get_engine("fusion").query(out, "pool leaks", 10)
 
@@ -113,6 +113,63 @@ def test_path_kinds() -> None:
                                       "CHANGELOG.md", "yarn.lock", "docs/guide.md", "src/a.py",
                                       "web/package.json", "requirements-dev.txt")] == [
         "test", "test", "test", "generated", "generated", "generated", "docs", None, "manifest", "manifest"]
+
+
+def test_ci_configuration_is_its_own_path_kind() -> None:
+    assert [rq.path_kind(p) for p in (".github/workflows/ci.yml", ".github/ISSUE_TEMPLATE/bug.yml",
+                                      ".github/dependabot.yml", ".gitlab-ci.yml", "ci/install-packages",
+                                      ".github/CONTRIBUTING.md", "src/ci/runner.go", ".github/tests/a.py")] == [
+        "ci", "ci", "ci", "ci", "ci", "docs", None, "test"]
+
+
+def test_a_subject_asks_for_a_kind_by_word() -> None:
+    assert rq.asked_kinds("ci: cache the cargo registry between workflow runs") == {"ci"}
+    assert rq.asked_kinds("docs: fix a typo in the README") == {"docs"}
+    assert rq.asked_kinds("add tests for the parser") == frozenset()  # the code under test comes first
+    assert rq.asked_kinds("parser: handle empty input") == frozenset()
+
+
+def _ci_repo(builder):
+    b = builder("fusion-ci")
+    workflow = "jobs:\n  build:\n    steps:\n      - name: cache the toolchain\n        uses: actions/cache@v4\n"
+    b.commit("initial import", {".github/workflows/build.yml": workflow,
+                                "src/toolchain.py": "def cache_toolchain(path):\n    return path\n"})
+    for i in range(3):  # the workflow changes with every commit, as CI files do
+        b.commit(f"tweak the build {i}", {".github/workflows/build.yml": workflow + f"# {i}\n",
+                                          "src/other.py": f"x = {i}\n"})
+    return b
+
+
+def test_ci_files_are_pushed_down_unless_the_subject_asks_for_them(repo_builder, tmp_path: Path) -> None:
+    corpus = Corpus.from_git(Repo(_ci_repo(repo_builder).path), "HEAD")
+    eng = get_engine("fusion(ci=0.3)")
+    eng.build(corpus, tmp_path / "f")
+    plain = get_engine("fusion(ci=1)")
+
+    def order(engine, text: str) -> list[str]:
+        return [h.path for h in engine.query(tmp_path / "f", text, 10) if h.path != "src/other.py"]
+
+    text = "cache the toolchain for the build"
+    workflow, code = ".github/workflows/build.yml", "src/toolchain.py"
+    assert order(plain, text)[:2] == [workflow, code]  # more of the words, and every commit's votes
+    assert order(eng, text)[:2] == [code, workflow]  # ci x0.3
+    assert order(eng, "ci: " + text)[:2] == [workflow, code]  # asked for by word: no multiplier
+    asked = "ci: " + text
+    comp = eng.components(tmp_path / "f", asked)
+    assert fuse(comp, eng.params, asked={"ci"}) != fuse(comp, eng.params)
+    # an issue text names CI in passing: a long request keeps every multiplier whatever its words
+    assert fuse(comp, eng.params, long=True, asked={"ci"}) == fuse(comp, eng.params, long=True)
+
+
+def test_rare_vote_divides_by_how_often_a_file_changed(repo_builder, tmp_path: Path) -> None:
+    corpus = Corpus.from_git(Repo(_ci_repo(repo_builder).path), "HEAD")
+    eng = get_engine("fusion")
+    eng.build(corpus, tmp_path / "f")
+    comp = eng.components(tmp_path / "f", "tweak the build")
+    # every "tweak the build" commit changed both files; the workflow changed once more (the import)
+    assert comp["vote"][".github/workflows/build.yml"] == pytest.approx(comp["vote"]["src/other.py"])
+    assert comp["vote_rare"]["src/other.py"] == 1.0
+    assert comp["vote_rare"][".github/workflows/build.yml"] < 1.0
 
 
 def test_mention_parsing() -> None:
@@ -165,10 +222,35 @@ def test_dependency_rule_without_a_declared_package() -> None:
     assert rule("patch quote handling") == {}  # a locked plain word with a weak dependency word
     assert rule("update the quote docs") == {}  # `update` beside a plain word is no dependency request
     assert rq.dependency_files(["upgrade", "quote"], declared, locks, locked)[1] == {"quote"}
+    # a folder the request names picks the lockfiles among several (not the shallowest)
+    assert rule("update web deps") == {"web/package-lock.json": rq.UNNAMED, "web/package.json": rq.UNNAMED}
     # a transitive package held by two lockfiles: both, whichever sorts first
     both = {"a/uv.lock": frozenset({"click"}), "uv.lock": frozenset({"click"})}
     assert rq.dependency_files(rq.package_words("Bump `click` to v8.4.2"), {}, sorted(both), both)[0] == {
         "a/uv.lock": 1.0, "uv.lock": 1.0}
+
+
+def test_a_lockfile_request_names_its_folder(repo_builder, tmp_path: Path) -> None:
+    # PEP 751 lockfiles (pylock.toml, pylock.<name>.toml) are lockfiles; "lockfile" is a dependency word;
+    # the folder word says which of several lockfiles; pip-tools' requirements.in is a manifest.
+    b = repo_builder("fusion-lock")
+    b.commit("initial import", {
+        "pyproject.toml": '[project]\nname = "app"\ndependencies = ["httpx>=0.27"]\n',
+        "uv.lock": 'version = 1\n[[package]]\nname = "httpx"\nversion = "0.27.0"\n',
+        "tools/wasm/requirements.in": "numpy\n",
+        "tools/wasm/pylock.wasm.toml": 'lock-version = "1.0"\n[[packages]]\nname = "numpy"\nversion = "2.1.0"\n',
+        "src/app/lockfile_reader.py": "def read_lockfile(path):\n    return open(path).read()\n",
+    })
+    corpus = Corpus.from_git(Repo(b.path), "HEAD")
+    eng = get_engine("fusion")
+    eng.build(corpus, tmp_path / "f")
+    assert rq.is_lockfile("tools/wasm/pylock.wasm.toml") and rq.is_lockfile("pylock.toml")
+    assert rq.path_kind("tools/wasm/requirements.in") == "manifest"
+    assert rq.locked_packages("pylock.toml", 'lock-version = "1.0"\n[[packages]]\nname = "NumPy"\n') == {"numpy"}
+    top = [h.path for h in eng.query(tmp_path / "f", "update wasm lockfile", 3)]
+    assert top[:2] == ["tools/wasm/pylock.wasm.toml", "tools/wasm/requirements.in"]
+    assert eng.components(tmp_path / "f", "update the lockfile")["rule"] == {"uv.lock": rq.UNNAMED,
+                                                                            "pyproject.toml": rq.UNNAMED}
 
 
 def test_a_runtime_word_needs_a_version_or_a_word_about_versions() -> None:

@@ -17,6 +17,7 @@ import re
 from collections import defaultdict
 from typing import Iterable, Mapping, Sequence
 
+from ctxgauge.engines._locales import LOCALE_WORDS, is_locale, named_languages
 from ctxgauge.engines._tokens import split_identifier
 
 _EXT = (r"py|pyi|pyx|js|jsx|mjs|cjs|ts|tsx|go|rs|java|kt|rb|c|h|cc|cpp|hpp|cs|php|swift|scala|toml|json|"
@@ -32,12 +33,13 @@ _SNAKE = re.compile(r"(?<![\w.])([a-z][a-z0-9]*_[a-z0-9_]+)(?!\w)")
 # dependency; a vulnerable dependency is named with an advisory id, a version or one of these words.
 DEPENDENCY_WORDS = frozenset(
     "bump bumps bumped upgrade upgrades upgraded patch audit cve deps dep dependency dependencies pin unpin "
-    "downgrade".split())
+    "downgrade lockfile lockfiles".split())
 # Words that make a dependency request even when no package is named ("update dependencies", "bump deps",
 # "cargo audit"): the project's manifests and lockfiles are then the answer. `patch`, `pin` and the
 # vulnerability words are left out: "fix HTTPoxy vulnerability" and "patch the parser" ask for code.
 GENERIC_DEPENDENCY_WORDS = frozenset(
-    "bump bumps bumped upgrade upgrades upgraded audit deps dep dependency dependencies downgrade".split())
+    "bump bumps bumped upgrade upgrades upgraded audit deps dep dependency dependencies downgrade lockfile "
+    "lockfiles".split())
 # "update" is in most requests ("update the docs"): it marks a dependency request only beside a version, or
 # beside a package whose name no plain word has (`h2`, `serde_json`, `shell-quote`, `@types/node`).
 UPDATE_WORDS = frozenset(("update", "updates", "updated"))
@@ -74,11 +76,14 @@ def base_name(path: str) -> str:
 
 def is_manifest(path: str) -> bool:
     name = base_name(path)
-    return name in MANIFESTS or (name.startswith("requirements") and name.endswith(".txt"))
+    # requirements*.in: pip-tools' input, compiled into a lockfile
+    return name in MANIFESTS or (name.startswith("requirements") and name.endswith((".txt", ".in")))
 
 
 def is_lockfile(path: str) -> bool:
-    return base_name(path) in LOCKFILES
+    name = base_name(path)
+    # pylock.toml and pylock.<name>.toml: the standard Python lockfile (PEP 751)
+    return name in LOCKFILES or (name.startswith("pylock.") and name.endswith(".toml"))
 
 
 _GENERATED_DIRS = frozenset(("dist", "vendor", "node_modules", "__snapshots__", "third_party", "_vendor"))
@@ -88,12 +93,39 @@ _TEST_FILE = re.compile(r"(^test_.*\.py$|.*_test\.(py|go|rs)$|.*\.(test|spec)\.[
 
 
 _DOC_SUFFIXES = (".md", ".mdx", ".rst", ".txt", ".adoc")
+_CI_DIRS = frozenset((".github", ".gitlab", ".circleci", ".buildkite", ".azure-pipelines", "ci"))
+_CI_FILES = frozenset((".gitlab-ci.yml", ".travis.yml", "appveyor.yml", ".appveyor.yml", "azure-pipelines.yml",
+                       "jenkinsfile", ".cirrus.yml", "codecov.yml", ".codecov.yml"))
+
+# Words by which a one-line request asks for a kind of file that is otherwise pushed down (`path_kind`):
+# "docs: explain X" wants prose, "ci: cache the toolchain" a workflow. The fusion engine leaves the
+# multiplier of an asked kind off for subjects (an issue text names tests and docs in passing). Not tests:
+# "add a test for X" still wants X first (on the tune half exempting tests lowered MRR).
+ASKED_WORDS: Mapping[str, frozenset[str]] = {
+    "docs": frozenset("doc docs documentation document documents documented readme guide typo typos".split()),
+    "locale": LOCALE_WORDS,
+    "ci": frozenset("ci workflow workflows github action actions pipeline pipelines runner runners job jobs "
+                    "release releases publish publishing dependabot renovate".split()),
+}
+
+
+def asked_kinds(text: str) -> frozenset[str]:
+    """The path kinds a request asks for by word (`ASKED_WORDS`), e.g. `docs` for "docs: fix a typo";
+    `locale` also when it names a language (`_locales.named_languages`)."""
+    words = {w.lower() for w in re.findall(r"[A-Za-z][A-Za-z0-9]*", text)}
+    kinds = {kind for kind, vocab in ASKED_WORDS.items() if words & vocab}
+    if "locale" in kinds or named_languages(text):
+        kinds.add("locale")
+    return frozenset(kinds)
 _CHANGELOG = re.compile(r"^(changelog|changes|history|news|release[-_ ]?notes)([.\-_].*)?$", re.I)
 
 
 def path_kind(path: str) -> str | None:
     """`test`, `generated` (bundles, maps, snapshots, vendored code, lockfiles, changelogs: files nobody
-    edits by hand for a request), `docs` (prose), `manifest` (`MANIFESTS`: they name every dependency, so
+    edits by hand for a request), `docs` (prose), `ci` (continuous-integration and repository-host
+    configuration: `.github/` workflows, templates and bots, other CI services' files; they change with
+    many commits and hold every tool's name), `locale` (translations, `_locales`: they hold every
+    user-facing word), `manifest` (`MANIFESTS`: they name every dependency, so
     their words match many requests that are about code) or None, from the path alone."""
     parts = path.lower().split("/")
     name = path.rsplit("/", 1)[-1]
@@ -103,10 +135,14 @@ def path_kind(path: str) -> str | None:
         return "generated"
     if any(p in _TEST_DIRS for p in parts[:-1]) or _TEST_FILE.match(name):
         return "test"
+    if is_locale(path):
+        return "locale"
     if name.lower().endswith(_DOC_SUFFIXES) and not is_manifest(path):
         return "docs"
     if is_manifest(path):
         return "manifest"
+    if (len(parts) > 1 and parts[0] in _CI_DIRS) or parts[-1] in _CI_FILES:
+        return "ci"
     return None
 
 
@@ -195,7 +231,8 @@ def dependency_files(words: Sequence[str], declared: Mapping[str, frozenset[str]
       - a package only a lockfile holds (a transitive dependency): that lockfile (1.0) and the manifests
         beside it (`UNNAMED`: a bump may have to widen the range);
       - no package at all, with a generic word or an advisory ("update dependencies", "fix RUSTSEC-..."):
-        the shallowest lockfiles and the manifests beside them (`UNNAMED` each), weaker than a named one.
+        the lockfiles in a folder the request names (`examples` for examples/Cargo.lock), else the
+        shallowest lockfiles, and the manifests beside them (`UNNAMED` each), weaker than a named one.
     `locked` is lockfile -> the package names it holds; `manifests` every manifest path (declared's keys by
     default)."""
     lowered = [w.lower() for w in words]
@@ -238,9 +275,12 @@ def dependency_files(words: Sequence[str], declared: Mapping[str, frozenset[str]
             packages |= hit
     packages |= direct
     if not out and (advisory or GENERIC_DEPENDENCY_WORDS.intersection(lowered)) and lockfiles:
+        # A folder the request names ("update the docs lockfile", "bump examples deps") says which
+        # lockfiles; otherwise the project's own, the shallowest.
+        named = [lock for lock in lockfiles if names.intersection(_folder(lock).lower().split("/"))]
         top = min(p.count("/") for p in lockfiles)
-        for lock in lockfiles:
-            if lock.count("/") == top:
+        for lock in named or lockfiles:
+            if named or lock.count("/") == top:
                 lift(lock, UNNAMED)
                 for manifest in all_manifests:
                     if _folder(manifest) == _folder(lock):
@@ -258,7 +298,7 @@ def locked_packages(path: str, text: str) -> frozenset[str]:
     and module paths (go.sum, with their last segment)."""
     names: set[str] = set()
     name = base_name(path)
-    if name in ("cargo.lock", "poetry.lock", "uv.lock", "pipfile.lock"):
+    if name in ("cargo.lock", "poetry.lock", "uv.lock", "pipfile.lock") or name.startswith("pylock."):
         names.update(m.group(1) for m in re.finditer(r'(?m)^name\s*=\s*"([^"]+)"', text))
         names.update(m.group(1) for m in re.finditer(r'(?m)^\s*"([\w.\-]+)":\s*\{', text))  # Pipfile.lock
     elif name in ("package-lock.json", "npm-shrinkwrap.json"):

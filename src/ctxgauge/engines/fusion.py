@@ -8,6 +8,8 @@ declares and those each lockfile holds. A query reads the request once (`_reques
     score(f) =  bm25    * lex(f)        BM25 over content + path, / its max
               + graph   * graph(f)      graph's score, / its max
               + vote    * vote(f)       earlier commits with similar subjects vote for their files, / max
+              + vote_rare * rare(f)     the same votes divided by sqrt(the file's changes in the window),
+                                        / max: a file changed by most commits is everyone's neighbour
               + prior   * prior(f)      recency and frequency of change in the ancestry, / max
               + cochange* co(f)         co-change with the top `seeds` files of the stages above, / max
               + mention * named(f)      a path or dotted module the request names (1, or 1/n of n matches)
@@ -20,8 +22,13 @@ declares and those each lockfile holds. A query reads the request once (`_reques
 
 The sum is then multiplied by `tests` for test files and by `generated` for generated or vendored files
 (bundles, source maps, snapshots, lockfiles, changelogs: nobody edits them for a request by hand; a file
-the rule names is exempt, so a lockfile the request asks for is not pushed down), by `docs` for prose and
-by `manifests` for manifests (package.json names every dependency: its words match many code requests).
+the rule names is exempt, so a lockfile the request asks for is not pushed down), by `docs` for prose, by
+`ci` for CI configuration (`.github/` workflows and templates: they change with many commits, so history
+votes for them, and name every tool) and by `manifests` for manifests (package.json names every
+dependency: its words match many code requests). A subject that asks for a kind by word ("docs: ...",
+"ci: cache the toolchain", `_request.ASKED_WORDS`) keeps that kind's files unmultiplied; translation
+files (`locales`, `_locales`) likewise when the subject is about translations or names a language, and a
+subject naming a language by code or (beside "translation", "locale") by name mentions its locale files.
 
 A request of more than `long_words` words (an issue text, a stack trace) uses the `long_*` twin of every
 weight and multiplier: its named paths and definitions say more, its many words make the lexical and
@@ -50,16 +57,17 @@ import hashlib
 import json
 import os
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Collection, Sequence
 
 from ctxgauge._io import canonical_json, write_text_atomic
 from ctxgauge.corpora import Change, Corpus
 from ctxgauge.engines._base import Engine, Hit, rank
 from ctxgauge.engines import _request as rq
+from ctxgauge.engines._locales import locale_files
 
 ARTIFACT = "fusion.json"
 FORMAT = "ctxgauge-fusion/2"
-COMPONENTS = ("bm25", "graph", "vote", "prior", "cochange", "mention", "define", "rule")
+COMPONENTS = ("bm25", "graph", "vote", "vote_rare", "prior", "cochange", "mention", "define", "rule")
 
 
 def _normalised(scores: dict[str, float]) -> dict[str, float]:
@@ -67,8 +75,8 @@ def _normalised(scores: dict[str, float]) -> dict[str, float]:
     return {p: s / top for p, s in scores.items()} if top > 0 else {}
 
 
-LONG_WEIGHTS = ("bm25", "graph", "vote", "prior", "cochange", "mention", "define", "rule", "tests", "generated",
-                "docs", "manifests")
+LONG_WEIGHTS = ("bm25", "graph", "vote", "vote_rare", "prior", "cochange", "mention", "define", "rule", "tests",
+                "generated", "docs", "ci", "locales", "manifests")
 """Every weight has a `long_` twin, so the weights of subjects and of issue texts are tuned apart."""
 
 
@@ -78,12 +86,14 @@ def is_long(text: str, words: int) -> bool:
 
 
 def fuse(comp: dict[str, dict[str, float]], weights: dict, exclude: Sequence[str] = (),
-         long: bool = False) -> dict[str, float]:
+         long: bool = False, asked: Collection[str] = ()) -> dict[str, float]:
     """sum over components of weight * score, then times `tests` for test files, `generated` for generated
-    or vendored files, `docs` for prose and `manifests` for manifests (`_request.path_kind`); a generated
-    file or manifest the `rule` component names keeps its sum (the lockfile a dependency request asks
-    for). A long request reads every weight from its `long_<name>` twin where one is given. Components are
-    added in COMPONENTS order and files in path order, so the sum is the same bits every time."""
+    or vendored files, `docs` for prose, `ci` for CI configuration and `manifests` for manifests
+    (`_request.path_kind`); a generated file or manifest the `rule` component names keeps its sum (the
+    lockfile a dependency request asks for), and so does a file of a kind a short request `asked` for by
+    word (`_request.asked_kinds`). A long request reads every weight from its `long_<name>` twin where one
+    is given. Components are added in COMPONENTS order and files in path order, so the sum is the same bits
+    every time."""
     total: dict[str, float] = {}
     for name in COMPONENTS:
         wt = float(weights.get(f"long_{name}", weights.get(name, 0.0)) if long else weights.get(name, 0.0))
@@ -96,7 +106,9 @@ def fuse(comp: dict[str, dict[str, float]], weights: dict, exclude: Sequence[str
         return float(weights.get(f"long_{name}", weights.get(name, 1.0)) if long else weights.get(name, 1.0))
 
     factor = {"test": weight("tests"), "generated": weight("generated"), "docs": weight("docs"),
-              "manifest": weight("manifests")}
+              "ci": weight("ci"), "locale": weight("locales"), "manifest": weight("manifests")}
+    for kind in () if long else asked:
+        factor.pop(kind, None)
     ruled = comp.get("rule", {}) if "rule" not in exclude else {}
     out = {}
     for f, s in total.items():
@@ -105,6 +117,9 @@ def fuse(comp: dict[str, dict[str, float]], weights: dict, exclude: Sequence[str
         out[f] = s if ruled.get(f) and kind in RULE_KINDS else s * factor.get(kind, 1.0)
     return out
 
+
+RARE_HUB = 0.5
+"""`vote_rare`: a file's votes divided by its change count in the window to this power (`_history`)."""
 
 RULE_KINDS = frozenset(("generated", "manifest"))
 """Path kinds whose multiplier does not apply to a file the `rule` component names."""
@@ -116,24 +131,28 @@ class FusionEngine(Engine):
     kind = "fusion"
     # Chosen by benchmarks/quality_tune.py on the tune half only (see the module docstring).
     defaults = {
-        "bm25": 1.0, "graph": 0.5, "vote": 1.0, "prior": 0.05, "cochange": 0.3, "mention": 2.0, "define": 0.0,
-        "rule": 2.0,
+        "bm25": 1.0, "graph": 0.5, "vote": 1.0, "vote_rare": 0.0, "prior": 0.05, "cochange": 0.3, "mention": 2.0,
+        "define": 0.0, "rule": 2.0,
         "tests": 0.3,  # multiplier on test files (requests mostly ask for the code under test)
         "generated": 0.3,  # multiplier on generated or vendored files (dist/, *.min.js, lockfiles, ...)
         "docs": 0.85,  # multiplier on prose (Markdown, reStructuredText, plain text)
         "manifests": 1.0,  # multiplier on manifests the dependency rule does not name (package.json, ...)
+        "ci": 1.0,  # multiplier on CI configuration (.github/ workflows and templates, .gitlab-ci.yml, ...)
+        "locales": 1.0,  # multiplier on translation files (locales/*.json, i18n/, *.po) a subject does not ask for
         # Requests over `long_words` words (issue texts, stack traces) use these weights instead.
         "long_words": 40,
-        "long_bm25": 1.0, "long_graph": 0.0, "long_vote": 1.5, "long_prior": 0.2, "long_cochange": 0.1,
-        "long_mention": 2.0, "long_define": 0.5, "long_rule": 2.0,
-        "long_tests": 0.3, "long_generated": 0.6, "long_docs": 1.0, "long_manifests": 1.0,
+        "long_bm25": 1.0, "long_graph": 0.0, "long_vote": 1.5, "long_vote_rare": 0.0, "long_prior": 0.2,
+        "long_cochange": 0.1, "long_mention": 2.0, "long_define": 0.5, "long_rule": 2.0,
+        "long_tests": 0.3, "long_generated": 0.6, "long_docs": 1.0, "long_ci": 1.0, "long_locales": 1.0,
+        "long_manifests": 1.0,
         "depth": 100,  # files asked of each sub-engine
         "seeds": 5,  # top files whose co-changes are lifted
         "window": 3000,  # commits of the ancestry the history reads
     }
     libraries: tuple[str, ...] = ()
     artifact_file = ARTIFACT
-    identity_modules = ("ctxgauge.engines._base", "ctxgauge.engines._request", "ctxgauge.engines._tokens")
+    identity_modules = ("ctxgauge.engines._base", "ctxgauge.engines._request", "ctxgauge.engines._tokens",
+                        "ctxgauge.engines._locales")
 
     def __init__(self, **params: Any):
         super().__init__(**params)
@@ -252,13 +271,20 @@ class FusionEngine(Engine):
                 comp["define"] = _normalised(rq.defining_files(rq.mentioned_identifiers(text),
                                                                self._definitions(out_dir)))
         comp["mention"] = rq.mentioned_files(text, art["_index"])
+        if not is_long(text, int(p["long_words"])):  # "improve french translation" names locales/fr.*
+            for f, w in sorted(locale_files(text, art["paths"]).items()):
+                comp["mention"][f] = max(comp["mention"].get(f, 0.0), w)
         if "history" in self.subs:
             hist = self.subs["history"]
             model = hist.model(out_dir / "history")
-            comp["vote"] = _normalised(model.vote(hist.terms(lexical_text)))
+            terms = hist.terms(lexical_text)
+            comp["vote"] = _normalised(model.vote(terms))
+            # Computed even at weight 0 (a few dozen commits): benchmarks/quality_tune.py records it.
+            comp["vote_rare"] = _normalised(model.vote(terms, hub=RARE_HUB))
             comp["prior"] = _normalised(model.prior())
             if p["cochange"] or p["long_cochange"]:
-                pre = fuse(comp, p, ("vote", "prior", "cochange"), is_long(text, int(p["long_words"])))
+                pre = fuse(comp, p, ("vote", "vote_rare", "prior", "cochange"), is_long(text, int(p["long_words"])),
+                           rq.asked_kinds(text))
                 top = sorted(pre.items(), key=lambda x: (-x[1], x[0]))[: int(p["seeds"])]
                 comp["cochange"] = _normalised(model.cochange(dict(top)))
         return comp
@@ -267,7 +293,7 @@ class FusionEngine(Engine):
         if k <= 0:
             return []
         long = is_long(text, int(self.params["long_words"]))
-        return rank(fuse(self.components(Path(out_dir), text), self.params, long=long), k)
+        return rank(fuse(self.components(Path(out_dir), text), self.params, long=long, asked=rq.asked_kinds(text)), k)
 
     def close(self) -> None:
         for eng in self.subs.values():
