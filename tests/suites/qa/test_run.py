@@ -252,3 +252,12 @@ def test_question_ids_that_collide_once_made_safe_are_refused(mini_battery, tmp_
     with pytest.raises(UserError, match=r"question ids 'a/b' and 'a_b' both become the file name 'a_b'"):
         run_qa(QAConfig(source=str(mini_battery.path), arms=["none"], out=tmp_path / "run"), env={})
     assert not (tmp_path / "run").exists()
+
+
+def test_a_bad_rate_table_is_refused_before_the_run_even_with_no_model(mini_battery, tmp_path):
+    # It was read only when a client was made, so with no model a malformed --rates ran to the end unreported.
+    rates = tmp_path / "rates.json"
+    rates.write_text("{bad", encoding="utf-8")
+    with pytest.raises(UserError, match="not valid JSON"):
+        run_qa(QAConfig(source=str(mini_battery.path), arms=["none"], rates=str(rates), out=tmp_path / "run"), env={})
+    assert not (tmp_path / "run").exists()

@@ -10,7 +10,7 @@ from typing import Mapping
 
 from ctxgauge._io import safe_file_names
 from ctxgauge.errors import UserError
-from ctxgauge.providers import Client, ProviderConfig, make_client, provider_status
+from ctxgauge.providers import Client, ProviderConfig, load_rates, make_client, provider_status
 from ctxgauge.suites.qa._arms import ArmSpec, parse_arm
 from ctxgauge.suites.qa._battery import Battery, load_battery, resolve_battery_dir
 from ctxgauge.suites.qa._config import SUITE_VERSION, QAConfig
@@ -83,6 +83,8 @@ def plan(cfg: QAConfig, env: Mapping[str, str] | None = None, sleep=None) -> Pla
     if cfg.repeat < 1:
         raise UserError("--repeat must be at least 1")
     check_scorer(cfg.scorer)
+    if cfg.rates:  # read only when a client is made: with no model, a bad table went unreported
+        load_rates(cfg.rates)
     question_files(source.questions)  # a question id that would climb out of the run, or collide: refused now
     arms: list[ArmSpec] = list(dict.fromkeys(parse_arm(a) for a in cfg.arms))
     if not arms:
