@@ -20,7 +20,7 @@ def check(
     rev: str = typer.Option("HEAD", "--rev", help="Revision to build at."),
     old_rev: Optional[str] = typer.Option(None, "--old-rev", help="Older revision the update check starts from (default: REV~5, or the oldest ancestor of a shorter history)."),
     queries: int = typer.Option(8, "--queries", min=1, help="How many requests (recent commit subjects) to query."),
-    k: int = typer.Option(10, "-k", min=1),
+    k: int = typer.Option(10, "-k", min=1, help="How many files each request asks for."),
     json_out: bool = typer.Option(False, "--json", help="Print JSON: {engine, identity, passed, checks: [{name, status, detail}]}."),
 ) -> None:
     """Build twice, query, update and watch writes: exit 0 when the engine keeps the contract, 1 when not."""

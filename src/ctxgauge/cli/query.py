@@ -22,7 +22,7 @@ def query(
     k: int = typer.Option(10, "-k", help="How many files to return (at least 1)."),
     rev: Optional[str] = typer.Option(None, "--rev", help="Revision of a git repository (not for plain directories)."),
     index_dir: Optional[Path] = typer.Option(None, "--index-dir", help="Keep the built index here (default: a temporary directory)."),
-    json_out: bool = typer.Option(False, "--json", help="Print JSON: {engine, identity, corpus, hits: [{path, score}]}."),
+    json_out: bool = typer.Option(False, "--json", help="Print JSON: {engine, identity, corpus, request, k, hits: [{path, score}]}."),
 ) -> None:
     """Rank the files of SOURCE for TEXT with one engine."""
     import tempfile
