@@ -1,6 +1,6 @@
 """Choose the fusion engine's weights on the TUNE half of `quality_split.json` only.
 
-    python benchmarks/quality_tune.py --mirror /work/.mirror [--commits 50] [--no-swe] [--jobs 3]
+    python benchmarks/quality_tune.py --mirror /work/.mirror [--commits 50] [--no-swe | --no-replay] [--jobs 3]
 
 Replays the tune repositories' newest eligible commits (the replay suite's own selection and labels) and
 the tune half of SWE-bench Lite, recording every fusion component per request once (`FusionEngine.
@@ -33,6 +33,8 @@ GRID = {
     "mention": (0.0, 0.5, 1.0, 2.0, 4.0),
     "define": (0.0, 0.25, 0.5, 1.0, 2.0),
     "rule": (0.0, 1.0, 2.0, 4.0),
+    "literal": (0.0, 0.25, 0.5, 1.0, 2.0, 4.0),
+    "title": (0.0, 0.25, 0.5, 1.0, 2.0, 4.0),
     "tests": (0.3, 0.5, 0.7, 0.85, 1.0),
     "generated": (0.1, 0.3, 0.6, 1.0),
     "docs": (0.3, 0.5, 0.7, 0.85, 1.0),
@@ -78,6 +80,7 @@ def swe_components(instances: Path, paths: dict, mirror: Path | None) -> list[di
 
     eng, rows = get_engine("fusion"), []
     for inst in json.loads(instances.read_text()):
+        text = inst["problem_statement"].strip()  # the cases suite's query (load_swebench)
         corpus = open_corpus(find_clone(inst["repo"], paths, mirror), inst["base_commit"])
         rel = sorted(set(patch_files(inst["patch"])) & set(corpus.paths))
         if not rel:
@@ -85,7 +88,7 @@ def swe_components(instances: Path, paths: dict, mirror: Path | None) -> list[di
         with tempfile.TemporaryDirectory(prefix="tune-swe-") as tmp:
             eng.build(corpus, Path(tmp))
             rows.append({"id": inst["instance_id"], "relevant": rel, "long": True,
-                         "comp": _trim(eng.components(Path(tmp), inst["problem_statement"]))})
+                         "request": text, "comp": _trim(eng.components(Path(tmp), text))})
         print(f"  {inst['instance_id']}", file=sys.stderr, flush=True)
     return rows
 
@@ -124,6 +127,7 @@ def main() -> int:
     ap.add_argument("--paths", type=Path)
     ap.add_argument("--commits", type=int, default=50)
     ap.add_argument("--no-swe", action="store_true")
+    ap.add_argument("--no-replay", action="store_true", help="record and tune SWE-bench (the long_ weights) only")
     ap.add_argument("--cache", type=Path, default=HERE / ".quality-out" / "tune-components.json")
     ap.add_argument("--jobs", type=int, default=1, help="repositories recorded at once (one process each)")
     ap.add_argument("--keep-components", action="store_true",
@@ -142,7 +146,7 @@ def main() -> int:
         if data:
             print("components were recorded by another fusion engine: recording them again", file=sys.stderr)
         data = {"identity": identity}
-    todo = [(f"{repo}@{args.commits}", clone) for repo in split["replay"]["tune"]
+    todo = [(f"{repo}@{args.commits}", clone) for repo in ([] if args.no_replay else split["replay"]["tune"])
             if (clone := find_clone(repo, paths, args.mirror)) is not None and f"{repo}@{args.commits}" not in data]
     # Repositories are independent: --jobs records several at once (one process each; same rows as one by one).
     with ProcessPoolExecutor(max_workers=max(1, min(args.jobs, len(todo) or 1))) as pool:
@@ -157,7 +161,8 @@ def main() -> int:
         if inst is not None:
             data["swebench"] = swe_components(inst, paths, args.mirror)
             args.cache.write_text(json.dumps(data))
-    replay_rows = [r for k, rows in data.items() if k not in ("swebench", "identity") for r in rows]
+    replay_rows = [] if args.no_replay else [
+        r for k, rows in data.items() if k not in ("swebench", "identity") for r in rows]
     swe_rows = data.get("swebench", [])
     for r in swe_rows:
         r.setdefault("long", True)  # issue texts: collected before rows carried the flag

@@ -190,6 +190,11 @@ def mentioned_files(text: str, index: PathIndex) -> dict[str, float]:
     return out
 
 
+def title(text: str) -> str:
+    """A long request's first non-blank line: an issue's title, a commit message's subject."""
+    return next((line.strip() for line in text.splitlines() if line.strip()), "")
+
+
 def mentioned_identifiers(text: str) -> list[str]:
     """Code identifiers a request names: called, back-ticked, dotted, CamelCase or snake_case words, each
     as its last dotted segment, lowercased, in first-seen order."""

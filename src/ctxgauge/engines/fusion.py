@@ -14,6 +14,10 @@ declares and those each lockfile holds. A query reads the request once (`_reques
               + cochange* co(f)         co-change with the top `seeds` files of the stages above, / max
               + mention * named(f)      a path or dotted module the request names (1, or 1/n of n matches)
               + define  * defines(f)    a file defining a class or function the request names (1/n)
+              + literal * quoted(f)     a message the request quotes (an error, a warning, a message
+                                        id) that a string literal of f holds (1/n of n files; `_literals`)
+              + title   * title(f)      long requests only: BM25 over the request's first line (an
+                                        issue's title says what is wrong in few words), / its max
               + rule    * rule(f)       dependency requests: the manifest declaring the named package (1)
                                         and its lockfile (0.9); a package only a lockfile holds: that
                                         lockfile (1) and its manifest (.5); no package named ("update
@@ -46,7 +50,11 @@ caddyserver/caddy, colinhacks/zod and pydantic/pydantic (150 requests: hit@5 .55
 against bm25 alone; re-tuned after the lockfile, advisory and runtime-context rules: graph .3 -> .5,
 generated .6 -> .3, docs 1 -> .85, manifests stayed 1), the `long_*` weights on the SWE-bench Lite
 instances of pytest, sphinx, requests, flask and seaborn (46: hit@5 .39 -> .74, MRR .27 -> .49; the
-`long_` multipliers keep the values they were tuned with when subjects and issue texts shared them).
+`long_` multipliers keep the values they were tuned with when subjects and issue texts shared them), then,
+with the `literal` and `title` components added, only `long_literal` 0 -> 2, `long_title` 0 -> 2 and
+`long_docs` 1 -> .3 (the same 46: hit@5 .70 -> .83, MRR .47 -> .62; 6 instances gained, none lost; the
+search also moved seven other long weights for MRR .64 at the same hit@5, not taken: 46 instances are
+few). `literal` and `title` have short weight 0 (not tuned on subjects).
 No weight names a repository, commit or case.
 `benchmarks/quality.py` gives the figures on the report half, which tuning never read.
 """
@@ -62,12 +70,14 @@ from typing import Any, Collection, Sequence
 from ctxgauge._io import canonical_json, write_text_atomic
 from ctxgauge.corpora import Change, Corpus
 from ctxgauge.engines._base import Engine, Hit, rank
+from ctxgauge.engines import _literals as lit
 from ctxgauge.engines import _request as rq
 from ctxgauge.engines._locales import locale_files
 
 ARTIFACT = "fusion.json"
 FORMAT = "ctxgauge-fusion/2"
-COMPONENTS = ("bm25", "graph", "vote", "vote_rare", "prior", "cochange", "mention", "define", "rule")
+COMPONENTS = ("bm25", "graph", "vote", "vote_rare", "prior", "cochange", "mention", "define", "rule", "literal",
+              "title")
 
 
 def _normalised(scores: dict[str, float]) -> dict[str, float]:
@@ -75,8 +85,8 @@ def _normalised(scores: dict[str, float]) -> dict[str, float]:
     return {p: s / top for p, s in scores.items()} if top > 0 else {}
 
 
-LONG_WEIGHTS = ("bm25", "graph", "vote", "vote_rare", "prior", "cochange", "mention", "define", "rule", "tests",
-                "generated", "docs", "ci", "locales", "manifests")
+LONG_WEIGHTS = ("bm25", "graph", "vote", "vote_rare", "prior", "cochange", "mention", "define", "rule", "literal",
+                "title", "tests", "generated", "docs", "ci", "locales", "manifests")
 """Every weight has a `long_` twin, so the weights of subjects and of issue texts are tuned apart."""
 
 
@@ -121,6 +131,12 @@ def fuse(comp: dict[str, dict[str, float]], weights: dict, exclude: Sequence[str
 RARE_HUB = 0.5
 """`vote_rare`: a file's votes divided by its change count in the window to this power (`_history`)."""
 
+
+def _suffix(path: str) -> str:
+    name = path.rsplit("/", 1)[-1].lower()
+    return name.rsplit(".", 1)[-1] if "." in name else ""
+
+
 RULE_KINDS = frozenset(("generated", "manifest"))
 """Path kinds whose multiplier does not apply to a file the `rule` component names."""
 
@@ -132,7 +148,7 @@ class FusionEngine(Engine):
     # Chosen by benchmarks/quality_tune.py on the tune half only (see the module docstring).
     defaults = {
         "bm25": 1.0, "graph": 0.5, "vote": 1.0, "vote_rare": 0.0, "prior": 0.05, "cochange": 0.3, "mention": 2.0,
-        "define": 0.0, "rule": 2.0,
+        "define": 0.0, "rule": 2.0, "literal": 0.0, "title": 0.0,
         "tests": 0.3,  # multiplier on test files (requests mostly ask for the code under test)
         "generated": 0.3,  # multiplier on generated or vendored files (dist/, *.min.js, lockfiles, ...)
         "docs": 0.85,  # multiplier on prose (Markdown, reStructuredText, plain text)
@@ -142,17 +158,17 @@ class FusionEngine(Engine):
         # Requests over `long_words` words (issue texts, stack traces) use these weights instead.
         "long_words": 40,
         "long_bm25": 1.0, "long_graph": 0.0, "long_vote": 1.5, "long_vote_rare": 0.0, "long_prior": 0.2,
-        "long_cochange": 0.1, "long_mention": 2.0, "long_define": 0.5, "long_rule": 2.0,
-        "long_tests": 0.3, "long_generated": 0.6, "long_docs": 1.0, "long_ci": 1.0, "long_locales": 1.0,
-        "long_manifests": 1.0,
+        "long_cochange": 0.1, "long_mention": 2.0, "long_define": 0.5, "long_rule": 2.0, "long_literal": 2.0,
+        "long_title": 2.0, "long_tests": 0.3, "long_generated": 0.6, "long_docs": 0.3, "long_ci": 1.0,
+        "long_locales": 1.0, "long_manifests": 1.0,
         "depth": 100,  # files asked of each sub-engine
         "seeds": 5,  # top files whose co-changes are lifted
         "window": 3000,  # commits of the ancestry the history reads
     }
     libraries: tuple[str, ...] = ()
     artifact_file = ARTIFACT
-    identity_modules = ("ctxgauge.engines._base", "ctxgauge.engines._request", "ctxgauge.engines._tokens",
-                        "ctxgauge.engines._locales")
+    identity_modules = ("ctxgauge.engines._base", "ctxgauge.engines._literals", "ctxgauge.engines._request",
+                        "ctxgauge.engines._tokens", "ctxgauge.engines._locales")
 
     def __init__(self, **params: Any):
         super().__init__(**params)
@@ -167,6 +183,7 @@ class FusionEngine(Engine):
         if any(p[n] or p[f"long_{n}"] for n in ("vote", "prior", "cochange")):
             self.subs["history"] = HistoryEngine(window=int(p["window"]))
         self._manifest_cache: dict[tuple[str, str], frozenset[str]] = {}  # (blob, file name) -> package names
+        self._literal_cache: dict[tuple[str, str], list[str]] = {}  # (blob, file suffix) -> literal fragments
         self._loaded: tuple[tuple, dict] | None = None
         self._defs: tuple[Any, dict] | None = None
 
@@ -193,6 +210,11 @@ class FusionEngine(Engine):
         for f, data in corpus.iter_bytes(todo):
             read = rq.locked_packages if rq.is_lockfile(f.path) else rq.declared_packages
             self._manifest_cache[(f.blob, rq.base_name(f.path))] = read(f.path, data.decode("utf-8", "replace"))
+        code = [f for f in corpus.files if lit.is_code(f.path)] if self._wants_literals() else []
+        # Keyed by blob and suffix: whether backticks quote a string depends on the language.
+        todo = [f for f in code if (f.blob, _suffix(f.path)) not in self._literal_cache]
+        for f, data in corpus.iter_bytes(todo):
+            self._literal_cache[(f.blob, _suffix(f.path))] = sorted(lit.fragments(f.path, data.decode("utf-8", "replace")))
         artifact = {
             "format": FORMAT,
             "params": self.params,
@@ -200,8 +222,13 @@ class FusionEngine(Engine):
             "manifests": {f.path: sorted(self._manifest_cache[(f.blob, rq.base_name(f.path))]) for f in manifests},
             "lockfiles": [f.path for f in lockfiles],
             "locked": {f.path: sorted(self._manifest_cache[(f.blob, rq.base_name(f.path))]) for f in lockfiles},
+            "literals": {f.path: self._literal_cache[(f.blob, _suffix(f.path))] for f in code
+                         if self._literal_cache[(f.blob, _suffix(f.path))]},
         }
         write_text_atomic(out_dir / ARTIFACT, canonical_json(artifact) + "\n")
+
+    def _wants_literals(self) -> bool:
+        return bool(self.params["literal"] or self.params["long_literal"])
 
     def build(self, corpus: Corpus, out_dir: Path) -> dict:
         out_dir = Path(out_dir)
@@ -232,6 +259,7 @@ class FusionEngine(Engine):
             data["_index"] = rq.PathIndex(data["paths"])
             data["_declared"] = {m: frozenset(p) for m, p in data["manifests"].items()}
             data["_locked"] = {m: frozenset(p) for m, p in data["locked"].items()}
+            data["_literals"] = lit.LiteralIndex(data.get("literals", {}))
             self._loaded = (key, data)
         return self._loaded[1]
 
@@ -274,6 +302,12 @@ class FusionEngine(Engine):
         if not is_long(text, int(p["long_words"])):  # "improve french translation" names locales/fr.*
             for f, w in sorted(locale_files(text, art["paths"]).items()):
                 comp["mention"][f] = max(comp["mention"].get(f, 0.0), w)
+        if self._wants_literals():
+            comp["literal"] = _normalised(art["_literals"].match(text))
+        # A subject is its own first line: the title component is bm25's again, so only long requests get one.
+        if (p["title"] or p["long_title"]) and is_long(text, int(p["long_words"])):
+            comp["title"] = _normalised({h.path: h.score for h in
+                                         self.subs["bm25"].query(out_dir / "bm25", rq.title(text), depth)})
         if "history" in self.subs:
             hist = self.subs["history"]
             model = hist.model(out_dir / "history")
