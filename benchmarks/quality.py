@@ -226,6 +226,14 @@ def run_swebench(instances: Path, spec: str, out: Path, paths: dict, mirror: Pat
     return data
 
 
+def _by_repo(units: list[dict]) -> dict[str, list[dict]]:
+    """SWE-bench units by repository (an instance id is `owner__name-number`)."""
+    out: dict[str, list[dict]] = {}
+    for u in units:
+        out.setdefault(u["id"].rsplit("-", 1)[0], []).append(u)
+    return out
+
+
 def _ok(units: list[dict]) -> list[dict]:
     return [u for u in units if u.get("figures") and u["figures"].get("mrr") is not None]
 
@@ -357,9 +365,8 @@ def main(argv: list[str] | None = None) -> int:
                 if "units" not in d:
                     by_repo.setdefault("-", {})[e] = d
                     continue
-                for u in d["units"]:
-                    r = u["id"].rsplit("-", 1)[0]
-                    by_repo.setdefault(r, {}).setdefault(e, {"units": []})["units"].append(u)
+                for r, us in _by_repo(d["units"]).items():
+                    by_repo.setdefault(r, {})[e] = {"units": us}
             rows = [(r, e, d) for r, per in sorted(by_repo.items()) for e, d in per.items()]
             rows += [("all", e, d) for e, d in swe.items()]
             print(table(f"SWE-bench Lite file localization, {half} half", rows, extra=False))
@@ -375,6 +382,9 @@ def main(argv: list[str] | None = None) -> int:
             swe = results["swebench"].get(half, {})
             if best in swe and "bm25" in swe:
                 print(comparison_lines(f"SWE-bench {half}: {best} vs bm25", paired(swe[best].get("units", []), swe["bm25"].get("units", []))))
+                per_repo = lambda e: _by_repo(swe[e].get("units", []))  # noqa: E731
+                for r, mine in sorted(per_repo(best).items()):
+                    print(comparison_lines(f"  {r}: {best} vs bm25", paired(mine, per_repo("bm25").get(r, []))))
     print(f"\nbest engine (chosen on the tune half by hit@5, then MRR): {best}")
     return 0
 
