@@ -14,7 +14,7 @@ from ctxgauge.engines import check_engine
 from ctxgauge.corpora import Change, Corpus
 from ctxgauge.engines import get_engine
 from ctxgauge.engines.graph._parse import SourceParser
-from ctxgauge.engines.graph._rank import Field, bm25, personalised_pagerank, postings
+from ctxgauge.engines.graph._rank import Field, bm25, field, personalised_pagerank, postings
 from ctxgauge.engines.graph import GraphEngine
 from ctxgauge.engines._tokens import code_tokens
 from ctxgauge.errors import UserError
@@ -269,6 +269,11 @@ def test_bm25_by_formula():
     stored = postings(docs)
     assert stored == {"terms": ["book", "fee", "loan"], "offsets": [0, 1, 2, 4], "docs": [2, 0, 0, 1],
                       "tf": [1, 2, 1, 3]}
+    # Term ids are the caller's own numbering: only the terms' order is stored.
+    assert field([(np.array([2, 0]), np.array([2, 1])), (np.array([0]), np.array([3])),
+                  (np.array([1]), np.array([1]))], ["loan", "book", "fee"]) == stored
+    assert field([], []) == field([(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))], []) \
+        == {"terms": [], "offsets": [0], "docs": [], "tf": []}
     index = Field(stored)
     assert "loan" in index and "cat" not in index and index.get("cat") is None
     lengths = np.array([3.0, 3.0, 1.0])
@@ -306,8 +311,10 @@ def test_content_counts_equal_the_tokens_of_the_decoded_text():
         engine = GraphEngine(stem=stem)
         tokens = code_tokens(data.decode("utf-8", "replace"))
         want = Counter(Stemmer.Stemmer("english").stemWords(tokens) if stem else tokens)
-        assert engine._content_counts(data) == want
-        assert engine._content_counts(data) == want  # the second time from the per-word memo
+        for _ in range(2):  # the second time from the per-word memo
+            ids, counts = engine._content_counts(data)
+            assert ids.tolist() == sorted(ids.tolist())
+            assert dict(zip((engine._terms[i] for i in ids.tolist()), counts.tolist())) == want
 
 
 def test_words_only_in_a_body_find_the_code_file(tmp_path):

@@ -55,6 +55,7 @@ import json
 import math
 import os
 from collections import Counter
+from itertools import chain
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Mapping, Sequence
@@ -104,8 +105,10 @@ class GraphEngine(Engine):
         self._parsed: dict[tuple[str, str], Any] = {}  # (grammar, blob) -> Parsed
         self._def_tokens: dict[tuple[str, str], Counter] = {}  # (grammar, blob) -> definition token counts
         self._path_docs: dict[str, Counter] = {}  # path -> its weighted path tokens
-        self._content: dict[str, Counter] = {}  # blob -> its content token counts (stemmed when `stem`)
-        self._word_terms: dict[bytes, tuple[str, ...]] = {}  # word -> its tokens as indexed
+        self._content: dict[str, tuple] = {}  # blob -> (term ids, counts) of its content tokens (`_content_counts`)
+        self._word_terms: dict[bytes, tuple[int, ...]] = {}  # word -> the term ids of its tokens as indexed
+        self._terms: list[str] = []  # term id -> term (ids in first-seen order, private to this object)
+        self._term_id: dict[str, int] = {}
         self._manifests: dict[str, str] = {}  # blob -> text of a go.mod / Cargo.toml / package.json
         self._resolver: tuple[tuple, Any] | None = None  # (path set and manifest blobs, Resolver)
         self._loaded: tuple[tuple, dict] | None = None  # ((path, inode, mtime, size), artifact) last queried
@@ -176,23 +179,35 @@ class GraphEngine(Engine):
             if is_manifest(f.path):
                 self._manifests[f.blob] = data.decode("utf-8", "replace")
 
-    def _content_counts(self, data: bytes) -> Counter:
-        """`Counter(self._tokens(code_tokens(data.decode("utf-8", "replace"))))`, made per distinct word
-        (`word_counts`): each word is split and stemmed once per engine object, its occurrences added up."""
+    def _content_counts(self, data: bytes) -> tuple:
+        """`Counter(self._tokens(code_tokens(data.decode("utf-8", "replace"))))` as (term ids, sorted; their
+        counts), made per distinct word (`word_counts`): each word is split, stemmed and numbered once per
+        engine object, and its occurrences added up in numpy."""
+        import numpy as np
+
         counts = word_counts(data)
         memo = self._word_terms
         new = [w for w in counts if w not in memo]
         if new:
             split = [word_tokens(w.decode("ascii")) for w in new]
             tokens = list(dict.fromkeys(t for ts in split for t in ts))
-            stemmed = dict(zip(tokens, self._tokens(tokens)))
+            term_id, terms = self._term_id, self._terms
+            number = {}
+            for token, term in zip(tokens, self._tokens(tokens)):
+                if term not in term_id:
+                    term_id[term] = len(terms)
+                    terms.append(term)
+                number[token] = term_id[term]
             for w, ts in zip(new, split):
-                memo[w] = tuple(stemmed[t] for t in ts)
-        out: Counter = Counter()
-        for w, n in counts.items():
-            for t in memo[w]:
-                out[t] += n
-        return out
+                memo[w] = tuple(number[t] for t in ts)
+        per_word = [memo[w] for w in counts]
+        flat = np.fromiter(chain.from_iterable(per_word), dtype=np.int64)
+        if not len(flat):
+            return flat, flat.copy()
+        times = np.repeat(np.fromiter(counts.values(), dtype=np.int64, count=len(per_word)),
+                          np.fromiter(map(len, per_word), dtype=np.int64, count=len(per_word)))
+        ids, where = np.unique(flat, return_inverse=True)
+        return ids, np.bincount(where, weights=times, minlength=len(ids)).astype(np.int64)
 
     def _parse_stage(self):
         """The work cache's stage for one blob's parse under one grammar (None when the cache is off)."""
@@ -227,7 +242,7 @@ class GraphEngine(Engine):
 
     def build(self, corpus: Corpus, out_dir: Path) -> dict:
         from ctxgauge.engines.graph._parse import grammar_of, language_of
-        from ctxgauge.engines.graph._rank import postings
+        from ctxgauge.engines.graph._rank import field, postings
         from ctxgauge.engines.graph._resolve import Resolver, is_manifest
 
         self._read(corpus)
@@ -267,7 +282,7 @@ class GraphEngine(Engine):
                              resolved=[corpus.files[j].path for j in targets])
             content = self._content[f.blob]
             entry["length"] = sum(doc.values())
-            entry["content_length"] = sum(content.values())
+            entry["content_length"] = int(content[1].sum())
             entries.append(entry)
             names.append(doc)
             contents.append(content)
@@ -286,7 +301,7 @@ class GraphEngine(Engine):
             "params": self.params,
             "files": entries,
             "edges": [list(e) for e in sorted(edges)],
-            "fields": {"names": postings(names), "content": postings(contents)},
+            "fields": {"names": postings(names), "content": field(contents, self._terms)},
             "summary": summary,
         }
         target = Path(out_dir) / self.artifact_file

@@ -16,21 +16,34 @@ import numpy as np
 
 
 def postings(docs: Sequence[Mapping[str, int]]) -> dict[str, list]:
-    """The field of `docs` (term -> frequency per document) as stored in the artifact: `terms` sorted,
-    `offsets` (len(terms) + 1: term j's pairs are positions offsets[j]..offsets[j+1]), and `docs` and `tf`,
-    the pairs in term order, then document order."""
-    by_term: dict[str, list[tuple[int, int]]] = {}
-    for i, doc in enumerate(docs):
-        for term, tf in doc.items():
-            by_term.setdefault(term, []).append((i, tf))
-    terms = sorted(by_term)
-    offsets, doc_ids, tfs = [0], [], []
-    for t in terms:
-        pairs = by_term[t]
-        doc_ids.extend(i for i, _ in pairs)
-        tfs.extend(n for _, n in pairs)
-        offsets.append(len(doc_ids))
-    return {"terms": terms, "offsets": offsets, "docs": doc_ids, "tf": tfs}
+    """The field of `docs` (term -> frequency per document) as stored in the artifact (see `field`)."""
+    ids: dict[str, int] = {}
+    arrays = []
+    for doc in docs:
+        arrays.append((np.fromiter((ids.setdefault(t, len(ids)) for t in doc), dtype=np.int64, count=len(doc)),
+                       np.fromiter(doc.values(), dtype=np.int64, count=len(doc))))
+    return field(arrays, list(ids))
+
+
+def field(docs: Sequence[tuple[np.ndarray, np.ndarray]], terms: Sequence[str]) -> dict[str, list]:
+    """A field as stored in the artifact, from each document's distinct term ids and their frequencies
+    (`terms[id]` is the term): `terms` sorted, `offsets` (len(terms) + 1: term j's pairs are positions
+    offsets[j]..offsets[j+1]), and `docs` and `tf`, the (document index, frequency) pairs in term order,
+    then document order. Which ids name the terms does not matter: only the terms' own order is read."""
+    lengths = np.fromiter((len(ids) for ids, _ in docs), dtype=np.int64, count=len(docs))
+    if not lengths.sum():
+        return {"terms": [], "offsets": [0], "docs": [], "tf": []}
+    doc_index = np.repeat(np.arange(len(docs), dtype=np.int64), lengths)
+    ids = np.concatenate([d[0] for d in docs])
+    tf = np.concatenate([d[1] for d in docs])
+    used = sorted(np.unique(ids).tolist(), key=terms.__getitem__)
+    position = np.zeros(max(used) + 1, dtype=np.int64)
+    position[used] = np.arange(len(used), dtype=np.int64)
+    column = position[ids]
+    order = np.lexsort((doc_index, column))
+    offsets = np.concatenate([[0], np.cumsum(np.bincount(column, minlength=len(used)))])
+    return {"terms": [terms[i] for i in used], "offsets": offsets.tolist(), "docs": doc_index[order].tolist(),
+            "tf": tf[order].tolist()}
 
 
 class Field:
