@@ -34,7 +34,7 @@ def determinism(
     fingerprint_dir: Optional[Path] = typer.Option(None, "--fingerprint-dir", help="Also write <engine>.fingerprint.json here."),
     out: Optional[Path] = out_option("determinism"),
     resume: bool = resume_option(),
-    json_out: bool = typer.Option(False, "--json", help="Print JSON: {run_dir, engines: {name: {level, families, flags, fingerprint}}}."),
+    json_out: bool = typer.Option(False, "--json", help="Print JSON: {run_dir, corpus, queries, k, engines: {name: {status, level, label, drift, families, flags, fingerprint, ...}}}."),
 ) -> None:
     """Rebuild, query, drift, update and cross-machine identity of engines, graded as Context Trust Levels."""
     from ctxgauge.suites.determinism import (
