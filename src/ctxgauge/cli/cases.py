@@ -36,7 +36,7 @@ def cases(
     resume: bool = resume_option(),
     missing_as_miss: bool = typer.Option(False, "--missing-as-miss", help="An expected file the corpus does not have (by default an error: a typo?) is reported per case and counts as a miss."),
     misses: bool = typer.Option(False, "--misses", help=MISSES_HELP),
-    json_out: bool = typer.Option(False, "--json", help="Print JSON: {summary, cases, pass, passed, comparison?, run_dir, misses?}."),
+    json_out: bool = typer.Option(False, "--json", help="Print JSON: {summary, known_gap_summary, cases, pass, passed, failed, comparison?, dropped, run_dir, misses?}."),
 ) -> None:
     """Score labelled cases; exit 0 when every pass line holds, 1 when one fails, 2 on bad input."""
     from ctxgauge.errors import UserError
