@@ -34,13 +34,7 @@ def rep_values(run: RunRef, arm: str) -> list[tuple[bool, str, dict[str, float |
         ok = bool((r.get("validity") or {}).get("ok"))
         sc = r.get("scoring") or {}
         total, den = sc.get("total"), sc.get("denominator")
-        econ: dict = {}
-        rec = run.path / str(r.get("path") or "") / "record.json"
-        if r.get("path") and rec.is_file():
-            try:
-                econ = json.loads(rec.read_text(encoding="utf-8")).get("economics") or {}
-            except (ValueError, AttributeError):
-                econ = {}  # unreadable economics: the figures show as not measured, never as zero
+        econ = _economics(run, r)
         used = sum(int(econ.get(k) or 0) for k in ("tokens_input", "tokens_output", "tokens_cache_read",
                                                    "tokens_cache_write")) if econ else None
         cost = econ.get("cost_usd")
@@ -89,13 +83,17 @@ def item_rows(run: RunRef) -> list[dict]:
     return rows
 
 
-def _rep_record(run: RunRef, r: dict) -> dict:
-    """A repetition's record.json ({} when missing or unreadable: its figures show as not measured)."""
+def _economics(run: RunRef, r: dict) -> dict:
+    """The `economics` of a repetition's record.json ({} when missing or unreadable: its figures show as not
+    measured, never as zero). `rep_values` and `run_rows` both read it here, so they agree on what is
+    unreadable."""
     rec = run.path / str(r.get("path") or "") / "record.json"
     try:
-        return json.loads(rec.read_text(encoding="utf-8")) if r.get("path") and rec.is_file() else {}
+        data = json.loads(rec.read_text(encoding="utf-8")) if r.get("path") and rec.is_file() else {}
     except ValueError:
         return {}
+    econ = data.get("economics") if isinstance(data, dict) else None
+    return econ if isinstance(econ, dict) else {}
 
 
 def comparable(run: RunRef) -> dict[str, str]:
@@ -120,8 +118,7 @@ def run_rows(run: RunRef) -> list[dict]:
     with its basis, validity."""
     out = []
     for r in (run.results or {}).get("runs") or []:
-        rec = _rep_record(run, r)
-        econ, sc = rec.get("economics") or {}, r.get("scoring") or {}
+        econ, sc = _economics(run, r), r.get("scoring") or {}
         out.append({"arm": r.get("arm"), "repetition": r.get("repetition"),
                     "valid": bool((r.get("validity") or {}).get("ok")),
                     "validity": (r.get("validity") or {}).get("reason"),
