@@ -124,7 +124,7 @@ class Engine:
         """Ask that builds and updates into `out_dir` may keep their index in memory and leave the artifact
         unwritten until `flush(out_dir)`, queries through this object staying exact. True when the engine
         does so (the default engine does not). Only a caller that never reads the artifact's bytes asks
-        (replay); every artifact that is hashed or fingerprinted is written by a plain build or update."""
+        (replay, cases); every artifact that is hashed or fingerprinted is written by a plain build or update."""
         return False
 
     def flush(self, out_dir: Path) -> None:

@@ -1,6 +1,7 @@
 """Guards around every engine call: a crashing engine fails its unit, and hits that break the contract are
 refused with the rule they broke, and an identity that cannot be had is a failure to record, not a crash
-(used by every suite, `ctxgauge query` and the contract checker)."""
+(used by every suite, `ctxgauge query` and the contract checker); and the one way a suite asks an engine to
+keep an index in memory instead of writing its artifact (`ask_defer_writes`)."""
 
 from __future__ import annotations
 
@@ -64,3 +65,18 @@ def ask_identity(engine) -> tuple[dict | None, EngineError | None]:
         return call_engine("identity", engine, engine.identity), None
     except EngineError as exc:
         return None, exc
+
+
+def ask_defer_writes(engine, out_dir) -> bool:
+    """Ask `engine` to keep its builds and updates into `out_dir` in memory, its artifact unwritten
+    (`Engine.defer_writes`); True when it does. Only a caller that queries the index and never reads the
+    artifact's bytes asks (replay, cases): every artifact that is hashed or fingerprinted is written by a
+    plain build or update. An engine without the method, or whose method fails, writes as before: deferring
+    is never needed for a result, so its failure is no engine failure."""
+    defer = getattr(engine, "defer_writes", None)
+    if not callable(defer):
+        return False
+    try:
+        return bool(defer(out_dir))
+    except Exception:
+        return False

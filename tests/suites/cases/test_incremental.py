@@ -48,3 +48,47 @@ def test_cases_across_revisions_update_one_index_and_equal_fresh_builds(repo_bui
             fresh = [h.to_dict() for h in engine.query(out, query, 100)]
             assert ranking == fresh, (name, spec)
     assert [u["figures"]["hit@5"] for u in result.cases] == [1.0] * 5
+
+
+def _rankings_of(result) -> dict[str, list[dict]]:
+    return {u["name"]: [u["ranking"], u["vs"]["ranking"]] for u in result.cases}
+
+
+def test_cases_keep_bm25_in_memory_and_rank_as_fresh_builds(repo_builder, tmp_path, monkeypatch):
+    # Cases never read an index's bytes, so they ask engines to defer their artifact writes (as replay
+    # does): lucene bm25 then writes no artifact at all, the other variants write as before, and every
+    # ranking (paths and float scores) is a fresh uncached build's, with and without the work cache.
+    a = repo_builder("lib")
+    r1 = a.commit("one", BASE)
+    r2 = a.commit("two", {"src/fees.py": "def overdue_fee(days, cap):\n    return min(days * RATE, cap)\n",
+                          "src/holds.py": "def place_hold(member, book):\n    return (member, book)\n"})
+    r3 = a.commit("three", {"src/members.py": None, "docs/guide.md": "# Guide\nHolds and accounts.\n",
+                            "src/accounts.py": "def open_account(email):\n    return email\n"})
+    cases = [("c2", r2, "place a hold on a book", "src/holds.py"), ("c1", r1, "overdue fee", "src/fees.py"),
+             ("c3", r3, "open an account", "src/accounts.py"), ("c3b", r3, "guide to holds", "docs/guide.md")]
+    (tmp_path / "c.yaml").write_text("cases:\n" + "".join(
+        f"  - {{name: {n}, query: {q}, corpus: 'lib@{rev[:12]}', expected: [{e}]}}\n" for n, rev, q, e in cases))
+    writes: list[str] = []
+    real = BM25Engine._write
+    monkeypatch.setattr(BM25Engine, "_write", lambda self, *a: writes.append(self.name) or real(self, *a))
+    config = CasesConfig(engine="bm25", vs="bm25(method=atire)", out=tmp_path / "run")
+    with work_cache.disabled():
+        off = run_cases(load_cases(tmp_path / "c.yaml"), config)
+    atire = get_engine("bm25(method=atire)").name
+    assert writes == [atire] * 3  # built at r1 and updated twice; the lucene index was never written
+    writes.clear()
+    cached = run_cases(load_cases(tmp_path / "c.yaml"), CasesConfig(engine="bm25", vs="bm25(method=atire)",
+                                                                       out=tmp_path / "run2"))
+    assert writes == [atire] * 3
+    assert _rankings_of(cached) == _rankings_of(off)
+    monkeypatch.setattr(BM25Engine, "_write", real)
+    for unit, (name, rev, query, _) in zip(off.cases, cases):
+        corpus = open_corpus(tmp_path / "lib", rev)
+        for spec, ranking in (("bm25", unit["ranking"]), ("bm25(method=atire)", unit["vs"]["ranking"])):
+            engine = get_engine(spec)
+            out = tmp_path / f"fresh-{name}-{spec}"
+            out.mkdir()
+            with work_cache.disabled():
+                engine.build(corpus, out)
+            assert ranking == [h.to_dict() for h in engine.query(out, query, 100)], (name, spec)
+            assert ranking, (name, spec)

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
-from ctxgauge.engines import ask_identity, call_engine, checked_hits, same_system
+from ctxgauge.engines import ask_defer_writes, ask_identity, call_engine, checked_hits, same_system
 from ctxgauge.corpora import Corpus, open_corpus
 from ctxgauge.engines import engine_available, get_engine
 from ctxgauge.errors import EngineError, UserError
@@ -267,6 +267,9 @@ def _index(indexes: dict, repo: str, i: int, eng: Any, corpus: Corpus, fresh_dir
         else:
             out_dir = fresh_dir
             out_dir.mkdir()
+            # Cases only query their indexes, never read their bytes (no artifact is hashed here): an engine
+            # that can keep one in memory (bm25) skips writing it, and an update costs the changed files.
+            ask_defer_writes(eng, out_dir)
             call_engine("build", eng, eng.build, corpus, out_dir)
     except EngineError as exc:
         return exc  # the index may be torn: the next corpus of this repository builds afresh

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any, Iterator, Sequence
 
 from ctxgauge._killpoints import checkpoint
-from ctxgauge.engines import call_engine, checked_hits
+from ctxgauge.engines import ask_defer_writes, call_engine, checked_hits
 from ctxgauge.corpora import Corpus
 from ctxgauge.errors import EngineError, UserError
 from ctxgauge.git import Repo
@@ -108,13 +108,7 @@ class _Index:
         self.corpus: Corpus | None = None
         # Replay only queries its index, never reads its bytes: an engine that can keep it in memory and
         # skip writing the artifact (bm25: an update then costs the changed files, not the repository) may.
-        # A plugin whose defer_writes fails simply writes as before: deferring is never needed for a result.
-        defer = getattr(engine, "defer_writes", None)
-        if callable(defer):
-            try:
-                defer(out_dir)
-            except Exception:
-                pass
+        ask_defer_writes(engine, out_dir)
 
     def advance(self, corpus: Corpus) -> None:
         """Bring the index to `corpus`: update by the changed files, or build when there is no index."""
