@@ -48,7 +48,11 @@ def _commands(sample: Path, tmp: Path) -> dict[str, list[str]]:
 def _ctxgauge(args: list[str], out: Path, *, env: dict[str, str] | None = None, resume: bool = False,
               timeout: float = 300) -> subprocess.CompletedProcess:
     cmd = _RUN + args + ["--out", str(out)] + (["--resume"] if resume else [])
-    return subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, **(env or {})}, timeout=timeout)
+    # A SIGKILLed run cannot remove its temporary directory: keep them in the test's own tree, not in /tmp.
+    scratch = out.parent / "tmp"
+    scratch.mkdir(exist_ok=True)
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
+                          env={**os.environ, "TMPDIR": str(scratch), **(env or {})})
 
 
 def _units(run_dir: Path) -> dict[str, dict]:

@@ -8,6 +8,7 @@ exception is a bug: one line naming a log file that holds its traceback, and exi
 from __future__ import annotations
 
 import os
+import signal
 from pathlib import Path
 from typing import Optional
 
@@ -79,6 +80,7 @@ def main() -> None:
     """Entry point of the `ctxgauge` script and `python -m ctxgauge`."""
     from ctxgauge.cli._common import fail
 
+    _unwind_on_sigterm()
     try:
         app()
     except UserError as exc:
@@ -95,6 +97,25 @@ def main() -> None:
         _interrupted(interrupt)
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (`kill PID`, a scheduler stopping a job), raised where the process is so that it unwinds as
+    Ctrl-C does: the run is recorded `cancelled` (resumable), temporary directories are removed and engine
+    processes closed. Python's default action for SIGTERM ends the process at once, which left the run
+    `started` and every suite's temporary directory (a cases run's indexes: hundreds of MB) behind."""
+
+
+def _unwind_on_sigterm() -> None:
+    if signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+        return  # a parent chose (e.g. SIG_IGN): keep its choice
+
+    def raise_once(signum, frame):
+        # A second SIGTERM while unwinding must not break off the cleanup the first one started.
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        raise Terminated()
+
+    signal.signal(signal.SIGTERM, raise_once)
+
+
 def _in_chain(exc: BaseException | None, kind: type) -> BaseException | None:
     seen = set()
     while exc is not None and id(exc) not in seen:
@@ -109,5 +130,7 @@ def _interrupted(exc: BaseException) -> None:
     from ctxgauge.cli._common import fail
 
     run_dir = getattr(exc, "run_dir", None)
-    fail(f"interrupted; the run is recorded as cancelled in {run_dir}: add --out {run_dir} --resume to the same "
-         "command to continue it" if run_dir else "interrupted", code=130)
+    # 143 = 128 + SIGTERM, what a shell reports for a process ended by that signal; 130 for Ctrl-C.
+    what, code = ("terminated", 143) if _in_chain(exc, Terminated) is not None else ("interrupted", 130)
+    fail(f"{what}; the run is recorded as cancelled in {run_dir}: add --out {run_dir} --resume to the same "
+         "command to continue it" if run_dir else what, code=code)
