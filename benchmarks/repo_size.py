@@ -145,7 +145,7 @@ def measure(repo_path: Path, spec: str, query: str, mode: str, naive: bool = Tru
                 timers.t.clear()
                 t0 = time.perf_counter()
                 if mode == "replay":
-                    corpus = prev.at(rev, binary_cache=binary)
+                    corpus = prev.at(rev, binary_cache=binary, known_commit=True)
                 else:
                     corpus = Corpus.from_git(repo, rev, binary_cache=binary)
                 changes = prev.changes_to(corpus)

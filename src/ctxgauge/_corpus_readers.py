@@ -29,6 +29,9 @@ class Reader:
         for f in files:
             yield f, self.read(f)
 
+    def close(self) -> None:
+        """End any process the reader holds; a later read starts it again."""
+
 
 class DirReader(Reader):
     def __init__(self, root: Path):
@@ -61,6 +64,9 @@ class GitReader(Reader):
         for f in files:
             yield f, got[f.blob]
 
+    def close(self) -> None:
+        self.repo.close()  # the repository's `git cat-file --batch`; `Repo.reader` starts a new one if needed
+
 
 class HeldReader(Reader):
     def __init__(self, data: dict[str, bytes]):
@@ -82,3 +88,6 @@ class OverlayReader(Reader):
         got = dict((f.path, d) for f, d in self.base.read_many(base))
         for f in files:
             yield f, self.extra[f.path] if f.path in self.extra else got[f.path]
+
+    def close(self) -> None:
+        self.base.close()

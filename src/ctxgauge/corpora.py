@@ -138,16 +138,21 @@ class Corpus:
         return cls(name=name or repo_name(repo), kind="git", files=files, skipped=skipped,
                    reader=GitReader(repo), rev=commit, history=History(repo, commit), max_bytes=max_bytes)
 
-    def at(self, rev: str, *, binary_cache: dict[str, bool] | None = None) -> "Corpus":
+    def at(self, rev: str, *, binary_cache: dict[str, bool] | None = None, known_commit: bool = False) -> "Corpus":
         """The corpus of another commit of this git corpus's repository: what `Corpus.from_git(repo, rev)`
         lists, derived from this one by the tree diff between the two commits, so only what changed is
         listed and sniffed (a replay moving from commit to commit then costs the change, not the tree).
         `self.changes_to(result)` is known without comparing every path. ValueError for a corpus that is
-        not a plain git tree (a directory, an overlay)."""
+        not a plain git tree (a directory, an overlay).
+
+        `known_commit`: `rev` is a full commit id taken from the repository's own history (replay walking
+        its log), so it is not resolved again (a git call per commit saved). Any other revision, a full id
+        written by a user included, is resolved as `from_git` resolves it: a tree's or a tag's id, or an id
+        of no object, would otherwise be diffed as if it were a commit, or fail with another message."""
         if self.kind != "git" or type(self._reader) is not GitReader or self.rev is None:
             raise ValueError("Corpus.at needs a corpus read with Corpus.from_git")
         repo = self._reader.repo
-        commit = rev if _FULL_SHA.fullmatch(rev) else repo.resolve(rev)
+        commit = rev if known_commit and _FULL_SHA.fullmatch(rev) else repo.resolve(rev)
         gone, entries = repo.tree_changes(self.rev, commit)
         by_path, reasons, files = dict(self._by_path), dict(self._reasons()), list(self.files)
         touched = gone + [e.path for e in entries]
@@ -229,6 +234,13 @@ class Corpus:
     def iter_bytes(self, files: Iterable[CorpusFile] | None = None) -> Iterator[tuple[CorpusFile, bytes]]:
         """(file, bytes) for the given files (default: all), streamed in one batch for git corpora."""
         return self._reader.read_many(list(self.files if files is None else files))
+
+    def close(self) -> None:
+        """End the process the corpus reads through, if any (a git corpus's `git cat-file --batch`, shared
+        with the corpora `at`, `overlay` and `held` derived from it). The corpus stays usable: a later read
+        starts the process again. A caller holding many corpora closes each when done with it: an open
+        one keeps its process alive until the corpus is garbage collected."""
+        self._reader.close()
 
     def content_hash(self) -> str:
         """SHA-256 over the sorted `path\\0blob\\n` lines: equal for equal content however it was read."""

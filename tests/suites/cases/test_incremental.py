@@ -3,6 +3,11 @@ every case's ranking equals a fresh build of its own corpus."""
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
+import pytest
+
 import ctxgauge.cache as work_cache
 from ctxgauge.corpora import open_corpus
 from ctxgauge.engines import get_engine
@@ -92,3 +97,40 @@ def test_cases_keep_bm25_in_memory_and_rank_as_fresh_builds(repo_builder, tmp_pa
                 engine.build(corpus, out)
             assert ranking == [h.to_dict() for h in engine.query(out, query, 100)], (name, spec)
             assert ranking, (name, spec)
+
+
+def _cat_file_children() -> set[int]:
+    """Live `git cat-file --batch` processes whose parent is this one (read from /proc)."""
+    found = set()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            cmdline = (stat.parent / "cmdline").read_bytes()
+        except (OSError, IndexError):
+            continue  # ended while we looked
+        if int(fields[1]) == os.getpid() and b"cat-file\0--batch\0" in cmdline + b"\0":
+            found.add(int(stat.parent.name))
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="counts processes through /proc")
+def test_cases_keep_at_most_one_git_reader_alive_and_none_after(repo_builder, tmp_path):
+    # Each corpus used to start its own `git cat-file --batch` (for the binary sniff) and keep it until the
+    # process ended: a 140-instance SWE-bench run held 137 of them. Now the revisions of a repository share
+    # one, it ends when the run moves to the next repository, and none outlives the run.
+    specs = []
+    for name in ("lib", "app"):
+        repo = repo_builder(name)
+        revs = [repo.commit("one", BASE)]
+        revs.append(repo.commit("two", {"src/holds.py": "def place_hold(member, book):\n    return member\n"}))
+        revs.append(repo.commit("three", {"src/members.py": None, "bin.dat": b"\0\1\2"}))
+        specs += [(f"{name}{i}", f"{name}@{rev[:12]}") for i, rev in enumerate(revs)]
+    (tmp_path / "c.yaml").write_text("cases:\n" + "".join(
+        f"  - {{name: {n}, query: overdue fee, corpus: '{corpus}', expected: [src/fees.py]}}\n" for n, corpus in specs))
+    before = _cat_file_children()
+    alive: list[int] = []
+    result = run_cases(load_cases(tmp_path / "c.yaml"), CasesConfig(engine="bm25", out=tmp_path / "run"),
+                       progress=lambda done, total, name: alive.append(len(_cat_file_children() - before)))
+    assert [u["status"] for u in result.cases] == ["ok"] * 6
+    assert len(alive) == 6 and max(alive) == 1
+    assert _cat_file_children() - before == set()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+
 from pathlib import Path
 
 import pytest
@@ -123,6 +125,16 @@ def test_corpus_at_a_git_revision(repo_builder, tmp_path):
     with pytest.raises(UserError, match="no commit named 'nosuch'"):
         run_cases(load_cases(tmp_path / "bad.yaml"), CasesConfig(engine="grep", out=tmp_path / "never"))
     assert not (tmp_path / "never").exists()
+    # A second revision of a repository is listed from the first (Corpus.at): a full id that names no
+    # commit, or names a tree, is refused the same way.
+    tree = subprocess.run(["git", "rev-parse", f"{old}^{{tree}}"], cwd=b.path, capture_output=True, text=True,
+                          check=True).stdout.strip()
+    for bad in ["0" * 40, tree]:
+        (tmp_path / "bad2.yaml").write_text(f"cases:\n  - {{name: x, query: q, corpus: lib@{old}, expected: [src/fees.py]}}\n"
+                                            f"  - {{name: y, query: q, corpus: lib@{bad}, expected: [a]}}\n")
+        with pytest.raises(UserError, match=f"case 'y': corpus .*no commit named '{bad}'"):
+            run_cases(load_cases(tmp_path / "bad2.yaml"), CasesConfig(engine="grep", out=tmp_path / "never"))
+        assert not (tmp_path / "never").exists()
 
 
 def test_external_run_scores_as_ir_measures_does(tmp_path):

@@ -195,12 +195,48 @@ def run_cases(case_file: CaseFile, config: CasesConfig, progress: Progress | Non
     metrics = metric_names(config.ks, extra=[line.metric for line in lines])
     engines = _engines(config)
     corpora: dict[str, Corpus] = {}
-    for c in case_file.cases:  # open every corpus first: a bad path or revision fails before any write
-        if c.corpus not in corpora:
+    try:
+        corpora = _open_corpora(case_file)
+        return _run(case_file, config, corpora, engines, lines, depth, metrics, progress)
+    finally:
+        for corpus in corpora.values():
+            corpus.close()
+        for eng in engines:
+            getattr(eng, "close", lambda: None)()
+
+
+def _open_corpora(case_file: CaseFile) -> dict[str, Corpus]:
+    """Every case's corpus, opened before anything is written (a bad path or revision fails first).
+
+    The revisions of one git repository are listed from one another (`Corpus.at`: the tree diff between
+    them, only new blobs sniffed) and share one `git cat-file --batch`, instead of a whole listing, a read
+    of every blob and a process of their own each: a SWE-bench file names a hundred base commits of a few
+    repositories. Every corpus is closed on return (the run reads through it again, one repository at a time)."""
+    corpora: dict[str, Corpus] = {}
+    last: dict[str, Corpus] = {}  # source -> the corpus of it opened last
+    binary: dict[str, dict[str, bool]] = {}  # source -> blob id -> is binary, for every revision listed
+    try:
+        for c in case_file.cases:
+            if c.corpus in corpora:
+                continue
+            source, rev = split_corpus(c.corpus)
+            previous = last.get(source)
             try:
-                corpora[c.corpus] = open_corpus(*split_corpus(c.corpus))
+                if previous is not None and previous.kind == "git" and rev is not None:
+                    corpus = previous.at(rev, binary_cache=binary.setdefault(source, {}))
+                else:
+                    corpus = open_corpus(source, rev)
             except UserError as exc:
                 raise UserError(f"{case_file.source}: case {c.name!r}: corpus {exc} (a directory, or REPO@REV)") from None
+            corpora[c.corpus] = last[source] = corpus
+    finally:
+        for corpus in corpora.values():
+            corpus.close()
+    return corpora
+
+
+def _run(case_file: CaseFile, config: CasesConfig, corpora: dict[str, Corpus], engines: list[Any],
+         lines: list[PassLine], depth: int, metrics: list[str], progress: Progress | None) -> CasesResult:
     missing = _missing_expected(case_file, corpora, config.missing_as_miss)
     # A failed identity is the engine's failure, not the user's: the run is recorded with every case failed
     # (the identity kept `unknown`, so `--resume` takes the mended engine's) instead of ending without one.
@@ -214,46 +250,53 @@ def run_cases(case_file: CaseFile, config: CasesConfig, progress: Progress | Non
         spec["missing_as_miss"] = True
     out = Path(config.out) if config.out is not None else default_run_dir(SUITE)
     units: dict[str, dict] = {}
-    try:
-        subject = Subject(dataset=case_file.source, systems=[e.name for e in engines])
-        with RunDir.start(out, suite=SUITE, suite_version=SUITE_VERSION, subject=subject, spec=spec,
-                          resume=config.resume) as run, \
-                tempfile.TemporaryDirectory(prefix="ctxgauge-cases-") as tmp:
-            done = 0
-            # Per (repository, engine): the index directory and the corpus it holds. The corpora of one
-            # repository are visited one after another, and each index moves from revision to revision by
-            # the files that changed (`update`, byte-identical to a fresh build by the engine contract).
-            indexes: dict[tuple[str, int], tuple[Path, Corpus]] = {}
-            for n, (key, corpus) in enumerate(_by_repository(corpora)):
-                todo = [c for c in case_file.cases if c.corpus == key and not run.is_done(c.name)]
-                units.update({c.name: run.done[c.name] for c in case_file.cases
-                              if c.corpus == key and run.is_done(c.name)})
-                if not todo:
-                    continue
-                built: list[tuple[Any, Path] | EngineError] = []
-                for i, eng in enumerate(engines):
-                    built.append(broken if broken is not None else
-                                 _index(indexes, split_corpus(key)[0] if corpus.kind == "git" else key, i, eng,
-                                        corpus, Path(tmp) / f"{n}-{i}"))
-                for case in todo:
-                    units[case.name] = _record(run, _one(case, corpus, built, metrics, depth,
-                                                         missing.get(case.name, ())))
-                    done += 1
-                    if progress is not None:
-                        progress(done, len(case_file.cases), case.name)
-            ordered = [units[c.name] for c in case_file.cases]
-            return _finish(run, ordered, metrics, lines, config.seed, config.trec, [e.name for e in engines])
-    finally:
-        for eng in engines:
-            getattr(eng, "close", lambda: None)()
+    subject = Subject(dataset=case_file.source, systems=[e.name for e in engines])
+    with RunDir.start(out, suite=SUITE, suite_version=SUITE_VERSION, subject=subject, spec=spec,
+                      resume=config.resume) as run, \
+            tempfile.TemporaryDirectory(prefix="ctxgauge-cases-") as tmp:
+        done = 0
+        # Per (repository, engine): the index directory and the corpus it holds. The corpora of one
+        # repository are visited one after another, and each index moves from revision to revision by
+        # the files that changed (`update`, byte-identical to a fresh build by the engine contract).
+        indexes: dict[tuple[str, int], tuple[Path, Corpus]] = {}
+        current: tuple[str, list[Corpus]] = ("", [])  # the repository worked on, and its corpora so far
+        for n, (key, corpus) in enumerate(_by_repository(corpora)):
+            repository = _repository(key, corpus)
+            if current[0] != repository:
+                for done_with in current[1]:  # that repository is done: its `git cat-file` ends now
+                    done_with.close()
+                current = (repository, [])
+            current[1].append(corpus)
+            todo = [c for c in case_file.cases if c.corpus == key and not run.is_done(c.name)]
+            units.update({c.name: run.done[c.name] for c in case_file.cases
+                          if c.corpus == key and run.is_done(c.name)})
+            if not todo:
+                continue
+            built: list[tuple[Any, Path] | EngineError] = []
+            for i, eng in enumerate(engines):
+                built.append(broken if broken is not None else
+                             _index(indexes, repository, i, eng, corpus, Path(tmp) / f"{n}-{i}"))
+            for case in todo:
+                units[case.name] = _record(run, _one(case, corpus, built, metrics, depth,
+                                                     missing.get(case.name, ())))
+                done += 1
+                if progress is not None:
+                    progress(done, len(case_file.cases), case.name)
+        ordered = [units[c.name] for c in case_file.cases]
+        return _finish(run, ordered, metrics, lines, config.seed, config.trec, [e.name for e in engines])
+
+
+def _repository(key: str, corpus: Corpus) -> str:
+    """What the corpora of one repository share: the repository's path (`REPO` of `REPO@REV`), else the key."""
+    return split_corpus(key)[0] if corpus.kind == "git" else key
 
 
 def _by_repository(corpora: dict[str, Corpus]) -> list[tuple[str, Corpus]]:
     """The corpora with those of one git repository next to each other (in their first-seen order)."""
     first: dict[str, int] = {}
     for i, (key, c) in enumerate(corpora.items()):
-        first.setdefault(split_corpus(key)[0] if c.kind == "git" else key, i)
-    return sorted(corpora.items(), key=lambda kc: first[split_corpus(kc[0])[0] if kc[1].kind == "git" else kc[0]])
+        first.setdefault(_repository(key, c), i)
+    return sorted(corpora.items(), key=lambda kc: first[_repository(*kc)])
 
 
 def _index(indexes: dict, repo: str, i: int, eng: Any, corpus: Corpus, fresh_dir: Path) -> tuple[Any, Path] | EngineError:

@@ -138,7 +138,7 @@ def _corpus(repo: Repo, case: ReplayCase, cache: dict[str, bool], previous: Corp
     commit's corpus by the tree diff between them when there is one (the same corpus, tested)."""
     try:
         if previous is not None:
-            corpus = previous.at(case.parent, binary_cache=cache)
+            corpus = previous.at(case.parent, binary_cache=cache, known_commit=True)
         else:
             corpus = Corpus.from_git(repo, case.parent, binary_cache=cache)
     except UserError:
