@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import math
+import time
 
 import pytest
 
@@ -118,3 +119,66 @@ def test_counting_words_in_bytes_gives_the_tokens_of_the_decoded_text():
         assert sorted(word_counts(data).elements()) == sorted(w.encode() for w in _WORD.findall(text))
         got, want = engine._t.content_counts(data), engine._t.counts(engine._t.stem(code_tokens(text)))
         assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1]) and got[2] == want[2]
+
+
+def _two_corpora(tmp_path):
+    root = tmp_path / "c"
+    root.mkdir()
+    (root / "a.py").write_text("alpha beta\n")
+    (root / "b.py").write_text("beta gamma\n")
+    return Corpus.from_directory(root)
+
+
+def test_an_index_rewritten_in_place_is_never_answered_from_memory(tmp_path, monkeypatch):
+    # Another engine object with other parameters rewrites the directory: the same files, the same sizes
+    # (one score per entry), other scores. Right after a write (racy times) even a rewrite no `stat` could
+    # tell apart is caught by the digest; once the times are older than a tick, any rewrite moves a time.
+    from ctxgauge.engines import bm25
+
+    corpus, out = _two_corpora(tmp_path), tmp_path / "out"
+    first, other = get_engine("bm25"), get_engine("bm25(k1=2.0)")
+    first.build(corpus, out)
+    mine = [(h.path, h.score) for h in first.query(out, "beta gamma", 5)]
+    other.build(corpus, out)
+    theirs = [(h.path, h.score) for h in other.query(out, "beta gamma", 5)]
+    assert mine != theirs and [p for p, _ in mine] == [p for p, _ in theirs]
+    assert [(h.path, h.score) for h in first.query(out, "beta gamma", 5)] == theirs  # read from disk again
+    first.build(corpus, out)
+    frozen = bm25._stats(out)
+    monkeypatch.setattr(bm25, "_stats", lambda d: frozen)  # a rewrite within one tick: every stat the same
+    monkeypatch.setattr(bm25, "_racy", lambda stats, now: True)
+    other.build(corpus, out)
+    assert [(h.path, h.score) for h in first.query(out, "beta gamma", 5)] == theirs
+
+
+def test_a_settled_index_is_checked_by_stat_alone(tmp_path, monkeypatch):
+    from ctxgauge.engines import bm25
+
+    corpus, out = _two_corpora(tmp_path), tmp_path / "out"
+    engine = get_engine("bm25")
+    engine.build(corpus, out)
+    digests = []
+    real = bm25._digest
+    monkeypatch.setattr(bm25, "_digest", lambda d: digests.append(d) or real(d))
+    monkeypatch.setattr(bm25, "_racy", lambda stats, now: False)  # the files are older than a tick now
+    want = [(h.path, h.score) for h in engine.query(out, "alpha", 5)]
+    assert len(digests) <= 1  # at most once more, to settle a stamp taken while the files were racy
+    for _ in range(5):
+        assert [(h.path, h.score) for h in engine.query(out, "alpha", 5)] == want
+    assert len(digests) <= 1
+    time.sleep(2 * bm25._FINE_NS / 1e9)  # what `_racy` waits for before it lets a stamp settle
+    get_engine("bm25(k1=2.0)").build(corpus, out)  # a later rewrite moves a time: read from disk
+    assert [(h.path, h.score) for h in engine.query(out, "alpha", 5)] != want
+
+
+def test_racy_means_within_one_timestamp_tick():
+    from ctxgauge.engines.bm25 import _COARSE_NS, _FINE_NS, _racy
+
+    now = 1_700_000_000_123_456_789
+    fine = (1, 10, now - 2 * _FINE_NS, now - 2 * _FINE_NS)
+    assert not _racy((fine, None), now)
+    assert _racy(((1, 10, now - _FINE_NS // 2, now - 2 * _FINE_NS),), now)  # a recent modification time
+    assert _racy(((1, 10, now - 2 * _FINE_NS, now),), now)  # or change time
+    whole = now - now % 1_000_000_000 - 1_000_000_000  # a file system keeping whole seconds
+    assert _racy(((1, 10, whole, whole),), now)
+    assert not _racy(((1, 10, whole - _COARSE_NS, whole - _COARSE_NS),), now)

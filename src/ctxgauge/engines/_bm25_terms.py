@@ -21,6 +21,9 @@ from ctxgauge.engines._tokens import path_tokens, word_counts, word_tokens
 Counts = tuple[np.ndarray, np.ndarray, int]
 """(term ids, sorted; their counts; number of tokens)"""
 
+BATCH_BYTES = 16 << 20
+"""Blob bytes counted in one numpy pass (its arrays: at most about 40 bytes per word of the blobs)."""
+
 
 class Terms:
     """The interned terms of one bm25 engine object and its per-blob and per-path counts."""
@@ -61,15 +64,28 @@ class Terms:
         return uniq, counts * weight, len(tokens) * weight
 
     def content_counts(self, data: bytes) -> Counts:
-        """`_counts(self.stem(code_tokens(data.decode("utf-8", "replace"))))`, computed per distinct word:
-        each word's stemmed term ids are made once per engine object and its occurrences added up (the same
-        counts without a Python step per token: a replay tokenises every changed blob; tested equal)."""
-        counts = word_counts(data)
+        """`_counts(self.stem(code_tokens(data.decode("utf-8", "replace"))))`: one blob's `content_counts_many`."""
+        return self.content_counts_many([data])[0]
+
+    def content_counts_many(self, blobs: Sequence[bytes]) -> list[Counts]:
+        """Each blob's `_counts(self.stem(code_tokens(blob.decode("utf-8", "replace"))))`, computed per
+        distinct word: each word's stemmed term ids are made once per engine object and its occurrences
+        added up, and the blobs' (term, occurrences) pairs are summed in one numpy pass for them all (a
+        numpy sort per blob cost more than counting its words; tested equal to the per-token definition)."""
         terms_of = self.word_terms
-        words = list(counts)
-        per_word = list(map(terms_of.get, words))  # each distinct word's term ids, in C
-        if None in per_word:  # words this engine object has not met: split, stem and intern them
-            new = [w for w, ts in zip(words, per_word) if ts is None]
+        words: list[bytes] = []
+        times: list[int] = []
+        sizes: list[int] = []
+        for data in blobs:
+            counts = word_counts(data)
+            words.extend(counts)
+            times.extend(counts.values())
+            sizes.append(len(counts))
+        # Words this engine object has not met, first seen first (so terms are numbered as blob by blob):
+        # split, stem and intern them. dict.fromkeys dedups in C (a blob's words recur in the next ones).
+        distinct = dict.fromkeys(words)
+        new = [w for w in distinct if w not in terms_of] if terms_of else list(distinct)
+        if new:
             split = [word_tokens(w.decode("ascii")) for w in new]
             tokens = list(dict.fromkeys(t for ts in split for t in ts))
             term_id, terms = self.term_id, self.terms
@@ -82,16 +98,23 @@ class Terms:
                 ids[token] = i
             for w, ts in zip(new, split):
                 terms_of[w] = tuple(ids[t] for t in ts)
-            per_word = list(map(terms_of.__getitem__, words))
-        # every (term, occurrences of its word) pair, then summed per term, in numpy
-        flat = np.fromiter(chain.from_iterable(per_word), dtype=np.int64)
-        if not len(flat):
-            return flat, flat.copy(), 0
-        times = np.repeat(np.fromiter(counts.values(), dtype=np.int64, count=len(words)),
-                          np.fromiter(map(len, per_word), dtype=np.int64, count=len(words)))
-        ids_, where = np.unique(flat, return_inverse=True)
-        cnt = np.bincount(where, weights=times, minlength=len(ids_)).astype(np.int64)
-        return ids_, cnt, int(cnt.sum())
+        per_word = list(map(terms_of.__getitem__, words))  # each word's term ids, in C
+        # every (blob, term, occurrences of its word) triple, summed per (blob, term) by one sort
+        lens = np.fromiter(map(len, per_word), dtype=np.int64, count=len(words))
+        flat = np.fromiter(chain.from_iterable(per_word), dtype=np.int64, count=int(lens.sum()))
+        occurrences = np.repeat(np.array(times, dtype=np.int64), lens)
+        blob = np.repeat(np.repeat(np.arange(len(sizes), dtype=np.int64), sizes), lens)
+        key = blob * max(len(self.terms), 1) + flat
+        order = np.argsort(key, kind="stable")
+        key, occurrences = key[order], occurrences[order]
+        first = np.ones(len(key), dtype=bool)
+        first[1:] = key[1:] != key[:-1]
+        starts = np.flatnonzero(first)
+        cnt = np.add.reduceat(occurrences, starts) if len(starts) else occurrences[:0]
+        key = key[starts]
+        ids_ = key % max(len(self.terms), 1)
+        bounds = np.searchsorted(key // max(len(self.terms), 1), np.arange(len(sizes) + 1))
+        return [(ids_[a:b], cnt[a:b], int(cnt[a:b].sum())) for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist())]
 
     def term_order(self) -> np.ndarray:
         """Every term id in term order, merging the terms interned since the last call into the order.
@@ -153,11 +176,24 @@ class Terms:
                 if payload is not None:
                     self.blob_counts[blob] = self.cached_counts(payload)
                     del todo[blob]
+        batch: list[tuple[CorpusFile, bytes]] = []
+        held = 0
+
+        def count() -> None:
+            for (f, _), counts in zip(batch, self.content_counts_many([d for _, d in batch])):
+                self.blob_counts[f.blob] = counts
+                if stage is not None:
+                    stage.put(f.blob, self._payload(counts))
+            batch.clear()
+
         for f, data in corpus.iter_bytes(list(todo.values())):
-            counts = self.content_counts(data)
-            self.blob_counts[f.blob] = counts
-            if stage is not None:
-                stage.put(f.blob, self._payload(counts))
+            batch.append((f, data))
+            held += len(data)
+            if held >= BATCH_BYTES:  # bounded: a batch's arrays hold a few entries per word of its bytes
+                count()
+                held = 0
+        if batch:
+            count()
         weight = self.path_weight
         for f in files:
             if f.path not in self.path_counts:

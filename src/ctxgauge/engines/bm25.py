@@ -25,6 +25,7 @@ import json
 import math
 from json.encoder import encode_basestring
 import os
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
@@ -62,7 +63,7 @@ class BM25Engine(Engine):
         super().__init__(**params)
         self._t = Terms(int(self.params["path_weight"]))  # per-blob term counts, interned terms
         self._quoted: list[str] = []  # term id -> the term as a JSON string
-        self._loaded: tuple | None = None  # (out_dir, stamps, retriever, paths, term -> column) last built/loaded
+        self._loaded: tuple | None = None  # (out_dir, _Stamp, retriever, paths, term -> column) last built/loaded
         self._written_vocab: tuple | None = None  # (out_dir, file stamp, vocabulary ids) last written
         self._deferred: set[Path] = set()  # out dirs whose artifact waits for flush (defer_writes)
         self._held: _Held | None = None  # the live index of the last deferred build or update
@@ -195,7 +196,7 @@ class BM25Engine(Engine):
         held = self._held_for(out_dir)
         if held is not None and not held.written:
             self._write(held.corpus, out_dir)
-            held.written, held.stamps = True, _stamps(out_dir)
+            held.written, held.stamp = True, _Stamp(out_dir)
 
     def build(self, corpus: Corpus, out_dir: Path) -> dict:
         out_dir = Path(out_dir)
@@ -211,7 +212,7 @@ class BM25Engine(Engine):
         doc, ids, tf, doc_len = self._entries(content, paths) if corpus.files else (np.zeros(0, dtype=np.int64),) * 4
         live = LiveIndex(float(self.params["k1"]), float(self.params["b"]), corpus.paths, doc, ids, tf, doc_len,
                          len(self._t.terms))
-        self._held = _Held(key, corpus, live, _stamps(out_dir))
+        self._held = _Held(key, corpus, live, _Stamp(out_dir))
         return {"documents": len(corpus.files), "vocabulary": live.vocabulary_size()}
 
     def _write(self, corpus: Corpus, out_dir: Path) -> dict:
@@ -233,7 +234,7 @@ class BM25Engine(Engine):
                 c = int(column[i]) if i is not None and i < len(column) else -1
                 return c if c >= 0 else None
 
-            self._loaded = (out_dir.resolve(), _stamps(out_dir), retriever, paths, lookup)
+            self._loaded = (out_dir.resolve(), _Stamp(out_dir), retriever, paths, lookup)
         return {"documents": len(corpus.files), "vocabulary": n_vocab}
 
     def update(self, out_dir: Path, corpus: Corpus, changes: Sequence[Change]) -> dict:
@@ -247,7 +248,7 @@ class BM25Engine(Engine):
         if held.written:  # flushed since: the files on disk are the older revision's
             for name in (*_INDEX_FILES, NONOCCURRENCE_FILE, DOCS_FILE):
                 (out_dir / name).unlink(missing_ok=True)
-            held.written, held.stamps = False, _stamps(out_dir)
+            held.written, held.stamp = False, _Stamp(out_dir)
             self._loaded = None
         return {"documents": len(corpus.files), "vocabulary": held.live.vocabulary_size()}
 
@@ -256,7 +257,7 @@ class BM25Engine(Engine):
         held = self._held
         if held is None or held.out_dir != out_dir.resolve() or held.out_dir not in self._deferred:
             return None
-        return held if _stamps(out_dir) == held.stamps else None
+        return held if held.stamp.holds(out_dir) else None
 
     def _move(self, held: "_Held", corpus: Corpus, changes: Sequence[Change]) -> bool:
         """Bring the live index from `held.corpus` to `corpus` by `changes`; False (nothing touched) when the
@@ -301,19 +302,20 @@ class BM25Engine(Engine):
             ids = [t for t in (term_id.get(w) for w in dict.fromkeys(self._t.stem(code_tokens(text))))
                    if t is not None and t < len(df) and df[t] > 0]
             return rank(held.live.scores(ids, k), k) if ids else []
-        stamps = _stamps(out_dir)
-        if self._loaded is not None and self._loaded[:2] == (out_dir.resolve(), stamps):
-            retriever, paths, lookup = self._loaded[2:]
+        loaded = self._loaded
+        if loaded is not None and loaded[0] == out_dir.resolve() and loaded[1].holds(out_dir):
+            retriever, paths, lookup = loaded[2:]
         else:
             import bm25s
 
+            stamp = _Stamp(out_dir)  # before reading: a write meanwhile then fails the next check
             with open(out_dir / DOCS_FILE, encoding="utf-8") as fh:
                 paths = json.load(fh)["paths"]
             if not paths:
                 return []
             retriever = bm25s.BM25.load(str(out_dir), mmap=False)
             lookup = retriever.vocab_dict.get
-            self._loaded = (out_dir.resolve(), stamps, retriever, paths, lookup)
+            self._loaded = (out_dir.resolve(), stamp, retriever, paths, lookup)
         # Query terms in order, each once, as bm25s's get_scores(tokens) would look them up.
         ids = [c for c in (lookup(t) for t in dict.fromkeys(self._t.stem(code_tokens(text)))) if c is not None]
         if not ids:
@@ -331,8 +333,8 @@ class _Held:
     """Resolved."""
     corpus: Corpus
     live: LiveIndex
-    stamps: tuple
-    """`_stamps(out_dir)` as this object left the directory: anything else writing there voids the index."""
+    stamp: "_Stamp"
+    """The directory as this object left it: anything else writing there voids the index."""
     written: bool = False
     """Whether `flush` wrote the artifact of `corpus` since the last change."""
 
@@ -342,17 +344,65 @@ def _stat(path: Path) -> tuple | None:
         st = os.stat(path)
     except OSError:
         return None
-    return (st.st_ino, st.st_size, st.st_mtime_ns)
+    return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
-def _stamps(out_dir: Path) -> tuple:
-    """What identifies the index files on disk: their inodes, sizes and times, and a digest of the score
-    and document files (times are coarse, and another engine object with other parameters may rewrite
-    the same directory within one tick: the digest tells its scores apart)."""
+_FINE_NS = 20_000_000
+"""How far a file time may lag the clock on a file system that keeps nanoseconds: Linux stamps files with
+a clock that ticks once a jiffy (at most 10 ms, HZ >= 100); twice that."""
+_COARSE_NS = 3_000_000_000
+"""The same where times are whole seconds (ext3, HFS+) or two (FAT): a time with no sub-second part."""
+
+
+def _stats(out_dir: Path) -> tuple:
+    return tuple(_stat(out_dir / name) for name in (DOCS_FILE, *_INDEX_FILES))
+
+
+def _racy(stats: tuple, now: int) -> bool:
+    """Whether a file could still be rewritten without its time changing: its time is within one
+    timestamp tick of `now` (git's "racily clean" entries)."""
+    return any(t + (_FINE_NS if t % 1_000_000_000 else _COARSE_NS) >= now
+               for st in stats if st is not None for t in st[2:])
+
+
+def _digest(out_dir: Path) -> str:
     digest = hashlib.blake2b(digest_size=16)
     for name in (_INDEX_FILES[0], DOCS_FILE):
         try:
             digest.update((out_dir / name).read_bytes())
         except OSError:
             digest.update(b"\0missing")
-    return (*(_stat(out_dir / name) for name in (DOCS_FILE, *_INDEX_FILES)), digest.hexdigest())
+    return digest.hexdigest()
+
+
+class _Stamp:
+    """What the index files in a directory were when this object wrote or read them, so that an index
+    rewritten there since (by another engine object with other parameters, or another process) is never
+    answered from memory.
+
+    Every file's inode, size, modification and change time tell a rewrite apart, except a rewrite of the
+    same sizes within one timestamp tick. So while any time is that recent ("racy", as git calls it), the
+    score and document files' digest is kept and compared too; once the files are older than a tick, a
+    check finds the digest unchanged once more and drops it: any later write must then move a time. A query
+    costs a few `stat` calls instead of hashing the scores (about half of a determinism query's time)."""
+
+    __slots__ = ("stats", "digest")
+
+    def __init__(self, out_dir: Path):
+        now = time.time_ns()
+        self.stats = _stats(out_dir)
+        self.digest = _digest(out_dir) if _racy(self.stats, now) else None
+
+    def holds(self, out_dir: Path) -> bool:
+        """Whether the files in `out_dir` are still the ones stamped."""
+        now = time.time_ns()
+        stats = _stats(out_dir)
+        if stats != self.stats:
+            return False
+        if self.digest is None:
+            return True
+        if _digest(out_dir) != self.digest:
+            return False
+        if not _racy(stats, now):
+            self.digest = None  # settled: the digest was taken after the last moment a time could stand still
+        return True
