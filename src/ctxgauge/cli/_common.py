@@ -34,6 +34,17 @@ def plain(text: object) -> str:
     return escape(s)
 
 
+MEND_RUN = "repair or remove its run.json to include it"
+"""How to mend a run left out because its record cannot be read (`print_unreadable`, `report`'s error)."""
+
+
+def print_unreadable(unreadable: list[str]) -> None:
+    """One stderr line per run left out because its run.json cannot be read (`path: why`, from
+    `records.read_found`): how `runs list` and `report` over a directory name the runs they skip."""
+    for why in unreadable:
+        err_console.print(f"[yellow]skipped[/] {plain(why)}; {MEND_RUN}", soft_wrap=True)
+
+
 def fail(message: str, code: int = 2) -> None:
     """Print one line to stderr and exit: the shape of every user error (the message is user text: never
     read as markup, never split over lines)."""

@@ -11,7 +11,7 @@ from typing import List, Optional
 
 import typer
 
-from ctxgauge.cli._common import console, err_console, plain, print_json
+from ctxgauge.cli._common import MEND_RUN, console, err_console, plain, print_json, print_unreadable
 
 
 def register(app: typer.Typer) -> None:
@@ -30,9 +30,17 @@ def report(
     from ctxgauge.errors import UserError
     from ctxgauge.report import build_report, load_runs, render_terminal, write_html, write_markdown
 
-    found = load_runs(runs)
+    # A damaged run.json below a named directory leaves that run out (named on stderr), as `runs list` does;
+    # a damaged run named itself still refuses (load_runs raises).
+    unreadable: list[str] = []
+    found = load_runs(runs, unreadable=unreadable)
+    where = ", ".join(str(r) for r in runs)
+    if not found and unreadable:
+        more = f" (and {len(unreadable) - 1} more)" if len(unreadable) > 1 else ""
+        raise UserError(f"no readable run under {where}: {unreadable[0]}{more}; {MEND_RUN}")
     if not found:
-        raise UserError(f"no run directories under {', '.join(str(r) for r in runs)}")
+        raise UserError(f"no run directories under {where}")
+    print_unreadable(unreadable)
     model = build_report(found, title=title)
     if json_out:
         print_json(model.to_dict())

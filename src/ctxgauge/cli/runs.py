@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Optional
 
 import typer
 
-from ctxgauge.cli._common import MISSES_HELP, console, err_console, misses_json, plain, print_json, print_misses
+from ctxgauge.cli._common import MISSES_HELP, console, misses_json, plain, print_json, print_misses, print_unreadable
 
 if TYPE_CHECKING:
     from ctxgauge.records import RunRecord
@@ -35,8 +35,7 @@ def list_runs(
 
     with ResultsStore.open(runs_dir) as store:
         rows = store.list(suite=suite, status=status, known_suites=VIEWS)
-        for why in store.last_sync.unreadable:
-            err_console.print(f"[yellow]skipped[/] {plain(why)}", soft_wrap=True)
+        print_unreadable(store.last_sync.unreadable)
         if json_out:
             print_json({"store": str(store.path) if store.path else None, "runs": rows})
             return

@@ -113,18 +113,35 @@ def find_run_dirs(root: str | Path) -> list[tuple[str, Path]]:
     return sorted(found, key=lambda x: x[0].encode())
 
 
-def discover_runs(root: str | Path) -> list[RunRef]:
+def read_found(rel: str, run_dir: Path, unreadable: list[str]) -> RunRecord | None:
+    """The record of one run `find_run_dirs` found, or None with `rel: why` appended to `unreadable` when its
+    run.json cannot be read (damaged, not a record, newer schema): how every reader that goes on past one bad
+    run (the results store, reports over a directory) reads a found run."""
+    try:
+        return read_run(run_dir)
+    except (UserError, OSError) as exc:
+        unreadable.append(f"{rel}: {exc}")
+        return None
+
+
+def discover_runs(root: str | Path, *, unreadable: list[str] | None = None) -> list[RunRef]:
     """Every run under `root` (see `find_run_dirs`), its record read, sorted by relative path; UserError
-    when `root` is missing or a record cannot be read."""
-    return [RunRef(d, rel, read_run(d)) for rel, d in find_run_dirs(root)]
+    when `root` is missing or a record cannot be read. Given `unreadable`, a run below `root` whose record
+    cannot be read is left out and named there instead (`read_found`); `root` itself being a damaged run
+    is still a UserError (the user named that run)."""
+    if unreadable is None or (Path(root) / RUN_FILE).is_file():
+        return [RunRef(d, rel, read_run(d)) for rel, d in find_run_dirs(root)]
+    found = ((rel, d, read_found(rel, d, unreadable)) for rel, d in find_run_dirs(root))
+    return [RunRef(d, rel, record) for rel, d, record in found if record is not None]
 
 
-def load_runs(paths: Iterable[str | Path]) -> list[RunRef]:
-    """The runs under every path given, each once (by resolved directory), in the order found."""
+def load_runs(paths: Iterable[str | Path], *, unreadable: list[str] | None = None) -> list[RunRef]:
+    """The runs under every path given, each once (by resolved directory), in the order found; `unreadable`
+    as in `discover_runs`."""
     out: list[RunRef] = []
     seen: set[Path] = set()
     for p in paths:
-        for ref in discover_runs(p):
+        for ref in discover_runs(p, unreadable=unreadable):
             key = ref.path.resolve()
             if key not in seen:
                 seen.add(key)

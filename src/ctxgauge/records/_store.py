@@ -19,9 +19,9 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 from ctxgauge.errors import UserError
-from ctxgauge.records._discover import find_run_dirs
+from ctxgauge.records._discover import find_run_dirs, read_found
 from ctxgauge.records._model import STATUSES, RunRecord
-from ctxgauge.records._run import RUN_FILE, file_sha256, read_run
+from ctxgauge.records._run import RUN_FILE, file_sha256
 
 STATUS_FILTERS = (*STATUSES, "finished", "unfinished")
 """What `runs list --status` accepts: a record status, or the finished/unfinished the runs table shows."""
@@ -124,14 +124,17 @@ class ResultsStore:
             for rel, run_dir in find_run_dirs(self.runs_dir):
                 try:
                     st = (run_dir / RUN_FILE).stat()
-                    if known.get(rel) == (st.st_mtime_ns, st.st_size):
-                        seen.add(rel)
-                        stats.unchanged += 1
-                        continue
-                    row = _row(rel, run_dir, read_run(run_dir), st)
-                except (UserError, OSError) as exc:
+                except OSError as exc:
                     stats.unreadable.append(f"{rel}: {exc}")
                     continue
+                if known.get(rel) == (st.st_mtime_ns, st.st_size):
+                    seen.add(rel)
+                    stats.unchanged += 1
+                    continue
+                record = read_found(rel, run_dir, stats.unreadable)
+                if record is None:
+                    continue
+                row = _row(rel, run_dir, record, st)
                 seen.add(rel)
                 placeholders = ", ".join("?" for _ in COLUMNS)
                 self.conn.execute(f"INSERT OR REPLACE INTO runs ({', '.join(COLUMNS)}) VALUES ({placeholders})",
