@@ -16,6 +16,10 @@ ctxgauge command gets its own empty work-cache directory, so every figure is col
   only .ts .tsx .js .mjs .py .md .json .txt files, ctxgauge every text file; both counts are printed.
 - replay (with --repo): `ctxgauge replay REPO -e bm25 --commits 50` against the naive floor, per commit
   `git archive PARENT | tar -x` into a fresh directory with no index at all, on the same commits.
+- hybrid replay (with --hybrid-repo, at --hybrid-rev): `ctxgauge replay REPO --rev REV -e hybrid --commits 50`
+  and `-e minilm` on the same commits, each cold, against the goal of 120 CPU seconds; with --also-src, hybrid
+  from that source tree too (before and after in one interleaved run). The embedding engines cost minutes to
+  hours here, so `--hybrid-rounds` defaults to 1.
 
 Prints each run's wall and CPU seconds and peak memory (the command's own rusage, its children included), the
 medians, the ratio baseline/ctxgauge, and the load average before and after: the machines are shared, so
@@ -139,6 +143,9 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--also-src", type=Path, help="also time the replay row with ctxgauge from this source tree "
                     "(PYTHONPATH), e.g. an older checkout's src: before and after in one interleaved run")
+    ap.add_argument("--hybrid-repo", type=Path, help="a git repository for the hybrid replay row")
+    ap.add_argument("--hybrid-rev", default="HEAD", help="the newest revision the hybrid row walks back from")
+    ap.add_argument("--hybrid-rounds", type=int, default=1)
     args = ap.parse_args()
     if args.contextbenchmark and not args.corpus:
         ap.error("--contextbenchmark needs --corpus DIR (the corpus both tools measure, with DIR/queries.json)")
@@ -174,8 +181,42 @@ def main() -> int:
                 others[f"ctxgauge({args.also_src})"] = other_replay
             row(f"bm25 replay of {args.commits} commits vs the naive floor (git archive | tar -x per commit)",
                 naive, ours_replay, args.rounds, others)
+        if args.hybrid_repo:
+            hybrid_row(args.hybrid_repo, args.hybrid_rev, args.commits, args.hybrid_rounds, args.also_src, tmp)
     print(f"load average at end: {os.getloadavg()}")
     return 0
+
+
+HYBRID_GOAL_CPU_S = 120.0  # issue 12: a hybrid replay of 50 commits of a 1,000-file repository
+
+
+def hybrid_row(repo: Path, rev: str, commits: int, rounds: int, also_src: Path | None, tmp: Path) -> None:
+    """hybrid and minilm replays of the same commits, each cold (its own empty work cache), interleaved with
+    hybrid from `also_src` when given; prints each arm's CPU seconds against the goal."""
+    def replay(engine: str, src: Path | None = None, tag: str = ""):
+        def run(i: int):
+            name = f"{engine}{tag}-{i}"
+            return timed([*CTXGAUGE, "--cache-dir", str(tmp / f"cache-{name}"), "replay", str(repo), "--rev", rev,
+                          "-e", engine, "--commits", str(commits), "--out", str(tmp / f"run-{name}"), "--json"],
+                         env={"PYTHONPATH": str(src.resolve())} if src else None)
+        return run
+
+    arms = [("hybrid", replay("hybrid")), ("minilm", replay("minilm"))]
+    if also_src:
+        arms.append((f"hybrid({also_src})", replay("hybrid", also_src, "-other")))
+    print(f"hybrid replay of {commits} commits of {repo} at {rev}, each arm cold; goal <= {HYBRID_GOAL_CPU_S:.0f} "
+          f"CPU s for hybrid", flush=True)
+    got: dict[str, list] = {label: [] for label, _ in arms}
+    for i in range(rounds):
+        for label, fn in arms[i % len(arms):] + arms[:i % len(arms)]:
+            w, c, m = fn(i)
+            got[label].append((w, c))
+            print(f"  round {i + 1} {label}: {w:.1f} s wall, {c:.1f} CPU s, peak {m:.0f} MB; load {os.getloadavg()}",
+                  flush=True)
+    for label, runs in got.items():
+        cpu = statistics.median(c for _, c in runs)
+        print(f"  {label}: median {statistics.median(w for w, _ in runs):.1f} s wall / {cpu:.1f} CPU s "
+              f"({cpu / HYBRID_GOAL_CPU_S:.2f}x the goal)", flush=True)
 
 
 if __name__ == "__main__":

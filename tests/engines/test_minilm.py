@@ -232,6 +232,21 @@ def test_an_update_embeds_only_the_chunks_an_edit_changed(base, tmp_path):
     assert snapshot(out) == snapshot(fresh)
 
 
+def test_a_new_process_reuses_cached_chunk_vectors_of_an_edited_file(tmp_path):
+    """The work cache's per-chunk-text stage: a new engine object (a new process) building an edited file
+    embeds only its new chunks, and its artifact equals one built with no cache at all."""
+    store = work_cache.open_cache(tmp_path / "cache")
+    text = "\n".join(_functions(60)) + "\n"
+    lines = text.split("\n")
+    with work_cache.using(store):
+        MiniLMEngine().build(write(tmp_path / "a", {"src/app.py": text}), tmp_path / "old")
+        edited = write(tmp_path / "b", {"src/app.py": "\n".join(lines[:152] + ["    log_request(request)"] + lines[152:])})
+        report = MiniLMEngine().build(edited, tmp_path / "new")
+    assert 1 <= report["embedded"] <= 2 < report["chunks"]
+    MiniLMEngine().build(edited, tmp_path / "off")
+    assert snapshot(tmp_path / "new") == snapshot(tmp_path / "off")
+
+
 def test_query_ranks_the_obvious_file_first(base):
     corpus, out, engine = base
     hits = engine.query(out, "how much is the fine for returning a book late", 3)
