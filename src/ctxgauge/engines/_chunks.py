@@ -88,13 +88,14 @@ def split_lines(text: str) -> list[str]:
     return [line[:-1] if line.endswith("\r") else line for line in lines]
 
 
-def _cuts(lines: list[str], counts: list[int], reach: int) -> list[bool]:
+def _cuts(lines: list[str], counts: list[int], reach: int, complete: bool) -> list[bool]:
     """Which lines start a chunk by their content: a non-blank line whose strength beats every other line
     starting within `reach` tokens of it (ties go to the earlier line). Strength is (follows a blank line,
     less indentation, CRC-32 of the stripped text): a block or paragraph start, the outermost first, and the
     hash decides among equals, so even a file of near-identical lines gets cuts. The decision reads only the
     lines within `reach` tokens, so an edit moves no cut farther away than that, and no two cuts are within
-    `reach` tokens of each other."""
+    `reach` tokens of each other. No cut lies within `reach` tokens of the file's start or (when `lines` is
+    the whole file) its end, so no chunk is that small and a file that fits the window stays one chunk."""
     n = len(lines)
     starts, at = [], 0
     for c in counts:
@@ -107,7 +108,7 @@ def _cuts(lines: list[str], counts: list[int], reach: int) -> list[bool]:
     cuts = [False] * n
     for i in range(1, n):
         key = keys[i]
-        if key is None:
+        if key is None or starts[i] < reach or (complete and at - starts[i] <= reach):
             continue
         j, best = i - 1, True
         while best and j >= 0 and starts[i] - starts[j] <= reach:
@@ -137,8 +138,9 @@ def chunk_file(path: str, text: str, tokenizer: Any, window: int, max_chunks: in
         block = token_spans(tokenizer, lines[len(spans):len(spans) + BLOCK_LINES])
         spans.extend(block)
         total += sum(len(s) for s in block)
+    complete = len(spans) == len(lines)
     lines = lines[:len(spans)]
-    cuts = _cuts(lines, [len(s) for s in spans], reach)
+    cuts = _cuts(lines, [len(s) for s in spans], reach, complete)
     chunks: list[Chunk] = []
     segments: list[tuple[int, str, int]] = []  # (line number, text, tokens) of the chunk being filled
     used = 0
