@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import bisect
 from itertools import chain
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -68,53 +68,8 @@ class Terms:
         return self.content_counts_many([data])[0]
 
     def content_counts_many(self, blobs: Sequence[bytes]) -> list[Counts]:
-        """Each blob's `_counts(self.stem(code_tokens(blob.decode("utf-8", "replace"))))`, computed per
-        distinct word: each word's stemmed term ids are made once per engine object and its occurrences
-        added up, and the blobs' (term, occurrences) pairs are summed in one numpy pass for them all (a
-        numpy sort per blob cost more than counting its words; tested equal to the per-token definition)."""
-        terms_of = self.word_terms
-        words: list[bytes] = []
-        times: list[int] = []
-        sizes: list[int] = []
-        for data in blobs:
-            counts = word_counts(data)
-            words.extend(counts)
-            times.extend(counts.values())
-            sizes.append(len(counts))
-        # Words this engine object has not met, first seen first (so terms are numbered as blob by blob):
-        # split, stem and intern them. dict.fromkeys dedups in C (a blob's words recur in the next ones).
-        distinct = dict.fromkeys(words)
-        new = [w for w in distinct if w not in terms_of] if terms_of else list(distinct)
-        if new:
-            split = [word_tokens(w.decode("ascii")) for w in new]
-            tokens = list(dict.fromkeys(t for ts in split for t in ts))
-            term_id, terms = self.term_id, self.terms
-            ids = {}
-            for token, stem in zip(tokens, self.stem(tokens)):
-                i = term_id.get(stem)
-                if i is None:
-                    i = term_id[stem] = len(terms)
-                    terms.append(stem)
-                ids[token] = i
-            for w, ts in zip(new, split):
-                terms_of[w] = tuple(ids[t] for t in ts)
-        per_word = list(map(terms_of.__getitem__, words))  # each word's term ids, in C
-        # every (blob, term, occurrences of its word) triple, summed per (blob, term) by one sort
-        lens = np.fromiter(map(len, per_word), dtype=np.int64, count=len(words))
-        flat = np.fromiter(chain.from_iterable(per_word), dtype=np.int64, count=int(lens.sum()))
-        occurrences = np.repeat(np.array(times, dtype=np.int64), lens)
-        blob = np.repeat(np.repeat(np.arange(len(sizes), dtype=np.int64), sizes), lens)
-        key = blob * max(len(self.terms), 1) + flat
-        order = np.argsort(key, kind="stable")
-        key, occurrences = key[order], occurrences[order]
-        first = np.ones(len(key), dtype=bool)
-        first[1:] = key[1:] != key[:-1]
-        starts = np.flatnonzero(first)
-        cnt = np.add.reduceat(occurrences, starts) if len(starts) else occurrences[:0]
-        key = key[starts]
-        ids_ = key % max(len(self.terms), 1)
-        bounds = np.searchsorted(key // max(len(self.terms), 1), np.arange(len(sizes) + 1))
-        return [(ids_[a:b], cnt[a:b], int(cnt[a:b].sum())) for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist())]
+        """Each blob's `_counts(self.stem(code_tokens(blob.decode("utf-8", "replace"))))` (`count_terms`)."""
+        return count_terms(blobs, self.word_terms, self.term_id, self.terms, self.stem)
 
     def term_order(self) -> np.ndarray:
         """Every term id in term order, merging the terms interned since the last call into the order.
@@ -208,3 +163,54 @@ class Terms:
         return ids, np.bincount(where, weights=np.concatenate([cc, pc]), minlength=len(ids)).astype(np.int64), cn + pn
 
     # -- index --------------------------------------------------------------------------------------------
+
+
+def count_terms(blobs: Sequence[bytes], terms_of: dict[bytes, tuple[int, ...]], term_id: dict[str, int],
+                terms: list[str], stem: Callable[[list[str]], list[str]]) -> list[Counts]:
+    """Each blob's `_counts(stem(code_tokens(blob.decode("utf-8", "replace"))))`, computed per distinct word:
+    each word's term ids are made once per vocabulary (`terms_of`: word -> term ids; `term_id`/`terms`: the
+    interned terms, new ones appended in first-seen order) and its occurrences added up, and the blobs'
+    (term, occurrences) pairs are summed in one numpy pass for them all (a numpy sort per blob cost more than
+    counting its words; tested equal to the per-token definition). bm25 and graph both count content this way."""
+    words: list[bytes] = []
+    times: list[int] = []
+    sizes: list[int] = []
+    for data in blobs:
+        counts = word_counts(data)
+        words.extend(counts)
+        times.extend(counts.values())
+        sizes.append(len(counts))
+    # Words this vocabulary has not met, first seen first (so terms are numbered as blob by blob):
+    # split, stem and intern them. dict.fromkeys dedups in C (a blob's words recur in the next ones).
+    distinct = dict.fromkeys(words)
+    new = [w for w in distinct if w not in terms_of] if terms_of else list(distinct)
+    if new:
+        split = [word_tokens(w.decode("ascii")) for w in new]
+        tokens = list(dict.fromkeys(t for ts in split for t in ts))
+        ids = {}
+        for token, stemmed in zip(tokens, stem(tokens)):
+            i = term_id.get(stemmed)
+            if i is None:
+                i = term_id[stemmed] = len(terms)
+                terms.append(stemmed)
+            ids[token] = i
+        for w, ts in zip(new, split):
+            terms_of[w] = tuple(ids[t] for t in ts)
+    per_word = list(map(terms_of.__getitem__, words))  # each word's term ids, in C
+    # every (blob, term, occurrences of its word) triple, summed per (blob, term) by one sort
+    lens = np.fromiter(map(len, per_word), dtype=np.int64, count=len(words))
+    flat = np.fromiter(chain.from_iterable(per_word), dtype=np.int64, count=int(lens.sum()))
+    occurrences = np.repeat(np.array(times, dtype=np.int64), lens)
+    blob = np.repeat(np.repeat(np.arange(len(sizes), dtype=np.int64), sizes), lens)
+    width = max(len(terms), 1)  # key = blob * width + term: one sort orders by blob, then term
+    key = blob * width + flat
+    order = np.argsort(key, kind="stable")
+    key, occurrences = key[order], occurrences[order]
+    first = np.ones(len(key), dtype=bool)
+    first[1:] = key[1:] != key[:-1]
+    starts = np.flatnonzero(first)
+    cnt = np.add.reduceat(occurrences, starts) if len(starts) else occurrences[:0]
+    key = key[starts]
+    ids_ = key % width
+    bounds = np.searchsorted(key // width, np.arange(len(sizes) + 1))
+    return [(ids_[a:b], cnt[a:b], int(cnt[a:b].sum())) for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist())]

@@ -55,7 +55,6 @@ import json
 import math
 import os
 from collections import Counter
-from itertools import chain
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Mapping, Sequence
@@ -65,7 +64,8 @@ from ctxgauge._io import canonical_json, write_text_atomic
 from ctxgauge.corpora import Change, Corpus
 from ctxgauge.engines._base import Engine, Hit, rank
 from ctxgauge.engines._spec import Param
-from ctxgauge.engines._tokens import code_tokens, path_tokens, word_counts, word_tokens
+from ctxgauge.engines._bm25_terms import count_terms
+from ctxgauge.engines._tokens import code_tokens, path_tokens
 
 FORMAT = "ctxgauge-graph/2"
 LANGUAGES = ("python", "javascript", "typescript", "go", "java", "rust")
@@ -181,33 +181,9 @@ class GraphEngine(Engine):
 
     def _content_counts(self, data: bytes) -> tuple:
         """`Counter(self._tokens(code_tokens(data.decode("utf-8", "replace"))))` as (term ids, sorted; their
-        counts), made per distinct word (`word_counts`): each word is split, stemmed and numbered once per
-        engine object, and its occurrences added up in numpy."""
-        import numpy as np
-
-        counts = word_counts(data)
-        memo = self._word_terms
-        new = [w for w in counts if w not in memo]
-        if new:
-            split = [word_tokens(w.decode("ascii")) for w in new]
-            tokens = list(dict.fromkeys(t for ts in split for t in ts))
-            term_id, terms = self._term_id, self._terms
-            number = {}
-            for token, term in zip(tokens, self._tokens(tokens)):
-                if term not in term_id:
-                    term_id[term] = len(terms)
-                    terms.append(term)
-                number[token] = term_id[term]
-            for w, ts in zip(new, split):
-                memo[w] = tuple(number[t] for t in ts)
-        per_word = [memo[w] for w in counts]
-        flat = np.fromiter(chain.from_iterable(per_word), dtype=np.int64)
-        if not len(flat):
-            return flat, flat.copy()
-        times = np.repeat(np.fromiter(counts.values(), dtype=np.int64, count=len(per_word)),
-                          np.fromiter(map(len, per_word), dtype=np.int64, count=len(per_word)))
-        ids, where = np.unique(flat, return_inverse=True)
-        return ids, np.bincount(where, weights=times, minlength=len(ids)).astype(np.int64)
+        counts): bm25's `count_terms` over this object's own vocabulary."""
+        ids, counts, _ = count_terms([data], self._word_terms, self._term_id, self._terms, self._tokens)[0]
+        return ids, counts
 
     def _parse_stage(self):
         """The work cache's stage for one blob's parse under one grammar (None when the cache is off)."""
