@@ -115,13 +115,18 @@ class HistoryModel:
     def vote(self, terms: Iterable[str], hub: float = 0.0) -> dict[str, float]:
         """path -> the votes of the commits most similar to `terms` (module docstring), each file's sum
         divided by its change count ** `hub`."""
+        return self.votes(terms, (hub,))[0]
+
+    def votes(self, terms: Iterable[str], hubs: Sequence[float]) -> list[dict[str, float]]:
+        """`vote(terms, hub)` for each of `hubs`, from one search for the similar commits."""
         parts: dict[str, list[float]] = defaultdict(list)
         for i, s in self.similar(terms):
             c = self.commits[i]
             w = s / math.sqrt(len(c.files))
             for f in c.files:
                 parts[f].append(w)
-        return {f: math.fsum(v) / (len(self._by_file[f]) ** hub if hub else 1.0) for f, v in sorted(parts.items())}
+        sums = {f: math.fsum(v) for f, v in sorted(parts.items())}
+        return [{f: v / (len(self._by_file[f]) ** hub if hub else 1.0) for f, v in sums.items()} for hub in hubs]
 
     def prior(self) -> dict[str, float]:
         if self._prior is None:

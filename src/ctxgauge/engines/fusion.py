@@ -313,9 +313,9 @@ class FusionEngine(Engine):
             hist = self.subs["history"]
             model = hist.model(out_dir / "history")
             terms = hist.terms(lexical_text)
-            comp["vote"] = _normalised(model.vote(terms))
-            # Computed even at weight 0 (a few dozen commits): benchmarks/quality_tune.py records it.
-            comp["vote_rare"] = _normalised(model.vote(terms, hub=RARE_HUB))
+            # vote_rare is computed even at weight 0 (the same search): benchmarks/quality_tune.py records it.
+            vote, rare = model.votes(terms, (0.0, RARE_HUB))
+            comp["vote"], comp["vote_rare"] = _normalised(vote), _normalised(rare)
             comp["prior"] = _normalised(model.prior())
             if p["cochange"] or p["long_cochange"]:
                 pre = fuse(comp, p, ("vote", "vote_rare", "prior", "cochange"), is_long(text, int(p["long_words"])),
