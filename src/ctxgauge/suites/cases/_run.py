@@ -25,12 +25,13 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from ctxgauge.engines import ask_defer_writes, ask_identity, call_engine, checked_hits, same_system
-from ctxgauge.corpora import Corpus, open_corpus
+from ctxgauge.corpora import Corpus
 from ctxgauge.engines import engine_available, get_engine
 from ctxgauge.errors import EngineError, UserError
 from ctxgauge.records import RunDir, Subject, default_run_dir, figures_headline, unknown
 from ctxgauge.suites._progress import Progress
-from ctxgauge.suites.cases._model import Case, CaseFile, split_corpus
+from ctxgauge.suites.cases._corpora import by_repository, missing_expected, open_corpora, repository_of
+from ctxgauge.suites.cases._model import Case, CaseFile
 from ctxgauge.metrics.scoring import Labels, PassLine, compare, metric_names, score, summarise
 
 SUITE = "cases"
@@ -196,7 +197,7 @@ def run_cases(case_file: CaseFile, config: CasesConfig, progress: Progress | Non
     engines = _engines(config)
     corpora: dict[str, Corpus] = {}
     try:
-        corpora = _open_corpora(case_file)
+        corpora = open_corpora(case_file)
         return _run(case_file, config, corpora, engines, lines, depth, metrics, progress)
     finally:
         for corpus in corpora.values():
@@ -205,39 +206,9 @@ def run_cases(case_file: CaseFile, config: CasesConfig, progress: Progress | Non
             getattr(eng, "close", lambda: None)()
 
 
-def _open_corpora(case_file: CaseFile) -> dict[str, Corpus]:
-    """Every case's corpus, opened before anything is written (a bad path or revision fails first).
-
-    The revisions of one git repository are listed from one another (`Corpus.at`: the tree diff between
-    them, only new blobs sniffed) and share one `git cat-file --batch`, instead of a whole listing, a read
-    of every blob and a process of their own each: a SWE-bench file names a hundred base commits of a few
-    repositories. Every corpus is closed on return (the run reads through it again, one repository at a time)."""
-    corpora: dict[str, Corpus] = {}
-    last: dict[str, Corpus] = {}  # source -> the corpus of it opened last
-    binary: dict[str, dict[str, bool]] = {}  # source -> blob id -> is binary, for every revision listed
-    try:
-        for c in case_file.cases:
-            if c.corpus in corpora:
-                continue
-            source, rev = split_corpus(c.corpus)
-            previous = last.get(source)
-            try:
-                if previous is not None and previous.kind == "git" and rev is not None:
-                    corpus = previous.at(rev, binary_cache=binary.setdefault(source, {}))
-                else:
-                    corpus = open_corpus(source, rev)
-            except UserError as exc:
-                raise UserError(f"{case_file.source}: case {c.name!r}: corpus {exc} (a directory, or REPO@REV)") from None
-            corpora[c.corpus] = last[source] = corpus
-    finally:
-        for corpus in corpora.values():
-            corpus.close()
-    return corpora
-
-
 def _run(case_file: CaseFile, config: CasesConfig, corpora: dict[str, Corpus], engines: list[Any],
          lines: list[PassLine], depth: int, metrics: list[str], progress: Progress | None) -> CasesResult:
-    missing = _missing_expected(case_file, corpora, config.missing_as_miss)
+    missing = missing_expected(case_file, corpora, config.missing_as_miss)
     # A failed identity is the engine's failure, not the user's: the run is recorded with every case failed
     # (the identity kept `unknown`, so `--resume` takes the mended engine's) instead of ending without one.
     identity, broken = ask_identity(engines[0])
@@ -260,8 +231,8 @@ def _run(case_file: CaseFile, config: CasesConfig, corpora: dict[str, Corpus], e
         # the files that changed (`update`, byte-identical to a fresh build by the engine contract).
         indexes: dict[tuple[str, int], tuple[Path, Corpus]] = {}
         current: tuple[str, list[Corpus]] = ("", [])  # the repository worked on, and its corpora so far
-        for n, (key, corpus) in enumerate(_by_repository(corpora)):
-            repository = _repository(key, corpus)
+        for n, (key, corpus) in enumerate(by_repository(corpora)):
+            repository = repository_of(key, corpus)
             if current[0] != repository:
                 for done_with in current[1]:  # that repository is done: its `git cat-file` ends now
                     done_with.close()
@@ -286,19 +257,6 @@ def _run(case_file: CaseFile, config: CasesConfig, corpora: dict[str, Corpus], e
         return _finish(run, ordered, metrics, lines, config.seed, config.trec, [e.name for e in engines])
 
 
-def _repository(key: str, corpus: Corpus) -> str:
-    """What the corpora of one repository share: the repository's path (`REPO` of `REPO@REV`), else the key."""
-    return split_corpus(key)[0] if corpus.kind == "git" else key
-
-
-def _by_repository(corpora: dict[str, Corpus]) -> list[tuple[str, Corpus]]:
-    """The corpora with those of one git repository next to each other (in their first-seen order)."""
-    first: dict[str, int] = {}
-    for i, (key, c) in enumerate(corpora.items()):
-        first.setdefault(_repository(key, c), i)
-    return sorted(corpora.items(), key=lambda kc: first[_repository(*kc)])
-
-
 def _index(indexes: dict, repo: str, i: int, eng: Any, corpus: Corpus, fresh_dir: Path) -> tuple[Any, Path] | EngineError:
     """Engine `i`'s index of `corpus`: the repository's previous index updated by the changed files when
     the engine can update, else a fresh build in `fresh_dir`."""
@@ -318,35 +276,6 @@ def _index(indexes: dict, repo: str, i: int, eng: Any, corpus: Corpus, fresh_dir
         return exc  # the index may be torn: the next corpus of this repository builds afresh
     indexes[(repo, i)] = (out_dir, corpus)
     return eng, out_dir
-
-
-def _missing_expected(case_file: CaseFile, corpora: dict[str, Corpus], as_miss: bool) -> dict[str, tuple[str, ...]]:
-    """Per case, the expected files its corpus does not have at all (neither indexed nor skipped by a rule).
-
-    A typo such as `src/flask/sesions.py` would otherwise be a silent coverage gap and the suite would pass:
-    an error (before anything is written) unless `as_miss`, when they stay in the labels and count as misses."""
-    import difflib
-
-    out: dict[str, tuple[str, ...]] = {}
-    for case in case_file.cases:
-        corpus = corpora[case.corpus]
-        known = set(corpus.paths).union(*corpus.skipped.values())
-        wanted = list(dict.fromkeys([*case.expected, *(p for g in case.any_of for p in g)]))
-        absent = tuple(p for p in wanted if p not in known)
-        if not absent:
-            continue
-        out[case.name] = absent
-        if not as_miss:
-            problems = []
-            for p in absent:
-                near = difflib.get_close_matches(p, corpus.paths, n=1)
-                problems.append(f"{p!r}" + (f" (did you mean {near[0]!r}?)" if near else ""))
-            where = f" at {corpus.rev[:10]}" if corpus.rev else ""
-            more = f"; {len(problems) - 1} more in this case" if len(problems) > 1 else ""
-            raise UserError(f"{case_file.source}: case {case.name!r}: expected file {problems[0]} is not in "
-                            f"corpus {corpus.name}{where}{more}; fix the path, or pass --missing-as-miss to count "
-                            "it as a miss")
-    return out
 
 
 def _one(case: Case, corpus: Corpus, built: list, metrics: list[str], depth: int,
