@@ -141,11 +141,15 @@ def all_runs(tmp_path: Path, factory) -> Path:
 SCRIPT_ENGINE = r'''"""A command engine for tests (tests/conftest.py `script_engine`): ranks files by the query's words.
 
 Misbehaviour by flag: --exit-at-start (stderr, then status 3 before reading anything), --exit-on=OP
-(stderr, then status 4 on that op), --hang-on=OP (never answers that op), --fail-on=WORD (ok:false to a
-query holding WORD), --spawn-sleeper (a child that inherits and holds stdout and stderr for 1000 s)."""
+(stderr, then status 4 on that op), --hang-on=OP[:N] (never answers the Nth request of that op, default the
+first; it writes the file `hanging` beside this script first, so a test can signal the run while it is
+certainly mid-way), --fail-on=WORD (ok:false to a query holding WORD), --spawn-sleeper (a child that
+inherits and holds stdout and stderr for 1000 s)."""
 import json, os, subprocess, sys
 
 flags = dict(a[2:].split("=", 1) if "=" in a else (a[2:], "") for a in sys.argv[1:])
+hang_op, _, hang_at = flags.get("hang-on", "").partition(":")
+seen = {}
 if "spawn-sleeper" in flags:
     with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "sleeper.pid"), "w") as fh:
         fh.write(str(subprocess.Popen(["sleep", "1000"]).pid))
@@ -158,7 +162,10 @@ for line in sys.stdin:
     if flags.get("exit-on") == op:
         sys.stderr.write("Traceback (most recent call last):\n  File engine.py\nKeyError: 'index'\n")
         sys.exit(4)
-    if flags.get("hang-on") == op:
+    seen[op] = seen.get(op, 0) + 1
+    if hang_op == op and seen[op] == int(hang_at or 1):
+        with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "hanging"), "w") as fh:
+            fh.write(op)
         sys.stdin.readline()
     if op == "identity":
         answer = {"identity": {"id": "script-engine-1", "source": "declared"}}
@@ -193,7 +200,8 @@ for line in sys.stdin:
 def script_engine(tmp_path: Path) -> Callable[..., str]:
     """`script_engine(*flags, timeout=30)`: the spec of a real command engine (a Python script written in a
     directory of its own, SCRIPT_ENGINE above) misbehaving as the flags say. `script_engine.path` is the
-    script; `script_engine.mend()` makes it ignore the flags, as a user fixing the engine would, so a test
+    script; `script_engine.hanging` the file a --hang-on flag writes when it starts to hang;
+    `script_engine.mend()` makes it ignore the flags, as a user fixing the engine would, so a test
     can resume with the same spec."""
     import json as _json
     import shlex as _shlex
@@ -212,5 +220,6 @@ def script_engine(tmp_path: Path) -> Callable[..., str]:
         path.write_text(SCRIPT_ENGINE.replace("for a in sys.argv[1:])", "for a in [])", 1))
 
     spec.path = path  # type: ignore[attr-defined]
+    spec.hanging = where / "hanging"  # type: ignore[attr-defined]
     spec.mend = mend  # type: ignore[attr-defined]
     return spec

@@ -15,60 +15,52 @@ from pathlib import Path
 
 import pytest
 
-# An engine that answers slowly, so a signal lands while cases are still being queried.
-SLOW_ENGINE = """
-import json, sys, time
-for line in sys.stdin:
-    req = json.loads(line)
-    if req["op"] == "identity":
-        out = {"ok": True, "identity": {"id": "slow-1", "source": "declared"}}
-    elif req["op"] == "build":
-        out = {"ok": True}
-    elif "crash" in req["text"]:
-        sys.exit(3)
-    else:
-        time.sleep(0.3)
-        out = {"ok": True, "hits": [{"path": "m0.py", "score": 1.0}]}
-    print(json.dumps(out), flush=True)
-"""
-
-
-def _setup(tmp_path: Path, n: int, query: str = "f") -> tuple[list[str], dict[str, str], Path]:
+def _setup(tmp_path: Path, n: int, engine: str) -> tuple[list[str], dict[str, str], Path]:
     (tmp_path / "lib").mkdir()
     for i in range(3):
         (tmp_path / "lib" / f"m{i}.py").write_text(f"def f{i}(): pass\n")
     (tmp_path / "cases.yaml").write_text("corpus: lib\ncases:\n" + "".join(
-        f"  - {{name: c{i}, query: {query}{i}, expected: [m{i % 3}.py]}}\n" for i in range(n)))
-    (tmp_path / "slow_engine.py").write_text(SLOW_ENGINE)
+        f"  - {{name: c{i}, query: f{i}, expected: [m{i % 3}.py]}}\n" for i in range(n)))
     scratch = tmp_path / "tmp"
     scratch.mkdir()
-    engine = f'command(cmd="{sys.executable} {tmp_path / "slow_engine.py"}")'
     args = [sys.executable, "-m", "ctxgauge", "cases", str(tmp_path / "cases.yaml"), "--engine", engine,
             "--out", str(tmp_path / "run")]
     return args, {**os.environ, "TMPDIR": str(scratch)}, scratch
+
+
+N = 6  # cases per run
 
 
 def _leftovers(scratch: Path) -> list[str]:
     return sorted(p.name for p in scratch.glob("ctxgauge-cases-*"))
 
 
-def test_a_normal_end_and_an_engine_crash_leave_no_temporary_directory(tmp_path):
-    args, env, scratch = _setup(tmp_path, 2, query="crash")
+def test_a_normal_end_and_an_engine_crash_leave_no_temporary_directory(tmp_path, script_engine):
+    args, env, scratch = _setup(tmp_path, 2, script_engine("--exit-on=query"))
     done = subprocess.run(args, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 7, done.stderr  # every case failed: nothing measured
     assert _leftovers(scratch) == []
     args[-1] = str(tmp_path / "run2")
+    script_engine.mend()
     (tmp_path / "cases.yaml").write_text("corpus: lib\ncases:\n  - {name: c0, query: f0, expected: [m0.py]}\n")
     done = subprocess.run(args, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert _leftovers(scratch) == []
 
 
-def _signalled(args: list[str], env: dict[str, str], scratch: Path, run: Path, sig: int) -> tuple[int, str]:
+# The engine answers the first case and never the second, so a signal always lands mid-run with one unit
+# recorded, however loaded the machine (it hangs until the signalled run closes it).
+HANG = ("--hang-on=query:2",)
+
+
+def _signalled(args: list[str], env: dict[str, str], scratch: Path, run: Path, sig: int,
+               hanging: Path) -> tuple[int, str]:
     proc = subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 120
     units = run / "units.jsonl"
-    while not (units.exists() and units.read_text().strip()) and time.monotonic() < deadline:
+    while not (hanging.exists() and units.exists() and units.read_text().strip()):
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, "the engine never reached its second query"
         time.sleep(0.02)
     assert len(_leftovers(scratch)) == 1  # the run's own directory, while it runs
     proc.send_signal(sig)
@@ -77,34 +69,38 @@ def _signalled(args: list[str], env: dict[str, str], scratch: Path, run: Path, s
 
 
 @pytest.mark.parametrize("sig, code, word", [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated")])
-def test_a_signal_cancels_the_run_removes_its_directory_and_resume_finishes(tmp_path, sig, code, word):
-    args, env, scratch = _setup(tmp_path, 40)
-    rc, err = _signalled(args, env, scratch, tmp_path / "run", sig)
+def test_a_signal_cancels_the_run_removes_its_directory_and_resume_finishes(tmp_path, script_engine, sig, code,
+                                                                            word):
+    args, env, scratch = _setup(tmp_path, N, script_engine(*HANG, timeout=600))
+    rc, err = _signalled(args, env, scratch, tmp_path / "run", sig, script_engine.hanging)
     assert rc == code, err
     assert err.strip().startswith(f"error: {word}; the run is recorded as cancelled") and "Traceback" not in err
     assert _leftovers(scratch) == []
     record = json.loads((tmp_path / "run" / "run.json").read_text())
     assert record["status"] == "cancelled"
     kept = (tmp_path / "run" / "units.jsonl").read_text().splitlines()
-    assert 1 <= len(kept) < 40
+    assert len(kept) == 1
+    script_engine.mend()
     done = subprocess.run([*args, "--resume"], env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert json.loads((tmp_path / "run" / "run.json").read_text())["status"] == "success"
     units = [json.loads(line) for line in (tmp_path / "run" / "units.jsonl").read_text().splitlines()]
-    assert sorted(u["id"] for u in units) == sorted(f"c{i}" for i in range(40))  # each once: none lost or redone
+    assert sorted(u["id"] for u in units) == sorted(f"c{i}" for i in range(N))  # each once: none lost or redone
     assert units[:len(kept)] == [json.loads(line) for line in kept]
     assert _leftovers(scratch) == []
 
 
-def test_sigkill_leaves_the_directory_but_loses_no_unit(tmp_path):
+def test_sigkill_leaves_the_directory_but_loses_no_unit(tmp_path, script_engine):
     # What no process can clean up after: documented, and the reason tests give runs their own TMPDIR.
-    args, env, scratch = _setup(tmp_path, 40)
-    rc, _ = _signalled(args, env, scratch, tmp_path / "run", signal.SIGKILL)
+    args, env, scratch = _setup(tmp_path, N, script_engine(*HANG, timeout=600))
+    rc, _ = _signalled(args, env, scratch, tmp_path / "run", signal.SIGKILL, script_engine.hanging)
     assert rc == -signal.SIGKILL
     assert len(_leftovers(scratch)) == 1
     kept = (tmp_path / "run" / "units.jsonl").read_text().splitlines()
+    assert len(kept) == 1
+    script_engine.mend()
     done = subprocess.run([*args, "--resume"], env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     units = [json.loads(line) for line in (tmp_path / "run" / "units.jsonl").read_text().splitlines()]
-    assert sorted(u["id"] for u in units) == sorted(f"c{i}" for i in range(40))
+    assert sorted(u["id"] for u in units) == sorted(f"c{i}" for i in range(N))
     assert units[:len(kept)] == [json.loads(line) for line in kept]
