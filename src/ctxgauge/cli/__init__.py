@@ -1,92 +1,42 @@
-"""The `ctxgauge` command: one Typer app, one module per sub-command, each a thin layer over the API.
+"""The `ctxgauge` command: one Typer app (`_app`), one module per sub-command, each a thin layer over the API.
 
 Sub-command modules import their heavy dependencies inside the command function, so `--help` stays
 instant. Every user error (ctxgauge.errors.UserError) becomes one line on stderr and exit code 2; any other
-exception is a bug: one line naming a log file that holds its traceback, and exit code 70.
+exception is a bug: one line naming a log file that holds its traceback, and exit code 70 (`_crash`). That
+holds for an exception raised while the app itself is imported too: this module imports only the standard
+library until `main` imports the app inside its guard.
 """
 
 from __future__ import annotations
 
-import os
 import signal
-from pathlib import Path
-from typing import Optional
 
-import typer
-from typer.core import TyperGroup
-from typer.exceptions import TyperException
-
-from ctxgauge.cli import (
-    battery, cache, cases, check, demo, determinism, engines, export, fingerprint, qa, query, replay, report, runs,
-)
-from ctxgauge.cli._common import crash
+from ctxgauge.cli._crash import crash_before_app
 from ctxgauge.errors import EngineError, UserError
 
 
-class _Root(TyperGroup):
-    """The root command: an unexpected exception in any sub-command is a bug, so it becomes `crash` (exit 70,
-    its traceback in a log file named in one line) here, once for every command and for `CliRunner` alike.
-    What the user can mend, and Typer's own exits and usage errors, pass on unchanged."""
+def __getattr__(name: str):
+    # `from ctxgauge.cli import app` (tests, `typer.testing.CliRunner`): the app, imported when first asked for.
+    if name == "app":
+        from ctxgauge.cli._app import app
 
-    def invoke(self, ctx):
-        try:
-            return super().invoke(ctx)
-        except (UserError, EngineError, TyperException, typer.Exit, typer.Abort):
-            raise
-        except Exception as exc:
-            crash(exc)
-
-
-app = typer.Typer(
-    cls=_Root,
-    name="ctxgauge",
-    help="Measure AI context engines: is it right, is it the same every time, does it help a model answer.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    context_settings={"help_option_names": ["-h", "--help"]},
-)
-
-for module in (query, engines, check, demo, determinism, fingerprint, qa, battery, replay, cases, report, export, runs,
-               cache):
-    module.register(app)
-
-
-def _print_version(value: bool) -> None:
-    # A parameter callback runs while the options are parsed, before Typer asks for a sub-command: in the
-    # group callback itself, `ctxgauge --version` stopped at "Missing command." (exit 2).
-    if value:
-        import ctxgauge
-
-        typer.echo(ctxgauge.__version__)
-        raise typer.Exit()
-
-
-@app.callback()
-def _root(
-    version: bool = typer.Option(False, "--version", help="Print the version and exit.", is_eager=True,
-                                 callback=_print_version, expose_value=False),
-    cache_dir: Optional[Path] = typer.Option(None, "--cache-dir", help="The work cache's directory (per-file tokens, parses, embeddings shared across runs; default: CTXGAUGE_CACHE, else the user's cache directory)."),
-    no_cache: bool = typer.Option(False, "--no-cache", help="Read and write no work cache: every file is read, tokenised and embedded again."),
-) -> None:
-    # The choice travels in the environment so worker processes a command starts make the same one.
-    if no_cache:
-        os.environ["CTXGAUGE_CACHE"] = "off"
-    elif cache_dir is not None:
-        os.environ["CTXGAUGE_CACHE"] = str(cache_dir.expanduser().absolute())
+        return app
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def main() -> None:
     """Entry point of the `ctxgauge` script and `python -m ctxgauge`."""
-    from ctxgauge.cli._common import fail
-
     _unwind_on_sigterm()
     try:
+        try:
+            from ctxgauge.cli._app import app
+        except Exception as exc:  # e.g. typer or rich broken by an incompatible upgrade: still a bug's one line
+            crash_before_app(exc)
         app()
     except UserError as exc:
-        fail(str(exc))
+        _fail(str(exc))
     except EngineError as exc:
-        fail(f"engine failed: {exc}")
+        _fail(f"engine failed: {exc}")
     except KeyboardInterrupt as exc:
         _interrupted(exc)
     except SystemExit as exc:
@@ -126,11 +76,15 @@ def _in_chain(exc: BaseException | None, kind: type) -> BaseException | None:
     return None
 
 
-def _interrupted(exc: BaseException) -> None:
-    from ctxgauge.cli._common import fail
+def _fail(message: str, code: int = 2) -> None:
+    from ctxgauge.cli._common import fail  # Rich: imported once the app is (it is by the time this runs)
 
+    fail(message, code=code)
+
+
+def _interrupted(exc: BaseException) -> None:
     run_dir = getattr(exc, "run_dir", None)
     # 143 = 128 + SIGTERM, what a shell reports for a process ended by that signal; 130 for Ctrl-C.
     what, code = ("terminated", 143) if _in_chain(exc, Terminated) is not None else ("interrupted", 130)
-    fail(f"{what}; the run is recorded as cancelled in {run_dir}: add --out {run_dir} --resume to the same "
+    _fail(f"{what}; the run is recorded as cancelled in {run_dir}: add --out {run_dir} --resume to the same "
          "command to continue it" if run_dir else what, code=code)

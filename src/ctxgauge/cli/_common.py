@@ -11,6 +11,8 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+from ctxgauge.cli._crash import crash_line
+from ctxgauge.cli._text import printable
 from ctxgauge.errors import EXIT_INTERNAL, EXIT_NOTHING_MEASURED, EXIT_UNFINISHED  # noqa: F401 (the one table)
 
 console = Console(highlight=False)
@@ -25,13 +27,9 @@ def print_json(obj: Any) -> None:
 
 def plain(text: object) -> str:
     """User text (a path, a revision, an engine's message) made safe to print through Rich: markup escaped
-    (`a[/b]` would raise MarkupError, `[bold]` would vanish), control characters such as a newline in a path
-    shown as escapes (they would split a one-line error), bytes that are not UTF-8 shown as `\\xNN`."""
-    s = str(text)
-    if not s.isprintable():
-        s = "".join(c if c.isprintable() else (f"\\x{ord(c) - 0xDC00:02x}" if 0xDC80 <= ord(c) <= 0xDCFF
-                                                else c.encode("unicode_escape").decode("ascii")) for c in s)
-    return escape(s)
+    (`a[/b]` would raise MarkupError, `[bold]` would vanish), and made one printable line (`_text.printable`:
+    a newline in a path would split a one-line error)."""
+    return escape(printable(text))
 
 
 MEND_RUN = "repair or remove its run.json to include it"
@@ -54,26 +52,13 @@ def fail(message: str, code: int = 2) -> None:
 
 def crash(exc: BaseException) -> NoReturn:
     """A bug in ctxgauge: its traceback to a log file in the temporary directory, one line naming the file, and
-    exit EXIT_INTERNAL. Python's own exit for an uncaught exception, 1 with the traceback on the terminal,
-    would read as a failed gate. The log holds the version and the traceback only (no argument: one may be a
-    secret). When no log file can be written the traceback goes to stderr instead, so it is never lost."""
-    import tempfile
-    import traceback
-
-    import ctxgauge
-
-    text = f"ctxgauge {ctxgauge.__version__}, Python {sys.version.split()[0]}\n\n" + "".join(
-        traceback.format_exception(type(exc), exc, exc.__traceback__))
-    try:
-        fd, log = tempfile.mkstemp(prefix="ctxgauge-crash-", suffix=".log")
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        where = f"the traceback is in {log}"
-    except OSError:
-        err_console.print(text, markup=False, highlight=False)
-        where = "the traceback is above"
-    err_console.print(f"[bold red]error:[/] internal error: {plain(type(exc).__name__)}: {plain(exc)} (a bug in "
-                      f"ctxgauge; {plain(where)}; please report it)", soft_wrap=True)
+    exit EXIT_INTERNAL (`_crash.crash_line`). Python's own exit for an uncaught exception, 1 with the traceback
+    on the terminal, would read as a failed gate. When no log file can be written the traceback goes to stderr
+    instead, so it is never lost."""
+    line, unwritten = crash_line(exc)
+    if unwritten is not None:
+        err_console.print(unwritten, markup=False, highlight=False)
+    err_console.print(f"[bold red]error:[/] {escape(line)}", soft_wrap=True)
     raise typer.Exit(EXIT_INTERNAL)
 
 

@@ -1,0 +1,87 @@
+"""The command app: one Typer app, one module per sub-command registered on it, and the root options.
+
+Imported by `ctxgauge.cli.main` inside its guard, so that an exception raised while importing any of it (a
+dependency broken under the app) is reported as every crash is (exit 70, one line naming a log file).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Optional
+
+import typer
+from typer.core import TyperGroup
+from typer.exceptions import TyperException
+
+# Each as `import ctxgauge.cli.X as X`: `from ctxgauge.cli import X` would import the package, whose `main`
+# imports this module (a circle).
+import ctxgauge.cli.battery as battery
+import ctxgauge.cli.cache as cache
+import ctxgauge.cli.cases as cases
+import ctxgauge.cli.check as check
+import ctxgauge.cli.demo as demo
+import ctxgauge.cli.determinism as determinism
+import ctxgauge.cli.engines as engines
+import ctxgauge.cli.export as export
+import ctxgauge.cli.fingerprint as fingerprint
+import ctxgauge.cli.qa as qa
+import ctxgauge.cli.query as query
+import ctxgauge.cli.replay as replay
+import ctxgauge.cli.report as report
+import ctxgauge.cli.runs as runs
+from ctxgauge.cli._common import crash
+from ctxgauge.errors import EngineError, UserError
+
+
+class _Root(TyperGroup):
+    """The root command: an unexpected exception in any sub-command is a bug, so it becomes `crash` (exit 70,
+    its traceback in a log file named in one line) here, once for every command and for `CliRunner` alike.
+    What the user can mend, and Typer's own exits and usage errors, pass on unchanged."""
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except (UserError, EngineError, TyperException, typer.Exit, typer.Abort):
+            raise
+        except Exception as exc:
+            crash(exc)
+
+
+app = typer.Typer(
+    cls=_Root,
+    name="ctxgauge",
+    help="Measure AI context engines: is it right, is it the same every time, does it help a model answer.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+for module in (query, engines, check, demo, determinism, fingerprint, qa, battery, replay, cases, report, export, runs,
+               cache):
+    module.register(app)
+
+
+def _print_version(value: bool) -> None:
+    # A parameter callback runs while the options are parsed, before Typer asks for a sub-command: in the
+    # group callback itself, `ctxgauge --version` stopped at "Missing command." (exit 2).
+    if value:
+        import ctxgauge
+
+        typer.echo(ctxgauge.__version__)
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(False, "--version", help="Print the version and exit.", is_eager=True,
+                                 callback=_print_version, expose_value=False),
+    cache_dir: Optional[Path] = typer.Option(None, "--cache-dir", help="The work cache's directory (per-file tokens, parses, embeddings shared across runs; default: CTXGAUGE_CACHE, else the user's cache directory)."),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Read and write no work cache: every file is read, tokenised and embedded again."),
+) -> None:
+    # The choice travels in the environment so worker processes a command starts make the same one.
+    if no_cache:
+        os.environ["CTXGAUGE_CACHE"] = "off"
+    elif cache_dir is not None:
+        os.environ["CTXGAUGE_CACHE"] = str(cache_dir.expanduser().absolute())
