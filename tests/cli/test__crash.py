@@ -48,3 +48,27 @@ def test_a_crash_before_the_app_with_no_writable_log_prints_its_traceback(tmp_pa
     assert "Traceback" in err and "ImportError: broken" in err
     assert err.strip().splitlines()[-1] == ("error: internal error: ImportError: broken (a bug in ctxgauge; the "
                                             "traceback is above; please report it)")
+
+
+def test_writing_a_crash_log_keeps_the_newest_twenty(tmp_path, monkeypatch):
+    # A bug hit in a loop (a script, a retrying scheduler) must not fill the temporary directory.
+    import tempfile
+
+    from ctxgauge.cli._crash import KEEP_LOGS, crash_line
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    old = []
+    for i in range(KEEP_LOGS + 5):  # the oldest first; the last one 'from the future' (a clock set back since)
+        log = tmp_path / f"ctxgauge-crash-old{i:02d}.log"
+        log.write_text("old\n")
+        os.utime(log, ns=(1_000_000_000 * (i + 1),) * 2 if i < KEEP_LOGS + 4 else (4_000_000_000_000_000_000,) * 2)
+        old.append(log.name)
+    (tmp_path / "other.log").write_text("not ours\n")
+    line, unwritten = crash_line(RuntimeError("boom"))
+    assert unwritten is None
+    left = sorted(p.name for p in tmp_path.glob("ctxgauge-crash-*.log"))
+    (new,) = [name for name in left if name not in old]
+    assert new in line and len(left) == KEEP_LOGS == 20
+    # The new log and the 19 newest others stay: the 'future' one and old06..old23; old00..old05 are gone.
+    assert sorted(set(left) - {new}) == sorted(old[-(KEEP_LOGS - 1):])
+    assert (tmp_path / "other.log").exists()
