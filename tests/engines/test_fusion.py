@@ -285,3 +285,20 @@ def test_identity_follows_sub_engines_and_weights() -> None:
     assert a.identity() == get_engine("fusion").identity()
     off = "vote=0,prior=0,cochange=0,long_vote=0,long_prior=0,long_cochange=0"
     assert "history" not in get_engine(f"fusion({off})").subs
+
+
+def test_a_runtime_is_no_package_and_a_lockfile_word_keeps_its_folder() -> None:
+    # `python = "^3.9"` declares the interpreter, not a package: "bump dependencies for Python 3.15" is a
+    # generic dependency request (the project's own lockfile), not one about core/pyproject.toml.
+    declared = {"pyproject.toml": frozenset({"httpx"}), "core/pyproject.toml": frozenset({"python", "pyodide"})}
+    locks = ["uv.lock", "core/uv.lock", "tools/pyodide/pylock.toml"]
+
+    def rule(text: str) -> dict[str, float]:
+        return rq.dependency_files(rq.package_words(text), declared, locks, {})[0]
+
+    assert rule("Bump dependencies for Python 3.15 compatibility") == {"uv.lock": rq.UNNAMED,
+                                                                       "pyproject.toml": rq.UNNAMED}
+    # "lockfile" beside a folder's name: that folder's lockfile, though a manifest elsewhere declares the word
+    got = rule("Fix Pyodide lockfile")
+    assert got["tools/pyodide/pylock.toml"] == 1.0 and got["core/pyproject.toml"] == 1.0
+    assert rule("bump pyodide") == {"core/pyproject.toml": 1.0, "core/uv.lock": 0.9}  # no lockfile word

@@ -40,6 +40,7 @@ DEPENDENCY_WORDS = frozenset(
 GENERIC_DEPENDENCY_WORDS = frozenset(
     "bump bumps bumped upgrade upgrades upgraded audit deps dep dependency dependencies downgrade lockfile "
     "lockfiles".split())
+LOCK_WORDS = frozenset(("lockfile", "lockfiles"))
 # "update" is in most requests ("update the docs"): it marks a dependency request only beside a version, or
 # beside a package whose name no plain word has (`h2`, `serde_json`, `shell-quote`, `@types/node`).
 UPDATE_WORDS = frozenset(("update", "updates", "updated"))
@@ -244,7 +245,9 @@ def dependency_files(words: Sequence[str], declared: Mapping[str, frozenset[str]
     versioned = any(_VERSION.match(w) for w in lowered)
     advisory = any(ADVISORY.fullmatch(w) for w in lowered)
     locked = locked or {}
-    names = set(lowered)
+    words_ = set(lowered)
+    # A runtime is no package: `python = "^3.9"` in a pyproject, `"node": ">=18"` under engines (`runtime_files`).
+    names = words_ - RUNTIME_PINS.keys()
     known = set().union(*declared.values(), *locked.values()) if (declared or locked) else set()
     update_named = UPDATE_WORDS.intersection(lowered) and any(
         n in known and _PACKAGE_LIKE.fullmatch(n) for n in names)
@@ -279,10 +282,17 @@ def dependency_files(words: Sequence[str], declared: Mapping[str, frozenset[str]
                     lift(manifest, UNNAMED)
             packages |= hit
     packages |= direct
+    # A folder the request names ("update the docs lockfile", "bump examples deps") says which lockfiles.
+    named = [lock for lock in lockfiles if words_.intersection(_folder(lock).lower().split("/"))]
+    if LOCK_WORDS.intersection(lowered):
+        # "fix the pyodide lockfile": the lockfile in that folder, though a manifest elsewhere declares `pyodide`.
+        for lock in named:
+            lift(lock, 1.0)
+            for manifest in all_manifests:
+                if _folder(manifest) == _folder(lock):
+                    lift(manifest, UNNAMED)
     if not out and (advisory or GENERIC_DEPENDENCY_WORDS.intersection(lowered)) and lockfiles:
-        # A folder the request names ("update the docs lockfile", "bump examples deps") says which
-        # lockfiles; otherwise the project's own, the shallowest.
-        named = [lock for lock in lockfiles if names.intersection(_folder(lock).lower().split("/"))]
+        # Otherwise the project's own lockfiles, the shallowest.
         top = min(p.count("/") for p in lockfiles)
         for lock in named or lockfiles:
             if named or lock.count("/") == top:
