@@ -133,7 +133,7 @@ def test_an_index_rewritten_in_place_is_never_answered_from_memory(tmp_path, mon
     # Another engine object with other parameters rewrites the directory: the same files, the same sizes
     # (one score per entry), other scores. Right after a write (racy times) even a rewrite no `stat` could
     # tell apart is caught by the digest; once the times are older than a tick, any rewrite moves a time.
-    from ctxgauge.engines import bm25
+    from ctxgauge.engines import _bm25_stamp as stamp
 
     corpus, out = _two_corpora(tmp_path), tmp_path / "out"
     first, other = get_engine("bm25"), get_engine("bm25(k1=2.0)")
@@ -144,35 +144,35 @@ def test_an_index_rewritten_in_place_is_never_answered_from_memory(tmp_path, mon
     assert mine != theirs and [p for p, _ in mine] == [p for p, _ in theirs]
     assert [(h.path, h.score) for h in first.query(out, "beta gamma", 5)] == theirs  # read from disk again
     first.build(corpus, out)
-    frozen = bm25._stats(out)
-    monkeypatch.setattr(bm25, "_stats", lambda d: frozen)  # a rewrite within one tick: every stat the same
-    monkeypatch.setattr(bm25, "_racy", lambda stats, now: True)
+    frozen = stamp.stats(out)
+    monkeypatch.setattr(stamp, "stats", lambda d: frozen)  # a rewrite within one tick: every stat the same
+    monkeypatch.setattr(stamp, "racy", lambda stats, now: True)
     other.build(corpus, out)
     assert [(h.path, h.score) for h in first.query(out, "beta gamma", 5)] == theirs
 
 
 def test_a_settled_index_is_checked_by_stat_alone(tmp_path, monkeypatch):
-    from ctxgauge.engines import bm25
+    from ctxgauge.engines import _bm25_stamp as stamp
 
     corpus, out = _two_corpora(tmp_path), tmp_path / "out"
     engine = get_engine("bm25")
     engine.build(corpus, out)
     digests = []
-    real = bm25._digest
-    monkeypatch.setattr(bm25, "_digest", lambda d: digests.append(d) or real(d))
-    monkeypatch.setattr(bm25, "_racy", lambda stats, now: False)  # the files are older than a tick now
+    real = stamp.digest
+    monkeypatch.setattr(stamp, "digest", lambda d: digests.append(d) or real(d))
+    monkeypatch.setattr(stamp, "racy", lambda stats, now: False)  # the files are older than a tick now
     want = [(h.path, h.score) for h in engine.query(out, "alpha", 5)]
     assert len(digests) <= 1  # at most once more, to settle a stamp taken while the files were racy
     for _ in range(5):
         assert [(h.path, h.score) for h in engine.query(out, "alpha", 5)] == want
     assert len(digests) <= 1
-    time.sleep(2 * bm25._FINE_NS / 1e9)  # what `_racy` waits for before it lets a stamp settle
+    time.sleep(2 * stamp.FINE_NS / 1e9)  # what `racy` waits for before it lets a stamp settle
     get_engine("bm25(k1=2.0)").build(corpus, out)  # a later rewrite moves a time: read from disk
     assert [(h.path, h.score) for h in engine.query(out, "alpha", 5)] != want
 
 
 def test_racy_means_within_one_timestamp_tick():
-    from ctxgauge.engines.bm25 import _COARSE_NS, _FINE_NS, _racy
+    from ctxgauge.engines._bm25_stamp import COARSE_NS as _COARSE_NS, FINE_NS as _FINE_NS, racy as _racy
 
     now = 1_700_000_000_123_456_789
     fine = (1, 10, now - 2 * _FINE_NS, now - 2 * _FINE_NS)

@@ -20,13 +20,8 @@ An update then costs the files that changed, not the repository.
 
 from __future__ import annotations
 
-import hashlib
 import json
-import math
 from json.encoder import encode_basestring
-import os
-import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
@@ -36,15 +31,10 @@ from ctxgauge._io import write_text_atomic
 from ctxgauge.corpora import Change, Corpus
 from ctxgauge.engines._base import Engine, Hit, rank
 from ctxgauge.engines._bm25_live import LiveIndex, lucene_entries, lucene_idf, mean_length, top_candidates
+from ctxgauge.engines._bm25_stamp import DOCS_FILE, INDEX_FILES, NONOCCURRENCE_FILE, Held, Stamp, stat_of
 from ctxgauge.engines._bm25_terms import Counts, Terms
 from ctxgauge.engines._spec import Param
 from ctxgauge.engines._tokens import code_tokens
-
-DOCS_FILE = "docs.json"
-NONOCCURRENCE_FILE = "nonoccurrence_array.index.npy"
-_INDEX_FILES = ("data.csc.index.npy", "indices.csc.index.npy", "indptr.csc.index.npy", "vocab.index.json",
-                "params.index.json")
-
 
 
 class BM25Engine(Engine):
@@ -63,10 +53,10 @@ class BM25Engine(Engine):
         super().__init__(**params)
         self._t = Terms(int(self.params["path_weight"]))  # per-blob term counts, interned terms
         self._quoted: list[str] = []  # term id -> the term as a JSON string
-        self._loaded: tuple | None = None  # (out_dir, _Stamp, retriever, paths, term -> column) last built/loaded
+        self._loaded: tuple | None = None  # (out_dir, Stamp, retriever, paths, term -> column) last built/loaded
         self._written_vocab: tuple | None = None  # (out_dir, file stamp, vocabulary ids) last written
         self._deferred: set[Path] = set()  # out dirs whose artifact waits for flush (defer_writes)
-        self._held: _Held | None = None  # the live index of the last deferred build or update
+        self._held: Held | None = None  # the live index of the last deferred build or update
 
     def available(self) -> tuple[bool, str | None]:
         try:
@@ -163,21 +153,21 @@ class BM25Engine(Engine):
         import bm25s
 
         out_dir.mkdir(parents=True, exist_ok=True)
-        for name, key in zip(_INDEX_FILES[:3], ("data", "indices", "indptr")):
+        for name, key in zip(INDEX_FILES[:3], ("data", "indices", "indptr")):
             np.save(out_dir / name, retriever.scores[key], allow_pickle=False)
         if retriever.nonoccurrence_array is not None:  # BM25L and BM25+ only
             np.save(out_dir / NONOCCURRENCE_FILE, retriever.nonoccurrence_array, allow_pickle=False)
-        vocab_path = out_dir / _INDEX_FILES[3]
+        vocab_path = out_dir / INDEX_FILES[3]
         last = self._written_vocab
-        if not (last and last[0] == out_dir.resolve() and last[1] == _stat(vocab_path)
+        if not (last and last[0] == out_dir.resolve() and last[1] == stat_of(vocab_path)
                 and np.array_equal(last[2], vocab_ids)):
             with open(vocab_path, "wt", encoding="utf-8") as f:
                 f.write(self._vocab_json(vocab_ids))
-            self._written_vocab = (out_dir.resolve(), _stat(vocab_path), vocab_ids)
+            self._written_vocab = (out_dir.resolve(), stat_of(vocab_path), vocab_ids)
         params = dict(k1=retriever.k1, b=retriever.b, delta=retriever.delta, method=retriever.method,
                       idf_method=retriever.idf_method, dtype=retriever.dtype, int_dtype=retriever.int_dtype,
                       num_docs=retriever.scores["num_docs"], version=bm25s.__version__, backend=retriever.backend)
-        with open(out_dir / _INDEX_FILES[4], "w") as f:
+        with open(out_dir / INDEX_FILES[4], "w") as f:
             json.dump(params, f, indent=4)
 
     # -- build, update, query ------------------------------------------------------------------------------
@@ -196,7 +186,7 @@ class BM25Engine(Engine):
         held = self._held_for(out_dir)
         if held is not None and not held.written:
             self._write(held.corpus, out_dir)
-            held.written, held.stamp = True, _Stamp(out_dir)
+            held.written, held.stamp = True, Stamp(out_dir)
 
     def build(self, corpus: Corpus, out_dir: Path) -> dict:
         out_dir = Path(out_dir)
@@ -206,13 +196,13 @@ class BM25Engine(Engine):
         if key not in self._deferred:
             return self._write(corpus, out_dir)
         out_dir.mkdir(parents=True, exist_ok=True)
-        for name in (*_INDEX_FILES, NONOCCURRENCE_FILE, DOCS_FILE):  # no stale artifact left to be read
+        for name in (*INDEX_FILES, NONOCCURRENCE_FILE, DOCS_FILE):  # no stale artifact left to be read
             (out_dir / name).unlink(missing_ok=True)
         content, paths = self._t.doc_counts(corpus)
         doc, ids, tf, doc_len = self._entries(content, paths) if corpus.files else (np.zeros(0, dtype=np.int64),) * 4
         live = LiveIndex(float(self.params["k1"]), float(self.params["b"]), corpus.paths, doc, ids, tf, doc_len,
                          len(self._t.terms))
-        self._held = _Held(key, corpus, live, _Stamp(out_dir))
+        self._held = Held(key, corpus, live, Stamp(out_dir))
         return {"documents": len(corpus.files), "vocabulary": live.vocabulary_size()}
 
     def _write(self, corpus: Corpus, out_dir: Path) -> dict:
@@ -234,7 +224,7 @@ class BM25Engine(Engine):
                 c = int(column[i]) if i is not None and i < len(column) else -1
                 return c if c >= 0 else None
 
-            self._loaded = (out_dir.resolve(), _Stamp(out_dir), retriever, paths, lookup)
+            self._loaded = (out_dir.resolve(), Stamp(out_dir), retriever, paths, lookup)
         return {"documents": len(corpus.files), "vocabulary": n_vocab}
 
     def update(self, out_dir: Path, corpus: Corpus, changes: Sequence[Change]) -> dict:
@@ -246,20 +236,20 @@ class BM25Engine(Engine):
         if held is None or not self._move(held, corpus, changes):
             return self.build(corpus, out_dir)
         if held.written:  # flushed since: the files on disk are the older revision's
-            for name in (*_INDEX_FILES, NONOCCURRENCE_FILE, DOCS_FILE):
+            for name in (*INDEX_FILES, NONOCCURRENCE_FILE, DOCS_FILE):
                 (out_dir / name).unlink(missing_ok=True)
-            held.written, held.stamp = False, _Stamp(out_dir)
+            held.written, held.stamp = False, Stamp(out_dir)
             self._loaded = None
         return {"documents": len(corpus.files), "vocabulary": held.live.vocabulary_size()}
 
-    def _held_for(self, out_dir: Path) -> "_Held | None":
+    def _held_for(self, out_dir: Path) -> "Held | None":
         """The live index of `out_dir`, if this object made it and nothing else has written there since."""
         held = self._held
         if held is None or held.out_dir != out_dir.resolve() or held.out_dir not in self._deferred:
             return None
         return held if held.stamp.holds(out_dir) else None
 
-    def _move(self, held: "_Held", corpus: Corpus, changes: Sequence[Change]) -> bool:
+    def _move(self, held: "Held", corpus: Corpus, changes: Sequence[Change]) -> bool:
         """Bring the live index from `held.corpus` to `corpus` by `changes`; False (nothing touched) when the
         changes do not lead from one to the other, and the caller builds afresh."""
         old = held.corpus
@@ -308,7 +298,7 @@ class BM25Engine(Engine):
         else:
             import bm25s
 
-            stamp = _Stamp(out_dir)  # before reading: a write meanwhile then fails the next check
+            stamp = Stamp(out_dir)  # before reading: a write meanwhile then fails the next check
             with open(out_dir / DOCS_FILE, encoding="utf-8") as fh:
                 paths = json.load(fh)["paths"]
             if not paths:
@@ -323,86 +313,3 @@ class BM25Engine(Engine):
         scores = retriever.get_scores_from_ids(ids)
         top = top_candidates(scores, k).tolist()  # rank sorts these, not every file
         return rank({paths[i]: float(scores[i]) for i in top}, k)
-
-
-@dataclass
-class _Held:
-    """A deferred out dir's live index and the corpus it holds."""
-
-    out_dir: Path
-    """Resolved."""
-    corpus: Corpus
-    live: LiveIndex
-    stamp: "_Stamp"
-    """The directory as this object left it: anything else writing there voids the index."""
-    written: bool = False
-    """Whether `flush` wrote the artifact of `corpus` since the last change."""
-
-
-def _stat(path: Path) -> tuple | None:
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
-
-
-_FINE_NS = 20_000_000
-"""How far a file time may lag the clock on a file system that keeps nanoseconds: Linux stamps files with
-a clock that ticks once a jiffy (at most 10 ms, HZ >= 100); twice that."""
-_COARSE_NS = 3_000_000_000
-"""The same where times are whole seconds (ext3, HFS+) or two (FAT): a time with no sub-second part."""
-
-
-def _stats(out_dir: Path) -> tuple:
-    return tuple(_stat(out_dir / name) for name in (DOCS_FILE, *_INDEX_FILES))
-
-
-def _racy(stats: tuple, now: int) -> bool:
-    """Whether a file could still be rewritten without its time changing: its time is within one
-    timestamp tick of `now` (git's "racily clean" entries)."""
-    return any(t + (_FINE_NS if t % 1_000_000_000 else _COARSE_NS) >= now
-               for st in stats if st is not None for t in st[2:])
-
-
-def _digest(out_dir: Path) -> str:
-    digest = hashlib.blake2b(digest_size=16)
-    for name in (_INDEX_FILES[0], DOCS_FILE):
-        try:
-            digest.update((out_dir / name).read_bytes())
-        except OSError:
-            digest.update(b"\0missing")
-    return digest.hexdigest()
-
-
-class _Stamp:
-    """What the index files in a directory were when this object wrote or read them, so that an index
-    rewritten there since (by another engine object with other parameters, or another process) is never
-    answered from memory.
-
-    Every file's inode, size, modification and change time tell a rewrite apart, except a rewrite of the
-    same sizes within one timestamp tick. So while any time is that recent ("racy", as git calls it), the
-    score and document files' digest is kept and compared too; once the files are older than a tick, a
-    check finds the digest unchanged once more and drops it: any later write must then move a time. A query
-    costs a few `stat` calls instead of hashing the scores (about half of a determinism query's time)."""
-
-    __slots__ = ("stats", "digest")
-
-    def __init__(self, out_dir: Path):
-        now = time.time_ns()
-        self.stats = _stats(out_dir)
-        self.digest = _digest(out_dir) if _racy(self.stats, now) else None
-
-    def holds(self, out_dir: Path) -> bool:
-        """Whether the files in `out_dir` are still the ones stamped."""
-        now = time.time_ns()
-        stats = _stats(out_dir)
-        if stats != self.stats:
-            return False
-        if self.digest is None:
-            return True
-        if _digest(out_dir) != self.digest:
-            return False
-        if not _racy(stats, now):
-            self.digest = None  # settled: the digest was taken after the last moment a time could stand still
-        return True
