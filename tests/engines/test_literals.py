@@ -17,13 +17,16 @@ def test_fragments_are_cut_at_placeholders_and_need_two_words() -> None:
            'MSGS = {"W0612": ("Unused variable %r", "unused-variable", "Used when ...")}\n'
            'name = "utf-8"; mode = "importlib"\n')
     got = lit.fragments("pkg/std.py", src)
-    assert {"no number is assigned for", "malformed option description", "unused-variable",
-            "unused variable"} <= got
+    assert {"no number is assigned for", "malformed option description", "unused-variable"} <= got
     assert "utf-8" not in got and "importlib" not in got  # one word: in too many requests by chance
+    # two plain words in few letters are any prose's: "unused variable" (15), "not found", "instead of"
+    assert "unused variable" not in got
+    assert lit.fragments("a.py", 'e("not found"); w("instead of %s"); s("unconditional skip")') == {
+        "unconditional skip"}
     # backticks are Markdown in a Python docstring, a string in JavaScript
     assert lit.fragments("a.py", "`some.name` here") == frozenset()
-    assert lit.fragments("a.js", "throw new Error(`cannot read ${key} of undefined`)") == {
-        "cannot read", "of undefined"}
+    assert lit.fragments("a.js", "throw new Error(`cannot read property ${key} of an undefined value`)") == {
+        "cannot read property", "of an undefined value"}
 
 
 def test_a_quoted_message_points_at_the_file_holding_it() -> None:

@@ -9,7 +9,8 @@ a fragment verbatim (case and runs of white space aside, at word boundaries) poi
 a fragment held by n files gives each 1/n, a fragment held by more than `MAX_FILES` gives nothing.
 
 Only fragments with two words or more (`unused-variable` has two, `importlib` one) and `MIN_CHARS`
-characters count: a one-word literal (`name`, `utf-8`) is in too many requests by chance.
+characters count: a one-word literal (`name`, `utf-8`) is in too many requests by chance; so is a short
+pair of plain words (`not found`, `instead of`: under `PLAIN_CHARS` characters, letters only).
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ CODE_SUFFIXES = (".py", ".pyi", ".pyx", ".js", ".jsx", ".mjs", ".cjs", ".ts", ".
 MIN_CHARS = 8
 MAX_FILES = 5
 MAX_FRAGMENT = 200
+PLAIN_CHARS = 16
+"""A fragment of two plain words (letters and one space) counts from this many characters on (`_common`)."""
 
 # A quoted string on one line, its escapes kept whole ("a \"b\" c" is one literal); backticks quote a string
 # in JavaScript and TypeScript (template literals) and Go, but only mark up names in Python docstrings.
@@ -33,6 +36,7 @@ _TICKED_SUFFIXES = (".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx", ".go")
 _PLACEHOLDER = re.compile(r"%(?:\([^)]*\))?[-#0 +]*(?:\d+|\*)?(?:\.\d+)?[a-zA-Z%]|\{[^{}]*\}|\$\{[^{}]*\}|\\.")
 _SPACE = re.compile(r"\s+")
 _WORDS = re.compile(r"[a-z]{2,}")
+_PLAIN = re.compile(r"[a-z]+ [a-z]+")
 _EDGE = " \t.,:;!?\"'`()[]<>"
 
 
@@ -49,6 +53,13 @@ def _head(text: str) -> list[str]:
     return [w for w in (w.strip(_EDGE) for w in text.split(" ")) if w]
 
 
+def _common(frag: str) -> bool:
+    """Two plain words in few letters (`not found`, `instead of`, `error message`, `test session`): any
+    prose says them, so a request holding one points nowhere; `unconditional skip`, `system-err`,
+    `no number is assigned` are a program's own."""
+    return len(frag) < PLAIN_CHARS and _PLAIN.fullmatch(frag) is not None
+
+
 def fragments(path: str, text: str) -> frozenset[str]:
     """The fragments of a source file's string literals worth matching (module docstring), normalised."""
     out = set()
@@ -58,7 +69,7 @@ def fragments(path: str, text: str) -> frozenset[str]:
     for body in bodies:
         for piece in _PLACEHOLDER.split(body):
             frag = _norm(piece).strip(_EDGE)
-            if MIN_CHARS <= len(frag) <= MAX_FRAGMENT and len(_WORDS.findall(frag)) >= 2:
+            if MIN_CHARS <= len(frag) <= MAX_FRAGMENT and len(_WORDS.findall(frag)) >= 2 and not _common(frag):
                 out.add(frag)
     return frozenset(out)
 
