@@ -415,6 +415,19 @@ def test_generated_minified_and_vendored_files_keep_only_their_path(tmp_path):
     assert len([r for r in json.loads((out2 / "chunks.json").read_text()) if r["path"] == "uv.lock"]) > 1
 
 
+def test_embedding_hands_freed_memory_back(small, monkeypatch, tmp_path):
+    import ctxgauge.engines.minilm as minilm
+
+    calls = []
+    monkeypatch.setattr(minilm, "release_freed_memory", lambda: calls.append(1))
+    corpus, _ = small
+    MiniLMEngine().build(corpus, tmp_path)
+    assert calls  # once per token length embedded
+    from ctxgauge.engines._minilm_model import release_freed_memory
+
+    release_freed_memory()  # harmless where the C library has no malloc_trim
+
+
 def test_long_embedding_shows_rate_and_time_left_on_stderr(small, monkeypatch, capsys, tmp_path):
     from ctxgauge.engines import _progress
 

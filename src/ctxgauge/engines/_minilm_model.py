@@ -21,6 +21,7 @@ fast tokenizer wraps); that file asks for truncation and padding at 128, which b
 
 from __future__ import annotations
 
+import ctypes
 import hashlib
 import math
 from contextlib import contextmanager
@@ -112,6 +113,24 @@ def torch_threads(n: int) -> Iterator[None]:
         yield
     finally:
         torch.set_num_threads(before)
+
+
+def release_freed_memory() -> None:
+    """Hand the C heap's free pages back to the system (glibc's `malloc_trim`; nothing elsewhere).
+
+    Each batch length's forward pass frees tensors of sizes no other length reuses, and glibc keeps the freed
+    pages: a cold build grew the process by about 0.5 MB per chunk embedded (axios, 1,690 chunks: peak
+    1,188 MB; trimmed after every batch, 602 MB). Values are untouched."""
+    trim = getattr(_libc(), "malloc_trim", None)
+    if trim is not None:
+        trim(0)
+
+
+def _libc() -> Any:
+    try:
+        return ctypes.CDLL(None)  # the symbols this process already has loaded (the C library among them)
+    except OSError:
+        return None
 
 
 class TorchEncoder:

@@ -53,8 +53,8 @@ from ctxgauge.corpora import Change, Corpus
 from ctxgauge.engines._base import Engine, Hit, distribution_version, rank
 from ctxgauge.engines._chunks import chunk_file, skip_reason
 from ctxgauge.engines._minilm_model import (DIM, MODEL_NAME, MODEL_PACKAGE, TOKENIZER_FILE, WEIGHTS_FILE, WINDOW,
-                                            NumpyEncoder, TorchEncoder, WordPiece, model_dir, torch_threads,
-                                            weights_hash)
+                                            NumpyEncoder, TorchEncoder, WordPiece, model_dir, release_freed_memory,
+                                            torch_threads, weights_hash)
 from ctxgauge.engines._minilm_vectors import (PARAMS_FILE, Unit, best_per_file, read_units, round_vectors, text_id,
                                               unit_from_bytes, unit_id, unit_to_bytes, vector_from_bytes,
                                               vector_to_bytes, write_vectors)
@@ -185,6 +185,7 @@ class MiniLMEngine(Engine):
                     out[batch] = round_vectors(encoder([ids[i] for i in batch]), decimals)
                     if progress is not None:
                         progress(len(batch))
+                release_freed_memory()  # this length's tensors are never reused: return their pages
         return out
 
     # -- build -----------------------------------------------------------------------------------------
