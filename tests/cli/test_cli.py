@@ -52,6 +52,14 @@ def test_help_does_not_import_heavy_libraries():
     (["query", ".", "x", "-k", "0"], "-k must be at least 1 (how many files to return), got 0"),
     (["query", "{plain}", "x", "--engine", "bm25(k1=-5)"], "k1 is out of range"),
     (["query", "{plain}", "x", "--engine", "bm25(kl=1)"], "has no parameter 'kl' (parameters: b: number"),
+    # Usage errors, caught by the command parser: the same one line (Typer's own was a usage line, a hint
+    # and a boxed message), naming the command's help.
+    (["--bogus"], "error: No such option: --bogus; see 'python -m ctxgauge --help'"),
+    (["nosuch"], "error: No such command 'nosuch'; see 'python -m ctxgauge --help'"),
+    (["engines", "extra"], "unexpected extra argument(s) (extra); see 'python -m ctxgauge engines --help'"),
+    (["query", "{plain}"], "error: Missing argument 'text'; see 'python -m ctxgauge query --help'"),
+    (["determinism", "{plain}", "--query-count", "0"], "Invalid value for '--query-count'"),
+    (["determinism", "{plain}", "-k", "x"], "Invalid value for '-k'"),
 ])
 def test_bad_input_is_one_line_and_exit_2(tmp_path, args, message):
     (tmp_path / "plain").mkdir()

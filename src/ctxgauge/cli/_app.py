@@ -30,22 +30,50 @@ import ctxgauge.cli.query as query
 import ctxgauge.cli.replay as replay
 import ctxgauge.cli.report as report
 import ctxgauge.cli.runs as runs
-from ctxgauge.cli._common import crash
+from ctxgauge.cli._common import crash, fail
 from ctxgauge.errors import EngineError, UserError
 
 
 class _Root(TyperGroup):
     """The root command: an unexpected exception in any sub-command is a bug, so it becomes `crash` (exit 70,
     its traceback in a log file named in one line) here, once for every command and for `CliRunner` alike.
-    What the user can mend, and Typer's own exits and usage errors, pass on unchanged."""
+    A usage error (an unknown option, a missing argument, a value out of range) becomes the one line every
+    user error is, exit 2 (Typer's own is a usage line, a hint and a boxed message). What the user can mend,
+    and Typer's own exits, pass on unchanged."""
+
+    def parse_args(self, ctx, args):
+        try:
+            return super().parse_args(ctx, args)  # the root's own options: `ctxgauge --bogus`
+        except Exception as exc:
+            if _is_usage_error(exc):
+                _usage_line(exc)
+            raise
 
     def invoke(self, ctx):
         try:
             return super().invoke(ctx)
-        except (UserError, EngineError, TyperException, typer.Exit, typer.Abort):
+        except (UserError, EngineError, typer.Exit, typer.Abort):
             raise
         except Exception as exc:
+            if _is_usage_error(exc):
+                _usage_line(exc)
+            if isinstance(exc, TyperException):
+                raise
             crash(exc)
+
+
+def _is_usage_error(exc: BaseException) -> bool:
+    # By name: Typer vendors click (typer._click) from 0.2x on, and raises click's own before; either way
+    # UsageError and its subclasses (BadParameter, MissingParameter, NoSuchOption). Not NoArgsIsHelpError:
+    # `ctxgauge replay` alone shows the command's help, as it should.
+    names = {c.__name__ for c in type(exc).__mro__}
+    return "UsageError" in names and "NoArgsIsHelpError" not in names
+
+
+def _usage_line(exc) -> None:
+    ctx = getattr(exc, "ctx", None)
+    command = ctx.command_path if ctx is not None else "ctxgauge"
+    fail(f"{exc.format_message().rstrip('.')}; see '{command} --help'", code=getattr(exc, "exit_code", 2))
 
 
 app = typer.Typer(
