@@ -60,6 +60,9 @@ def test_help_does_not_import_heavy_libraries():
     (["query", "{plain}"], "error: Missing argument 'text'; see 'python -m ctxgauge query --help'"),
     (["determinism", "{plain}", "--query-count", "0"], "Invalid value for '--query-count'"),
     (["determinism", "{plain}", "-k", "x"], "Invalid value for '-k'"),
+    # Out of range is refused even when the family it counts for is not run (it was accepted, and recorded).
+    (["determinism", "{plain}", "--rebuilds", "0", "--families", "query"], "--rebuilds must be at least 2"),
+    (["determinism", "{plain}", "--trials", "1", "--families", "rebuild"], "--trials must be at least 2"),
 ])
 def test_bad_input_is_one_line_and_exit_2(tmp_path, args, message):
     (tmp_path / "plain").mkdir()
