@@ -415,6 +415,23 @@ def test_generated_minified_and_vendored_files_keep_only_their_path(tmp_path):
     assert len([r for r in json.loads((out2 / "chunks.json").read_text()) if r["path"] == "uv.lock"]) > 1
 
 
+def test_translation_catalogues_embed_only_their_head(tmp_path):
+    from ctxgauge.engines._chunks import LOCALE_CHUNKS, chunk_limit
+
+    assert chunk_limit("web/src/locales/da.json", 64, 2) == 2 and chunk_limit("po/de.po", 64, 0) == 0
+    assert chunk_limit("src/app.py", 64, 2) == 64 and chunk_limit("web/src/locales/da.json", 1, 4) == 1
+    catalogue = "{\n" + "".join(f'  "key.{i}": "word number {i} of the danish catalogue",\n' for i in range(400)) + "}\n"
+    corpus = write(tmp_path / "c", {"src/app.py": "def main():\n    return 'hello'\n", "locales/da.json": catalogue})
+    rows = {}
+    for limit in (0, 3, 64):
+        out = tmp_path / f"out{limit}"
+        MiniLMEngine(locale_chunks=limit).build(corpus, out)
+        rows[limit] = [r for r in json.loads((out / "chunks.json").read_text()) if r["path"] == "locales/da.json"]
+    assert [(r["chunk"], r["lines"]) for r in rows[0]] == [(0, [0, 0])]  # its path only
+    assert len(rows[3]) == 3 and rows[3] == rows[64][:3] and len(rows[64]) > 3
+    assert MiniLMEngine(locale_chunks=3).identity() != MiniLMEngine().identity() and LOCALE_CHUNKS == 1
+
+
 def test_embedding_hands_freed_memory_back(small, monkeypatch, tmp_path):
     import ctxgauge.engines.minilm as minilm
 

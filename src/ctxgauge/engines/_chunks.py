@@ -24,8 +24,11 @@ import zlib
 from dataclasses import dataclass
 from typing import Any
 
+from ctxgauge.engines._locales import is_locale
+
 SPECIAL_TOKENS = 2  # [CLS] and [SEP], which the model adds to every input and which count toward its window
 BLOCK_LINES = 512  # lines tokenised at a time, so a huge file stops being tokenised once its cap is reached
+LOCALE_CHUNKS = 1  # chunks a translation catalogue embeds (its head): see `chunk_limit`
 REACH_SHARE = 0.33  # a cut line beats the lines within this share of the token budget on either side
 
 
@@ -196,3 +199,12 @@ def skip_reason(path: str, text: str) -> str | None:
     if len(text) > 4 * MINIFIED_LINE and len(text) / lines > MINIFIED_LINE:
         return "minified"
     return None
+
+
+def chunk_limit(path: str, max_chunks: int, locale_chunks: int) -> int:
+    """How many chunks of a file are embedded (0: its path only). A translation catalogue (`_locales`) gets
+    `locale_chunks`: one language's copy of words that the program's own files and its source-language
+    catalogue already hold, in a language this English model reads poorly, and on a project translated into
+    dozens of languages the catalogues were a quarter of the cold build's tokens (usememos/memos: 44 files,
+    0.43M of 1.91M tokens). Its path still names it, and the language its name gives."""
+    return min(max_chunks, locale_chunks) if is_locale(path) else max_chunks

