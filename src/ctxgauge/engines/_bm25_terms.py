@@ -186,7 +186,7 @@ def count_terms(blobs: Sequence[bytes], terms_of: dict[bytes, tuple[int, ...]], 
     new = [w for w in distinct if w not in terms_of] if terms_of else list(distinct)
     if new:
         split = [word_tokens(w.decode("ascii")) for w in new]
-        tokens = list(dict.fromkeys(t for ts in split for t in ts))
+        tokens = list(dict.fromkeys(chain.from_iterable(split)))
         ids = {}
         for token, stemmed in zip(tokens, stem(tokens)):
             i = term_id.get(stemmed)
@@ -194,8 +194,8 @@ def count_terms(blobs: Sequence[bytes], terms_of: dict[bytes, tuple[int, ...]], 
                 i = term_id[stemmed] = len(terms)
                 terms.append(stemmed)
             ids[token] = i
-        for w, ts in zip(new, split):
-            terms_of[w] = tuple(ids[t] for t in ts)
+        get = ids.__getitem__
+        terms_of.update(zip(new, [tuple(map(get, ts)) for ts in split]))
     per_word = list(map(terms_of.__getitem__, words))  # each word's term ids, in C
     # every (blob, term, occurrences of its word) triple, summed per (blob, term) by one sort
     lens = np.fromiter(map(len, per_word), dtype=np.int64, count=len(words))

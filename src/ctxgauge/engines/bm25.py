@@ -1,8 +1,9 @@
-"""bm25: BM25 (bm25s, Lucene variant) over code-aware, Snowball-stemmed tokens, path terms weighted.
+"""bm25: BM25 (bm25s's Lucene variant) over code-aware, Snowball-stemmed tokens, path terms weighted.
 
 Each document is a file's content tokens plus its path tokens repeated `path_weight` times. The index is
-bm25s's own layout (score matrix in CSC form, sorted vocabulary), so `bm25s.BM25.load` reads it; ties that
-bm25s leaves in arbitrary order are broken by path.
+bm25s's own layout (score matrix in CSC form, sorted vocabulary), so `bm25s.BM25.load` reads it, but it is
+built, read and scored with numpy alone (`_bm25_csc`, checked against bm25s as the oracle); bm25s itself
+scores only the other variants. Ties that bm25s leaves in arbitrary order are broken by path.
 
 Term counts are cached per blob id (and per path) on the engine object (`_bm25_terms`), so a replay over
 many commits tokenises each unique blob once. A build derives the whole score matrix from those counts in a few
@@ -29,6 +30,7 @@ import numpy as np
 
 from ctxgauge._io import write_text_atomic
 from ctxgauge.corpora import Change, Corpus
+from ctxgauge.engines import _bm25_csc as _csc
 from ctxgauge.engines._base import Engine, Hit, rank
 from ctxgauge.engines._bm25_live import LiveIndex, lucene_entries, lucene_idf, mean_length, top_candidates
 from ctxgauge.engines._bm25_stamp import DOCS_FILE, INDEX_FILES, NONOCCURRENCE_FILE, Held, Stamp, stat_of
@@ -47,23 +49,25 @@ class BM25Engine(Engine):
     }
     libraries = ("bm25s", "PyStemmer", "numpy", "scipy")
     identity_modules = ("ctxgauge.engines._base", "ctxgauge.engines._tokens", "ctxgauge.engines._bm25_terms",
-                        "ctxgauge.engines._bm25_live")
+                        "ctxgauge.engines._bm25_live", "ctxgauge.engines._bm25_csc")
 
     def __init__(self, **params):
         super().__init__(**params)
         self._t = Terms(int(self.params["path_weight"]))  # per-blob term counts, interned terms
         self._quoted: list[str] = []  # term id -> the term as a JSON string
-        self._loaded: tuple | None = None  # (out_dir, Stamp, retriever, paths, term -> column) last built/loaded
+        self._loaded: tuple | None = None  # (out_dir, Stamp, Matrix, paths, term -> column) last built/loaded
         self._written_vocab: tuple | None = None  # (out_dir, file stamp, vocabulary ids) last written
         self._deferred: set[Path] = set()  # out dirs whose artifact waits for flush (defer_writes)
         self._held: Held | None = None  # the live index of the last deferred build or update
 
     def available(self) -> tuple[bool, str | None]:
-        try:
-            import bm25s  # noqa: F401
-            import Stemmer  # noqa: F401
-        except ImportError as exc:
-            return False, f"{exc.name} is not installed (pip install bm25s PyStemmer)"
+        # Looked up, not imported: bm25s is read only for its version (the params file) and for the variants
+        # other than Lucene; importing it costs a quarter of a second of every process.
+        from importlib.util import find_spec
+
+        for module, package in (("bm25s", "bm25s"), ("Stemmer", "PyStemmer")):
+            if find_spec(module) is None:
+                return False, f"{package} is not installed (pip install bm25s PyStemmer)"
         return True, None
 
     def _entries(self, content: list[Counts], paths: list[Counts]):
@@ -89,11 +93,9 @@ class BM25Engine(Engine):
         doc_len = np.array([c[2] + p[2] for c, p in zip(content, paths)], dtype=np.int64)
         return key // n_terms, key % n_terms, tf, doc_len
 
-    def _retriever(self, corpus: Corpus):
-        """A bm25s.BM25 holding the scores `index((ids, vocab))` would compute over the same documents, and
-        the ids of the vocabulary's terms in column order."""
-        import bm25s
-
+    def _matrix(self, corpus: Corpus) -> tuple[_csc.Matrix, np.ndarray, np.ndarray]:
+        """The score matrix `bm25s.BM25.index((ids, vocab))` computes over the same documents, the ids of
+        the vocabulary's terms in column order, and each term id's column (-1: absent)."""
         content, paths = self._t.doc_counts(corpus)
         n_docs = len(content)
         doc, ids, tf, doc_len = self._entries(content, paths)
@@ -108,55 +110,46 @@ class BM25Engine(Engine):
         column[vocab_ids] = np.arange(len(vocab_ids))
         col = column[ids]
         n_vocab = len(vocab_ids)
-        # bm25s's arithmetic, entry by entry (see _bm25_live): idf from math.log stored as float32; a
-        # document's length factor in float64 (Python float with a numpy float64 mean); rounded to float32.
-        avg_doc_len = mean_length(int(doc_len.sum()), n_docs)
-        df = np.bincount(col, minlength=n_vocab)
         k1, b = float(self.params["k1"]), float(self.params["b"])
-        retriever = bm25s.BM25(k1=k1, b=b, method=self.params["method"])
         if self.params["method"] != "lucene":
             # Other variants: bm25s scores the same documents itself (each term id repeated by its count;
             # the order of a document's tokens changes no score). Slower, and only the default is tuned.
+            import bm25s
+
+            retriever = bm25s.BM25(k1=k1, b=b, method=self.params["method"], dtype=_csc.DTYPE,
+                                   int_dtype=_csc.INT_DTYPE, backend="numpy")
             bounds = np.searchsorted(doc, np.arange(n_docs + 1))
             tfi = tf.astype(np.int64)
             docs = [np.repeat(col[s:e], tfi[s:e]).tolist() for s, e in zip(bounds[:-1], bounds[1:])]
             vocab = {self._t.terms[i]: c for c, i in enumerate(vocab_ids.tolist())}
             retriever.index((docs, vocab), show_progress=False)
-            return retriever, vocab_ids, column
-        idf = lucene_idf(df, n_docs)
+            sc = retriever.scores
+            matrix = _csc.Matrix(sc["data"], sc["indices"], sc["indptr"], n_docs, retriever.nonoccurrence_array)
+            return matrix, vocab_ids, column
+        # bm25s's arithmetic, entry by entry (see _bm25_live): idf from math.log stored as float32; a
+        # document's length factor in float64 (Python float with a numpy float64 mean); rounded to float32.
+        avg_doc_len = mean_length(int(doc_len.sum()), n_docs)
+        idf = lucene_idf(np.bincount(col, minlength=n_vocab), n_docs)
         scores = lucene_entries(idf[col], tf, doc_len[doc], avg_doc_len, k1, b)
-        # bm25s's own CSC builder with the arrays it would pass, so order and index dtypes are its own.
-        data, indices, indptr = retriever._np_csc(data=scores, rows=doc.astype(retriever.int_dtype),
-                                                  cols=col.astype(retriever.int_dtype), shape=(n_docs, n_vocab))
-        retriever.scores = {"data": data.astype(retriever.dtype), "indices": indices, "indptr": indptr,
-                            "num_docs": n_docs}
-        retriever.nonoccurrence_array = None
-        return retriever, vocab_ids, column
+        return _csc.csc(scores, doc, col, n_docs, n_vocab), vocab_ids, column
 
     def _vocab_json(self, vocab_ids: np.ndarray) -> str:
         """`json.dumps(vocab, ensure_ascii=False)` of bm25s's vocabulary (terms in column order, then the
         empty token bm25s appends), joined from per-term strings: the whole dict costs far more to encode."""
-        from bm25s.utils import json_functions
-
-        if json_functions.ORJSON_AVAILABLE:  # bm25s then writes orjson's compact form
+        if _csc.has_orjson():  # bm25s then writes orjson's compact form
             terms = [self._t.terms[i] for i in vocab_ids.tolist()]
-            return json_functions.dumps({**{t: c for c, t in enumerate(terms)}, "": len(terms)}, ensure_ascii=False)
+            return _csc.dumps_vocab({**{t: c for c, t in enumerate(terms)}, "": len(terms)})
         quoted = self._quoted
         if len(quoted) < len(self._t.terms):  # each term is quoted once per engine object
             quoted.extend(encode_basestring(t) for t in self._t.terms[len(quoted):])
         body = ", ".join([f"{quoted[i]}: {c}" for c, i in enumerate(vocab_ids.tolist())] + [f'"": {len(vocab_ids)}'])
         return "{" + body + "}"
 
-    def _save(self, out_dir: Path, retriever, vocab_ids: np.ndarray) -> None:
-        """Write what `retriever.save(out_dir)` writes, byte for byte, skipping the vocabulary file when it
-        already holds this vocabulary (the costliest file to write, and often unchanged by an update)."""
-        import bm25s
-
+    def _save(self, out_dir: Path, matrix: _csc.Matrix, vocab_ids: np.ndarray) -> None:
+        """Write what bm25s's `BM25.save(out_dir)` writes, byte for byte, skipping the vocabulary file when
+        it already holds this vocabulary (the costliest file to write, and often unchanged by an update)."""
         out_dir.mkdir(parents=True, exist_ok=True)
-        for name, key in zip(INDEX_FILES[:3], ("data", "indices", "indptr")):
-            np.save(out_dir / name, retriever.scores[key], allow_pickle=False)
-        if retriever.nonoccurrence_array is not None:  # BM25L and BM25+ only
-            np.save(out_dir / NONOCCURRENCE_FILE, retriever.nonoccurrence_array, allow_pickle=False)
+        _csc.save(out_dir, matrix)
         vocab_path = out_dir / INDEX_FILES[3]
         last = self._written_vocab
         if not (last and last[0] == out_dir.resolve() and last[1] == stat_of(vocab_path)
@@ -164,11 +157,9 @@ class BM25Engine(Engine):
             with open(vocab_path, "wt", encoding="utf-8") as f:
                 f.write(self._vocab_json(vocab_ids))
             self._written_vocab = (out_dir.resolve(), stat_of(vocab_path), vocab_ids)
-        params = dict(k1=retriever.k1, b=retriever.b, delta=retriever.delta, method=retriever.method,
-                      idf_method=retriever.idf_method, dtype=retriever.dtype, int_dtype=retriever.int_dtype,
-                      num_docs=retriever.scores["num_docs"], version=bm25s.__version__, backend=retriever.backend)
         with open(out_dir / INDEX_FILES[4], "w") as f:
-            json.dump(params, f, indent=4)
+            f.write(_csc.params_json(float(self.params["k1"]), float(self.params["b"]), self.params["method"],
+                                     matrix.num_docs))
 
     # -- build, update, query ------------------------------------------------------------------------------
     def defer_writes(self, out_dir: Path) -> bool:
@@ -208,8 +199,8 @@ class BM25Engine(Engine):
     def _write(self, corpus: Corpus, out_dir: Path) -> dict:
         n_vocab = 0
         if corpus.files:
-            retriever, vocab_ids, column = self._retriever(corpus)
-            self._save(out_dir, retriever, vocab_ids)
+            matrix, vocab_ids, column = self._matrix(corpus)
+            self._save(out_dir, matrix, vocab_ids)
             n_vocab = len(vocab_ids)
         paths = [f.path for f in corpus.files]
         write_text_atomic(
@@ -224,7 +215,7 @@ class BM25Engine(Engine):
                 c = int(column[i]) if i is not None and i < len(column) else -1
                 return c if c >= 0 else None
 
-            self._loaded = (out_dir.resolve(), Stamp(out_dir), retriever, paths, lookup)
+            self._loaded = (out_dir.resolve(), Stamp(out_dir), matrix, paths, lookup)
         return {"documents": len(corpus.files), "vocabulary": n_vocab}
 
     def update(self, out_dir: Path, corpus: Corpus, changes: Sequence[Change]) -> dict:
@@ -294,22 +285,20 @@ class BM25Engine(Engine):
             return rank(held.live.scores(ids, k), k) if ids else []
         loaded = self._loaded
         if loaded is not None and loaded[0] == out_dir.resolve() and loaded[1].holds(out_dir):
-            retriever, paths, lookup = loaded[2:]
+            matrix, paths, lookup = loaded[2:]
         else:
-            import bm25s
-
             stamp = Stamp(out_dir)  # before reading: a write meanwhile then fails the next check
             with open(out_dir / DOCS_FILE, encoding="utf-8") as fh:
                 paths = json.load(fh)["paths"]
             if not paths:
                 return []
-            retriever = bm25s.BM25.load(str(out_dir), mmap=False)
-            lookup = retriever.vocab_dict.get
-            self._loaded = (out_dir.resolve(), stamp, retriever, paths, lookup)
+            matrix, vocab = _csc.load(out_dir)
+            lookup = vocab.get
+            self._loaded = (out_dir.resolve(), stamp, matrix, paths, lookup)
         # Query terms in order, each once, as bm25s's get_scores(tokens) would look them up.
         ids = [c for c in (lookup(t) for t in dict.fromkeys(self._t.stem(code_tokens(text)))) if c is not None]
         if not ids:
             return []
-        scores = retriever.get_scores_from_ids(ids)
+        scores = matrix.scores(ids)
         top = top_candidates(scores, k).tolist()  # rank sorts these, not every file
         return rank({paths[i]: float(scores[i]) for i in top}, k)

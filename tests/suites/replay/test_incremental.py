@@ -88,7 +88,7 @@ def test_a_bm25_replay_commit_costs_the_change_not_the_repository(sample_repo, t
                                                          real_from_git(cls, *a, **k)))
     monkeypatch.setattr(_bm25_terms.Terms, "content_counts", lambda self, data: tokenised.append(data) or
                         real_counts(self, data))
-    monkeypatch.setattr(BM25Engine, "_retriever", lambda *a: pytest.fail("derived the whole score matrix"))
+    monkeypatch.setattr(BM25Engine, "_matrix", lambda *a: pytest.fail("derived the whole score matrix"))
     monkeypatch.setattr(BM25Engine, "_save", lambda *a: pytest.fail("wrote the artifact"))
     result = replay(ReplayConfig(repo=sample_repo, engine="bm25", commits=None, out=tmp_path / "run"))
     ok = [c for c in result.commits if c["status"] == "ok"]
