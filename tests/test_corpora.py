@@ -292,3 +292,32 @@ def test_at_refuses_a_corpus_that_is_not_a_git_tree(tmp_path):
     _tree(tmp_path / "c", {"a.py": b"x"})
     with pytest.raises(ValueError):
         Corpus.from_directory(tmp_path / "c").at("HEAD")
+
+
+def test_a_blob_new_at_a_commit_is_read_once_to_sniff_and_index(repo_builder):
+    # Corpus.at reads each new blob whole to tell text from binary; the engine then reads the same bytes
+    # from memory, not from git again. Binary blobs are not kept; the next listing drops what it kept.
+    b = repo_builder()
+    first = b.commit("one", {"a.py": "alpha\n", "b.py": "beta\n"})
+    second = b.commit("two", {"a.py": "alpha two\n", "c.py": "gamma\n", "d.bin": b"\x00\x01"})
+    third = b.commit("three", {"e.py": "delta\n"})
+    repo = Repo(b.path)
+    try:
+        base = Corpus.from_git(repo, first)
+        assert {f.path: d for f, d in base.iter_bytes()} == {"a.py": b"alpha\n", "b.py": b"beta\n"}
+        asked: list[str] = []
+        real = repo.read_blobs
+        repo.read_blobs = lambda oids: (asked.extend(oids := list(oids)), real(oids))[1]
+        moved = base.at(second)
+        new = [moved.get("a.py"), moved.get("c.py")]
+        assert len(asked) == 3 and {f.blob for f in new} < set(asked)  # the two new texts and the binary
+        asked.clear()
+        assert [d for _, d in moved.iter_bytes(new)] == [b"alpha two\n", b"gamma\n"]
+        assert moved.read("c.py") == b"gamma\n" and asked == []  # from the sniffed bytes
+        assert moved._reader.sniffed.keys() == {f.blob for f in new}  # the binary blob is not kept
+        later = moved.at(third)
+        assert moved._reader.sniffed.keys() == {later.get("e.py").blob}  # the reader is shared, replaced
+        asked.clear()
+        assert [d for _, d in moved.iter_bytes(new)] == [b"alpha two\n", b"gamma\n"] and len(asked) == 2
+    finally:
+        repo.close()

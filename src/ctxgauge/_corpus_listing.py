@@ -99,10 +99,15 @@ def list_directory(root: Path, max_bytes: int) -> tuple[list[CorpusFile], dict[s
     return files, skipped
 
 
+SNIFF_HOLD = 64 << 20
+"""Bytes of sniffed text blobs one listing keeps for its corpus's reader (`GitReader.sniffed`)."""
+
+
 def list_entries(repo: Repo, entries: Iterable[TreeEntry], max_bytes: int, binary_cache: dict[str, bool] | None,
-                 skipped: dict[str, list[str]]) -> list[CorpusFile]:
+                 skipped: dict[str, list[str]], keep: dict[str, bytes] | None = None) -> list[CorpusFile]:
     """The tree entries a corpus indexes; every other one appended to `skipped` under its reason. Blobs not
-    in `binary_cache` (blob id -> is binary) are read once to sniff them."""
+    in `binary_cache` (blob id -> is binary) are read once to sniff them; with `keep`, the text ones' bytes
+    are put there (up to SNIFF_HOLD bytes in all) for the corpus's reader, so they are not read twice."""
     candidates: list[CorpusFile] = []
     for e in entries:
         if not _safe_path(e.path):
@@ -119,11 +124,15 @@ def list_entries(repo: Repo, entries: Iterable[TreeEntry], max_bytes: int, binar
     cache = binary_cache if binary_cache is not None else {}
     unknown = sorted({f.blob for f in candidates if f.blob not in cache})
     missing: set[str] = set()
+    held = 0
     for oid, data in repo.read_blobs(unknown):
         if data is None:
             missing.add(oid)
         else:
-            cache[oid] = is_binary(data)
+            cache[oid] = binary = is_binary(data)
+            if keep is not None and not binary and held + len(data) <= SNIFF_HOLD:
+                keep[oid] = data
+                held += len(data)
     files = []
     for f in candidates:
         if f.blob in missing:

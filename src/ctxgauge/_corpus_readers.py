@@ -42,27 +42,36 @@ class DirReader(Reader):
 
 
 class GitReader(Reader):
-    def __init__(self, repo: Repo):
+    def __init__(self, repo: Repo, sniffed: dict[str, bytes] | None = None):
         self.repo = repo
+        self.sniffed: dict[str, bytes] = sniffed if sniffed is not None else {}
+        """The text blobs the latest listing read whole to sniff them (`list_entries`), served from here: a
+        blob new to a replay or a cases run is then read once, not once to sniff and again to tokenise.
+        Shared by the corpora derived from one another (`Corpus.at`), replaced by each listing, so it
+        holds one listing's new blobs at most (and at most `SNIFF_HOLD` bytes of them)."""
 
     def read(self, f: CorpusFile) -> bytes:
-        data = self.repo.read_blob(f.blob)
+        data = self.sniffed.get(f.blob)
+        if data is None:
+            data = self.repo.read_blob(f.blob)
         if data is None:
             raise UserError(f"{f.path}: object {f.blob} is missing from the repository")
         return data
 
     def read_many(self, files: list[CorpusFile]) -> Iterator[tuple[CorpusFile, bytes]]:
-        by_oid: dict[str, list[CorpusFile]] = {}
-        for f in files:
-            by_oid.setdefault(f.blob, []).append(f)
-        order = list(dict.fromkeys(f.blob for f in files))
-        got = {}
+        sniffed = self.sniffed
+        got = {f.blob: sniffed[f.blob] for f in files if f.blob in sniffed}
+        order = list(dict.fromkeys(f.blob for f in files if f.blob not in got))
         for oid, data in self.repo.read_blobs(order):
             if data is None:
                 raise UserError(f"object {oid} is missing from the repository")
             got[oid] = data
         for f in files:
             yield f, got[f.blob]
+
+    def __getstate__(self) -> dict:
+        # A corpus sent to a worker process carries its repository, not the bytes of the latest listing.
+        return {**self.__dict__, "sniffed": {}}
 
     def close(self) -> None:
         self.repo.close()  # the repository's `git cat-file --batch`; `Repo.reader` starts a new one if needed

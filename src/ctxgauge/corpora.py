@@ -134,9 +134,10 @@ class Corpus:
         """
         commit = repo.resolve(rev)
         skipped = empty_skips()
-        files = list_entries(repo, repo.tree(commit), max_bytes, binary_cache, skipped)
+        sniffed: dict[str, bytes] = {}
+        files = list_entries(repo, repo.tree(commit), max_bytes, binary_cache, skipped, sniffed)
         return cls(name=name or repo_name(repo), kind="git", files=files, skipped=skipped,
-                   reader=GitReader(repo), rev=commit, history=History(repo, commit), max_bytes=max_bytes)
+                   reader=GitReader(repo, sniffed), rev=commit, history=History(repo, commit), max_bytes=max_bytes)
 
     def at(self, rev: str, *, binary_cache: dict[str, bool] | None = None, known_commit: bool = False) -> "Corpus":
         """The corpus of another commit of this git corpus's repository: what `Corpus.from_git(repo, rev)`
@@ -168,7 +169,8 @@ class Corpus:
             # Git never writes one.
             return Corpus.from_git(repo, commit, max_bytes=self.max_bytes, name=self.name, binary_cache=binary_cache)
         skipped = empty_skips()
-        for f in list_entries(repo, entries, self.max_bytes, binary_cache, skipped):
+        sniffed: dict[str, bytes] = {}
+        for f in list_entries(repo, entries, self.max_bytes, binary_cache, skipped, sniffed):
             files.insert(find(files, f.path), f)
             by_path[f.path] = f
         for reason, paths in skipped.items():
@@ -181,6 +183,7 @@ class Corpus:
             skipped = {r: sorted(grouped[r], key=path_key) for r in SKIP_REASONS if r in grouped}
         else:
             skipped = self.skipped
+        self._reader.sniffed = sniffed  # the previous listing's blobs were read by now, or never will be
         new = Corpus._of(name=self.name, kind=self.kind, files=tuple(files), by_path=by_path, skipped=skipped,
                          reader=self._reader, rev=commit, history=History(repo, commit), max_bytes=self.max_bytes)
         new._reason_of = reasons
