@@ -12,6 +12,7 @@ from __future__ import annotations
 import signal
 
 from ctxgauge.cli._crash import crash_before_app
+from ctxgauge.cli._scratch import process_scratch
 from ctxgauge.errors import EngineError, UserError
 
 
@@ -27,6 +28,11 @@ def __getattr__(name: str):
 def main() -> None:
     """Entry point of the `ctxgauge` script and `python -m ctxgauge`."""
     _unwind_on_sigterm()
+    with process_scratch():  # every temporary file of the command in one directory, removed at the end
+        _run()
+
+
+def _run() -> None:
     try:
         try:
             from ctxgauge.cli._app import app

@@ -14,6 +14,7 @@ import tempfile
 import traceback
 from pathlib import Path
 
+from ctxgauge.cli._scratch import outer_tempdir
 from ctxgauge.cli._text import printable
 
 LOG_PREFIX = "ctxgauge-crash-"
@@ -41,7 +42,7 @@ def crash_line(exc: BaseException) -> tuple[str, str | None]:
 
 
 def _write_log(text: str) -> str:
-    fd, log = tempfile.mkstemp(prefix=LOG_PREFIX, suffix=LOG_SUFFIX)
+    fd, log = tempfile.mkstemp(prefix=LOG_PREFIX, suffix=LOG_SUFFIX, dir=outer_tempdir())
     with os.fdopen(fd, "w", encoding="utf-8") as fh:
         fh.write(text)
     prune_logs(Path(log), keep=KEEP_LOGS)

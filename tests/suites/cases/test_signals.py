@@ -1,7 +1,7 @@
 """A cases run leaves no temporary directory behind however it ends short of SIGKILL: a normal end, a crash
 of its engine, Ctrl-C (SIGINT) and `kill` (SIGTERM). A signal records the run `cancelled` with every unit
-done so far, and `--resume` finishes it. SIGKILL cannot be caught: its directory stays (the units it
-finished stay in the record too, and the resumed run equals an uninterrupted one)."""
+done so far, and `--resume` finishes it. SIGKILL cannot be caught: its directory stays until the next command
+sweeps it (the units it finished stay in the record too, and the resumed run equals an uninterrupted one)."""
 
 from __future__ import annotations
 
@@ -32,7 +32,8 @@ N = 6  # cases per run
 
 
 def _leftovers(scratch: Path) -> list[str]:
-    return sorted(p.name for p in scratch.glob("ctxgauge-cases-*"))
+    # Anywhere under TMPDIR: a command keeps its temporary directories inside its own ctxgauge-run-<pid>-*.
+    return sorted(p.name for p in scratch.rglob("ctxgauge-*"))
 
 
 def test_a_normal_end_and_an_engine_crash_leave_no_temporary_directory(tmp_path, script_engine):
@@ -62,7 +63,7 @@ def _signalled(args: list[str], env: dict[str, str], scratch: Path, run: Path, s
         assert proc.poll() is None, proc.communicate()
         assert time.monotonic() < deadline, "the engine never reached its second query"
         time.sleep(0.02)
-    assert len(_leftovers(scratch)) == 1  # the run's own directory, while it runs
+    assert len(_leftovers(scratch)) == 2  # the command's own directory and the run's inside, while it runs
     proc.send_signal(sig)
     _, err = proc.communicate(timeout=120)
     return proc.returncode, err
@@ -90,12 +91,12 @@ def test_a_signal_cancels_the_run_removes_its_directory_and_resume_finishes(tmp_
     assert _leftovers(scratch) == []
 
 
-def test_sigkill_leaves_the_directory_but_loses_no_unit(tmp_path, script_engine):
-    # What no process can clean up after: documented, and the reason tests give runs their own TMPDIR.
+def test_sigkill_leaves_the_directory_until_the_next_command_and_loses_no_unit(tmp_path, script_engine):
+    # What no process can clean up after: the next command sweeps it (its pid no longer runs).
     args, env, scratch = _setup(tmp_path, N, script_engine(*HANG, timeout=600))
     rc, _ = _signalled(args, env, scratch, tmp_path / "run", signal.SIGKILL, script_engine.hanging)
     assert rc == -signal.SIGKILL
-    assert len(_leftovers(scratch)) == 1
+    assert len(_leftovers(scratch)) == 2
     kept = (tmp_path / "run" / "units.jsonl").read_text().splitlines()
     assert len(kept) == 1
     script_engine.mend()
@@ -104,3 +105,4 @@ def test_sigkill_leaves_the_directory_but_loses_no_unit(tmp_path, script_engine)
     units = [json.loads(line) for line in (tmp_path / "run" / "units.jsonl").read_text().splitlines()]
     assert sorted(u["id"] for u in units) == sorted(f"c{i}" for i in range(N))
     assert units[:len(kept)] == [json.loads(line) for line in kept]
+    assert _leftovers(scratch) == []  # the killed run's directory, swept by the resumed run
