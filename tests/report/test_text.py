@@ -29,6 +29,21 @@ def test_terminal_prints_every_section(all_runs):
         assert needle in text, needle
 
 
+def test_only_the_html_grid_says_hover(all_runs):
+    # A terminal or a Markdown page has no tooltip: "hover a cell" there was an instruction nobody could follow.
+    from ctxgauge.report import render_html
+
+    report = build_report(discover_runs(all_runs))
+    buf = io.StringIO()
+    render_terminal(report, Console(file=buf, width=160, color_system=None))
+    for text in (buf.getvalue(), render_markdown(report, all_runs)):
+        assert "One cell per commit." in text and "One cell per question." in text
+        assert "hover" not in text.lower()
+    html = render_html(report)
+    assert "One cell per commit. Hover a cell for its id and request." in html
+    assert "One cell per question. Hover a cell for its id, difficulty and categories." in html
+
+
 def test_text_bar_in_eighths():
     assert text_bar(1.0, 1.0, 4) == "████"
     assert text_bar(0.5, 1.0, 4) == "██  "

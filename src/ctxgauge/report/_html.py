@@ -105,7 +105,8 @@ def _block(block: Block, links: Links, colours: _svg.Colours, n: int) -> str:
         body = _grid(block, links)
     tag = "div" if isinstance(block, Table) else "figure"
     cls = "card" if isinstance(block, Table) else "card plot"
-    caption = f'<p class="caption">{escape(block.caption)}</p>' if block.caption else ""
+    said = " ".join(filter(None, [block.caption, getattr(block, "hover", None)]))
+    caption = f'<p class="caption">{escape(said)}</p>' if said else ""
     title = f"<h3>{escape(block.title)}</h3>"
     if getattr(block, "detail", False):
         # A per-item table can be long: folded, opened by the reader (no script needed).

@@ -134,6 +134,9 @@ class GridFigure:
     legend: dict[str, str]
     sources: list[str]
     caption: str | None = None
+    hover: str | None = None
+    """What a cell's tooltip shows, said under the caption only where cells have one (HTML): a terminal or a
+    Markdown page cannot hover."""
     kind: str = "grid"
 
 

@@ -164,7 +164,7 @@ def _grid(run: RunRef) -> GridFigure:
     used = {c for r in rows for c in r.cells}
     legend = {k: v for k, v in VERDICT_LEGEND.items() if k in used or k in ("pass", "fail")}
     return GridFigure(f"Per-question verdicts ({len(questions)} questions, first repetition)", columns, rows, legend,
-                      [run.rel], caption="One cell per question; hover for its id, difficulty and categories.")
+                      [run.rel], caption="One cell per question.", hover="Hover a cell for its id, difficulty and categories.")
 
 
 def _trust(run: RunRef) -> Table | None:

@@ -234,7 +234,7 @@ def _grid(engines: Sequence[EngineFigures], unit: str) -> GridFigure:
     legend = {s: d for s, d in legend.items() if s in used or s in ("hit", "near", "miss")}
     return GridFigure(f"Per-{unit} hits ({len(order)} {unit}s, in the order run)", list(order.items()), rows,
                       legend, list(dict.fromkeys(rel for e in engines for rel in e.sources)),
-                      caption=f"One cell per {unit}; hover a cell for its id and request.")
+                      caption=f"One cell per {unit}.", hover="Hover a cell for its id and request.")
 
 
 def _pass_lines(runs: Sequence[RunRef]) -> Table | None:
