@@ -99,3 +99,14 @@ def test_engines_json_lists_every_builtin():
     assert r.returncode == 0, r.stderr
     names = [e["name"] for e in json.loads(r.stdout)["engines"]]
     assert names[:6] == ["grep", "bm25", "minilm", "graph", "hybrid", "command"]
+
+
+def test_export_prints_the_manifest_hash_on_one_line_at_any_width(all_runs, tmp_path):
+    # Rich wrapped it at the terminal's width: a hash split over two lines cannot be copied or grepped.
+    import os
+    import re
+
+    r = subprocess.run([sys.executable, "-m", "ctxgauge", "export", str(all_runs), "--out", str(tmp_path / "pub")],
+                       capture_output=True, text=True, env={**os.environ, "COLUMNS": "40"})
+    assert r.returncode == 0, r.stderr
+    assert re.search(r"^manifest\.json sha256 [0-9a-f]{64}$", r.stdout, re.M), r.stdout

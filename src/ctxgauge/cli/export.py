@@ -48,5 +48,5 @@ def export(
     dnf = f" ({done.did_not_finish} did not finish, published as such)" if done.did_not_finish else ""
     console.print(f"exported {done.runs} run{'s' if done.runs != 1 else ''}{dnf}: {done.files} files in {plain(done.out)}",
                   soft_wrap=True)
-    console.print(f"manifest.json sha256 {done.manifest_sha256}")
+    console.print(f"manifest.json sha256 {done.manifest_sha256}", soft_wrap=True)  # one line, to copy whole
     console.print(f"report: {plain(done.out / 'report.html')}", soft_wrap=True)
