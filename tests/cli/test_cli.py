@@ -50,6 +50,7 @@ def test_help_does_not_import_heavy_libraries():
     (["query", "{plain}", "x", "--rev", "HEAD"], "--rev needs a git repository"),
     (["query", "{plain}", "x", "--engine", "bm25(k1=abc)"], "k1 must be a number"),
     (["query", ".", "x", "-k", "0"], "-k must be at least 1 (how many files to return), got 0"),
+    (["query", "{plain}", " "], "the request text is empty"),
     (["query", "{plain}", "x", "--engine", "bm25(k1=-5)"], "k1 is out of range"),
     (["query", "{plain}", "x", "--engine", "bm25(kl=1)"], "has no parameter 'kl' (parameters: b: number"),
     # Usage errors, caught by the command parser: the same one line (Typer's own was a usage line, a hint

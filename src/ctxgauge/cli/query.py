@@ -27,6 +27,12 @@ def query(
     """Rank the files of SOURCE for TEXT with one engine."""
     import tempfile
 
+    from ctxgauge.errors import UserError
+
+    if not text.strip():  # an unset shell variable, say: "no file matched" and exit 0 would hide it
+        raise UserError("the request text is empty: give the words to rank files for, e.g. "
+                        "ctxgauge query SOURCE \"overdue fees\"")
+
     from ctxgauge.engines import run_query
 
     with tempfile.TemporaryDirectory(prefix="ctxgauge-query-") as tmp:
