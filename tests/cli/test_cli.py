@@ -111,3 +111,20 @@ def test_export_prints_the_manifest_hash_on_one_line_at_any_width(all_runs, tmp_
                        capture_output=True, text=True, env={**os.environ, "COLUMNS": "40"})
     assert r.returncode == 0, r.stderr
     assert re.search(r"^manifest\.json sha256 [0-9a-f]{64}$", r.stdout, re.M), r.stdout
+
+
+def test_every_command_s_help_has_each_paragraph_on_one_line():
+    # Typer keeps a docstring's line breaks in the commands panel of `--help` (and in later paragraphs):
+    # a docstring wrapped over source lines showed as ragged half-lines ("print the run's" / "report (as").
+    import typer.main
+
+    from ctxgauge.cli import app
+
+    def walk(command, path):
+        for name, sub in sorted(getattr(command, "commands", {}).items()):
+            yield from walk(sub, f"{path} {name}")
+        yield path, command
+
+    ragged = [path for path, command in walk(typer.main.get_command(app), "ctxgauge")
+              if any("\n" in p for p in (command.help or "").strip().split("\n\n"))]
+    assert ragged == []

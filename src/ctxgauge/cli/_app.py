@@ -91,6 +91,23 @@ for module in (query, engines, check, demo, determinism, fingerprint, qa, batter
     module.register(app)
 
 
+def _unwrap_help(typer_app: typer.Typer) -> None:
+    """Each command's help from its docstring with every paragraph on one line. Typer keeps a docstring's
+    single line breaks in the commands panel of `--help` and in every paragraph after the first on the
+    command's own page, so a docstring wrapped at the source's width showed as ragged half-lines there."""
+    import inspect
+
+    for info in typer_app.registered_commands:
+        if info.help is None and info.callback is not None and info.callback.__doc__:
+            paragraphs = inspect.cleandoc(info.callback.__doc__).split("\n\n")
+            info.help = "\n\n".join(" ".join(line.strip() for line in p.splitlines()) for p in paragraphs)
+    for group in typer_app.registered_groups:
+        _unwrap_help(group.typer_instance)
+
+
+_unwrap_help(app)
+
+
 def _print_version(value: bool) -> None:
     # A parameter callback runs while the options are parsed, before Typer asks for a sub-command: in the
     # group callback itself, `ctxgauge --version` stopped at "Missing command." (exit 2).
