@@ -106,6 +106,15 @@ def same_system(a, b) -> bool:
     return str(a.name) == str(b.name) and a.identity() == b.identity()
 
 
+def refuse_same_system(engine_spec: str, vs_spec: str, a, b) -> None:
+    """`--vs` naming the engine measured is a user error: one line that names another engine to compare with
+    (grep, unless grep is the one measured: then bm25)."""
+    if same_system(a, b):
+        other = "bm25" if str(a.name) == "grep" else "grep"
+        raise UserError(f"--vs {vs_spec} is the engine measured (--engine {engine_spec}: both are {a.name}): "
+                        f"compare against another engine, e.g. --vs {other}")
+
+
 @dataclass(frozen=True)
 class EngineInfo:
     """One row of `ctxgauge engines`: name, where it comes from, whether it can run (and why not), identity."""

@@ -30,6 +30,13 @@ def test_vs_equal_to_engine_is_refused(suite):
     r = ctxgauge("cases", str(suite / "ok.yaml"), "--engine", "bm25(k1=1.2)", "--vs", "bm25", "--out", str(suite / "r"))
     assert r.returncode == 2 and "--vs bm25 is the engine measured" in r.stderr
     assert len(r.stderr.strip().splitlines()) == 1 and not (suite / "r").exists()
+    assert "e.g. --vs grep" in r.stderr
+
+
+def test_vs_grep_against_grep_names_another_engine(suite):
+    # The hint names an engine other than the one measured: against grep, grep would be refused again.
+    r = ctxgauge("cases", str(suite / "ok.yaml"), "--engine", "grep", "--vs", "grep", "--out", str(suite / "r"))
+    assert r.returncode == 2 and "e.g. --vs bm25" in r.stderr and "--vs grep" in r.stderr
 
 
 def test_exit_0_when_every_line_holds_1_when_one_fails(suite):

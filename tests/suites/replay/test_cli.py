@@ -61,6 +61,7 @@ def test_terminal_report_and_baseline_gate_exit_codes(tmp_path, small_repo):
     (["{repo}", "--engine", "bm25", "--baseline", "{plain}"], "not a run directory"),
     (["{repo}", "--engine", "bm25", "--vs", "bm25"], "--vs bm25 is the engine measured"),
     (["{repo}", "--engine", "bm25", "--vs", "bm25(k1=1.2)"], "both are bm25"),
+    (["{repo}", "--engine", "grep", "--vs", "grep"], "compare against another engine, e.g. --vs bm25"),
     (["{repo}", "--engine", "bm25", "--since", "notadate"], "--since 'notadate' is not a date in the past"),
     (["{repo}", "--engine", "bm25", "--since", "next year"], "is not a date in the past"),
 ])

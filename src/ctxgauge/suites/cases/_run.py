@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
-from ctxgauge.engines import ask_defer_writes, ask_identity, call_engine, checked_hits, same_system
+from ctxgauge.engines import ask_defer_writes, ask_identity, call_engine, checked_hits, refuse_same_system
 from ctxgauge.corpora import Corpus
 from ctxgauge.engines import engine_available, get_engine
 from ctxgauge.errors import EngineError, UserError
@@ -120,9 +120,8 @@ def _engines(config: CasesConfig) -> list[Any]:
         if not ok:
             raise UserError(f"engine {eng.name} is not available here: {why}")
         out.append(eng)
-    if len(out) == 2 and same_system(*out):
-        raise UserError(f"--vs {config.vs} is the engine measured (--engine {config.engine}: both are "
-                        f"{out[0].name}): compare against another engine, e.g. --vs grep")
+    if len(out) == 2:
+        refuse_same_system(config.engine, config.vs, *out)
     return out
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ctxgauge.corpora import repo_name
-from ctxgauge.engines import ask_identity, engine_available, get_engine, same_system
+from ctxgauge.engines import ask_identity, engine_available, get_engine, refuse_same_system
 from ctxgauge.errors import UserError
 from ctxgauge.executors import parse_executor
 from ctxgauge.git import Repo
@@ -155,9 +155,7 @@ def plan(config: ReplayConfig) -> Plan:
         engines = [_load_engine(config.engine)]
         if config.vs is not None:
             engines.append(_load_engine(config.vs))
-            if same_system(*engines):
-                raise UserError(f"--vs {config.vs} is the engine measured (--engine {config.engine}: both are "
-                                f"{engines[0].name}): compare against another engine, e.g. --vs grep")
+            refuse_same_system(config.engine, config.vs, *engines)
         _check_since(repo, config.since)
         selection = select_commits(repo, head, commits=config.commits, max_files=config.max_files,
                                    since=config.since)
