@@ -1,14 +1,20 @@
 """Line-based chunks under a model's token window, each prefixed with its file's path, cut where the content
 says so, so an edit changes only the chunks around it.
 
-A chunk is whole lines of one file. It ends before a line that would overflow the window, or, once it holds
-half its token budget, before a boundary line: a line after a blank line (a new block or paragraph), or a
-line whose stripped text's CRC-32 is a multiple of MARK_EVERY (a fallback for files with no blank lines,
-such as JSON catalogues). Whether a line is a boundary depends on that line and the one before it only, so
-after an edit the cuts fall on the same lines again from the first boundary past the edited chunk on, and
-every later chunk keeps its exact text (and minilm its vector: vectors are cached by chunk text). Packing
-greedily from the top of the file instead, one inserted line shifted every later cut: on 50 commits of
-usememos/memos that re-embedded 5,656 chunk texts after the cold build, against about 2,700 with these cuts.
+A chunk is whole lines of one file. It ends before a line that would overflow the window, or before a cut
+line (`_cuts`): a non-blank line stronger than every other line within a third of the token budget on
+either side (after a blank line first, then less indented, then by its text's CRC-32, so even a file of
+near-identical lines such as a JSON catalogue gets cuts), never within that reach of the file's start or
+end. A cut depends only on the lines within reach of it, so after an edit the cuts fall on the same lines
+again past the edited chunk, and every other chunk keeps its exact text (and minilm its vector: vectors are
+cached by chunk text). Packing greedily from the top of the file instead, one inserted line shifted every
+later cut: on 50 commits of usememos/memos 0bfeb91d50fd that embedded 5,656 new chunk texts (1.32M tokens)
+after the cold build, against 3,348 (0.55M) with these cuts.
+
+Measured on the tune half (replay, the 20 newest eligible commits of each of its five repositories, 100
+commits pooled): these cuts hit@5 0.490, MRR 0.345; without the start and end rule 0.490, 0.340; greedy
+packing from the top 0.440, 0.348. The cuts make more, shorter chunks (memos cold: 11,359 against 8,590;
+1.80M tokens against 1.97M, as under the 64-chunk cap greedy's fuller chunks reach further into long files).
 
 A line longer than the window on its own is cut by tokens, at the start of a word when one lies in the last
 half of the window (so the pieces tokenise to the same tokens as the whole line did). Token counts come from
