@@ -223,3 +223,65 @@ def test_another_writer_in_a_deferred_dir_is_read_from_disk(tmp_path):
 
 def test_other_bm25_variants_do_not_defer(tmp_path):
     assert not get_engine("bm25(method=bm25l)").defer_writes(tmp_path / "out")
+
+
+def _random_doc(rng: np.random.Generator, n_terms: int) -> tuple[np.ndarray, np.ndarray, int]:
+    ids = np.unique(rng.integers(0, n_terms, rng.choice([0, 1, 5, 30])))
+    tf = rng.integers(1, 9, len(ids))
+    return ids, tf, int(tf.sum())
+
+
+def _postings_by_path(live: LiveIndex) -> dict[int, list[tuple[str, int]]]:
+    out = {}
+    for t in range(len(live.df)):
+        slots, tfs = live._postings(t)
+        if len(slots):
+            out[t] = sorted((live.paths[s], f) for s, f in zip(slots.tolist(), tfs.tolist()))
+    return out
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_live_index_after_many_adds_removes_and_compactions_is_a_fresh_one(seed):
+    # Driven directly (no engine): removal by path alone uses the ids the slot was added with, and a
+    # compaction merges the log into the base exactly as one stable sort of both by term would.
+    rng = np.random.default_rng(seed)
+    n_terms = [3, 40, 400, 4000][seed]
+    held = {f"f{i}": _random_doc(rng, n_terms) for i in range(rng.integers(0, 30))}
+    paths = sorted(held)
+    doc = np.concatenate([np.full(len(held[p][0]), i) for i, p in enumerate(paths)] + [np.zeros(0, np.int64)])
+    ids = np.concatenate([held[p][0] for p in paths] + [np.zeros(0, np.int64)])
+    tf = np.concatenate([held[p][1] for p in paths] + [np.zeros(0, np.int64)])
+    lens = np.array([held[p][2] for p in paths], dtype=np.int64)
+    live = LiveIndex(1.2, 0.75, paths, doc.astype(np.int64), ids, tf, lens, n_terms)
+    compactions = 0
+    for step in range(300):
+        if held and rng.random() < 0.45:
+            p = sorted(held)[rng.integers(len(held))]
+            live.remove(p)
+            del held[p]
+        else:
+            p = f"g{step}"
+            held[p] = _random_doc(rng, n_terms + step)  # new terms appear too
+            live.add(p, *held[p])
+        if rng.random() < 0.2:
+            order = np.argsort(np.concatenate([np.repeat(np.arange(len(live._ptr) - 1), np.diff(live._ptr)),
+                                               live._log_arrays()[1]]), kind="stable")
+            want_slots = np.concatenate([live._slots, live._log_arrays()[0]])[order]
+            want_tfs = np.concatenate([live._tfs, live._log_arrays()[2]])[order]
+            keep = live.alive[want_slots]
+            live._compact()
+            compactions += 1
+            assert np.array_equal(live._slots, want_slots[keep]) and np.array_equal(live._tfs, want_tfs[keep])
+            assert live._ptr[-1] == len(live._slots) and len(live._ptr) == len(live.df) + 1
+        paths = sorted(held)
+        doc = np.concatenate([np.full(len(held[p][0]), i) for i, p in enumerate(paths)] + [np.zeros(0, np.int64)])
+        fresh = LiveIndex(1.2, 0.75, paths, doc.astype(np.int64),
+                          np.concatenate([held[p][0] for p in paths] + [np.zeros(0, np.int64)]),
+                          np.concatenate([held[p][1] for p in paths] + [np.zeros(0, np.int64)]),
+                          np.array([held[p][2] for p in paths], dtype=np.int64), len(live.df))
+        assert np.array_equal(live.df, fresh.df) and live.total == fresh.total and live.n_docs == fresh.n_docs
+        if step % 10 == 0 or step == 299:
+            assert _postings_by_path(live) == _postings_by_path(fresh), step
+            for q in ([0, 1, 2], list(range(0, n_terms, 7))):
+                assert live.scores(q) == fresh.scores(q), step
+    assert compactions > 30

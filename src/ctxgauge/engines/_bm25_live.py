@@ -54,19 +54,29 @@ class LiveIndex:
     """Postings of every term over the documents held, updated document by document.
 
     Term ids are the engine's interned ids; a document is added with its distinct term ids (sorted) and
-    their frequencies (content and path counts summed) and removed with the same ids. A removal only marks
-    its slot dead; an addition appends its entries to a log. A query reads a term's base postings and its
-    log entries, live slots only; the log is folded into the base (dead entries dropped) once it outgrows a
-    quarter of it, so a change costs O(its terms) amortised and no Python step runs per posting."""
+    their frequencies (content and path counts summed), which the index keeps per slot, so a removal needs
+    only the path. A removal only marks its slot dead; an addition appends its entries to a log. A query reads a term's base postings and its
+    log entries, live slots only; the log is folded into the base (dead entries dropped) when a query finds
+    it grown past a quarter of the base, so a change costs O(its terms) amortised and no Python step runs per
+    posting (however many documents an update adds, it is folded in once)."""
 
     COMPACT_MIN = 4096
-    """The log is folded in once it holds more entries than this and a quarter of the base."""
+    """A query folds the log in when it holds more entries than this and a quarter of the base."""
 
     def __init__(self, k1: float, b: float, paths: list[str], doc: np.ndarray, ids: np.ndarray, tf: np.ndarray,
                  doc_len: np.ndarray, n_terms: int):
         """Start from every document at once (what a full build derives): `doc`, `ids`, `tf` are the
         entries (document number in `paths`, term id, frequency), `doc_len` each document's length."""
         self.k1, self.b = k1, b
+        doc, ids, tf = (np.asarray(a, dtype=np.int64) for a in (doc, ids, tf))
+        if len(doc) > 1 and not (doc[1:] >= doc[:-1]).all():  # a build gives them by document already
+            order = np.argsort(doc, kind="stable")
+            doc, ids, tf = doc[order], ids[order], tf[order]
+        # Each first document's term ids are a run of `ids` (`_first_ids[_first_ptr[d]:_first_ptr[d + 1]]`);
+        # an added document's are kept as given (`_added_ids`, by slot).
+        self._first_ids = ids
+        self._first_ptr = np.searchsorted(doc, np.arange(len(paths) + 1)).astype(np.int64)
+        self._added_ids: dict[int, np.ndarray] = {}
         self.paths: list[str] = list(paths)  # slot -> path ("" once removed)
         self.slot = {p: i for i, p in enumerate(self.paths)}
         self.lens = np.asarray(doc_len, dtype=np.int64).copy()
@@ -94,12 +104,16 @@ class LiveIndex:
         """How many terms occur in some document (the artifact's vocabulary, without bm25s's empty token)."""
         return int(np.count_nonzero(self.df))
 
-    def remove(self, path: str, ids: np.ndarray) -> None:
-        """Take out the document at `path`, whose distinct term ids were `ids` when it was added."""
+    def remove(self, path: str) -> None:
+        """Take out the document at `path` (held), by the term ids it was added with."""
         slot = self.slot.pop(path)
         self.paths[slot] = ""
         self.alive[slot] = False
         self.total -= int(self.lens[slot])
+        if slot + 1 < len(self._first_ptr):
+            ids = self._first_ids[self._first_ptr[slot]:self._first_ptr[slot + 1]]
+        else:
+            ids = self._added_ids.pop(slot)
         self.df[ids] -= 1
 
     def add(self, path: str, ids: np.ndarray, tf: np.ndarray, length: int) -> None:
@@ -118,20 +132,25 @@ class LiveIndex:
         if top > len(self.df):
             self.df = np.concatenate([self.df, np.zeros(max(top - len(self.df), len(self.df) // 2), dtype=np.int64)])
         self.df[ids] += 1
+        self._added_ids[slot] = ids
         self._log.append((ids, slot, tf))
         self._logged += len(ids)
         self._pending = None
-        if self._logged > max(len(self._slots) // 4, self.COMPACT_MIN):
-            self._compact()
 
     def _compact(self) -> None:
-        """Fold the log into the base postings and drop the entries of removed documents."""
+        """Fold the log into the base postings and drop the entries of removed documents: each term's base
+        postings, then its log entries in the order logged (what one stable sort of both by term gives).
+        Only the log is sorted; its entries are inserted at the end of their term's base run."""
         doc, ids, tf = self._log_arrays()
-        doc = np.concatenate([self._slots, doc])
-        ids = np.concatenate([np.repeat(np.arange(len(self._ptr) - 1, dtype=np.int64), np.diff(self._ptr)), ids])
-        tf = np.concatenate([self._tfs, tf])
-        keep = self.alive[doc]
-        self._fold(doc[keep], ids[keep], tf[keep])
+        order = np.argsort(ids, kind="stable")
+        doc, ids, tf = doc[order], ids[order], tf[order]
+        ptr = np.concatenate([self._ptr, np.full(len(self.df) + 1 - len(self._ptr), self._ptr[-1], dtype=np.int64)])
+        at = ptr[ids + 1]  # np.insert keeps the order of values inserted at one place
+        slots, tfs = np.insert(self._slots, at, doc), np.insert(self._tfs, at, tf)
+        keep = self.alive[slots]
+        ends = ptr + np.concatenate([[0], np.cumsum(np.bincount(ids, minlength=len(self.df)))])
+        self._slots, self._tfs = slots[keep], tfs[keep]
+        self._ptr = np.concatenate([[0], np.cumsum(keep, dtype=np.int64)])[ends]
         self._log, self._logged, self._pending = [], 0, None
 
     def _log_arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -166,6 +185,8 @@ class LiveIndex:
         n = self.n_docs
         if not n:
             return {}
+        if self._logged > max(len(self._slots) // 4, self.COMPACT_MIN):  # once per query, not per addition
+            self._compact()
         avg = mean_length(self.total, n)
         acc = np.zeros(len(self.paths), dtype=np.float32)
         touched = []

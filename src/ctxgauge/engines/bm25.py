@@ -267,7 +267,7 @@ class BM25Engine(Engine):
             return False
         live = held.live
         for f in gone:
-            live.remove(f.path, self._t.doc_terms(f)[0])
+            live.remove(f.path)
         self._t.doc_counts(corpus, new)
         for f in new:
             ids, tf, length = self._t.doc_terms(f)
