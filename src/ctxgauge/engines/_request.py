@@ -245,9 +245,9 @@ def dependency_files(words: Sequence[str], declared: Mapping[str, frozenset[str]
     versioned = any(_VERSION.match(w) for w in lowered)
     advisory = any(ADVISORY.fullmatch(w) for w in lowered)
     locked = locked or {}
-    words_ = set(lowered)
+    said = set(lowered)
     # A runtime is no package: `python = "^3.9"` in a pyproject, `"node": ">=18"` under engines (`runtime_files`).
-    names = words_ - RUNTIME_PINS.keys()
+    names = said - RUNTIME_PINS.keys()
     known = set().union(*declared.values(), *locked.values()) if (declared or locked) else set()
     update_named = UPDATE_WORDS.intersection(lowered) and any(
         n in known and _PACKAGE_LIKE.fullmatch(n) for n in names)
@@ -257,8 +257,17 @@ def dependency_files(words: Sequence[str], declared: Mapping[str, frozenset[str]
     out: dict[str, float] = {}
     packages: set[str] = set()
 
+    all_manifests = sorted(manifests or declared)
+
     def lift(path: str, weight: float) -> None:
         out[path] = max(out.get(path, 0.0), weight)
+
+    def lift_lock(lock: str, weight: float) -> None:
+        """A lockfile and, at UNNAMED, the manifests in its folder (the request reached it, not them)."""
+        lift(lock, weight)
+        for manifest in all_manifests:
+            if _folder(manifest) == _folder(lock):
+                lift(manifest, UNNAMED)
 
     direct: set[str] = set()  # packages a manifest declares: their lockfiles come with the manifest
     for manifest, pkgs in sorted(declared.items()):
@@ -269,37 +278,27 @@ def dependency_files(words: Sequence[str], declared: Mapping[str, frozenset[str]
             for lock in lockfiles:
                 if _folder(lock) == _folder(manifest):
                     lift(lock, 0.9)
-    all_manifests = sorted(manifests or declared)
     # A lockfile holds hundreds of names, plain words among them (`quote`, `time`, `log`): one counts only
     # with a word that is about dependencies for sure, not with `patch` or `vulnerable` alone.
     strong = bool(GENERIC_DEPENDENCY_WORDS.intersection(lowered) or advisory or update_named or versioned)
     for lock, pkgs in sorted(locked.items()) if strong else ():
         hit = (names & pkgs) - direct
         if hit:
-            lift(lock, 1.0)
-            for manifest in all_manifests:
-                if _folder(manifest) == _folder(lock):
-                    lift(manifest, UNNAMED)
+            lift_lock(lock, 1.0)
             packages |= hit
     packages |= direct
     # A folder the request names ("update the docs lockfile", "bump examples deps") says which lockfiles.
-    named = [lock for lock in lockfiles if words_.intersection(_folder(lock).lower().split("/"))]
+    named = [lock for lock in lockfiles if said.intersection(_folder(lock).lower().split("/"))]
     if LOCK_WORDS.intersection(lowered):
         # "fix the pyodide lockfile": the lockfile in that folder, though a manifest elsewhere declares `pyodide`.
         for lock in named:
-            lift(lock, 1.0)
-            for manifest in all_manifests:
-                if _folder(manifest) == _folder(lock):
-                    lift(manifest, UNNAMED)
+            lift_lock(lock, 1.0)
     if not out and (advisory or GENERIC_DEPENDENCY_WORDS.intersection(lowered)) and lockfiles:
         # Otherwise the project's own lockfiles, the shallowest.
         top = min(p.count("/") for p in lockfiles)
         for lock in named or lockfiles:
             if named or lock.count("/") == top:
-                lift(lock, UNNAMED)
-                for manifest in all_manifests:
-                    if _folder(manifest) == _folder(lock):
-                        lift(manifest, UNNAMED)
+                lift_lock(lock, UNNAMED)
     return out, packages
 
 
