@@ -25,6 +25,7 @@ import ctypes
 import hashlib
 import math
 from contextlib import contextmanager
+from functools import cache
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -126,7 +127,9 @@ def release_freed_memory() -> None:
         trim(0)
 
 
+@cache
 def _libc() -> Any:
+    """The C library's symbols, looked up once per process (a build trims after every token length)."""
     try:
         return ctypes.CDLL(None)  # the symbols this process already has loaded (the C library among them)
     except OSError:
