@@ -55,10 +55,11 @@ class LiveIndex:
 
     Term ids are the engine's interned ids; a document is added with its distinct term ids (sorted) and
     their frequencies (content and path counts summed), which the index keeps per slot, so a removal needs
-    only the path. A removal only marks its slot dead; an addition appends its entries to a log. A query reads a term's base postings and its
-    log entries, live slots only; the log is folded into the base (dead entries dropped) when a query finds
-    it grown past a quarter of the base, so a change costs O(its terms) amortised and no Python step runs per
-    posting (however many documents an update adds, it is folded in once)."""
+    only the path. A removal only marks its slot dead; an addition appends its entries to a log. A query
+    reads a term's base postings and its log entries, live slots only; the log is folded into the base (dead
+    entries dropped) when a query finds it grown past a quarter of the base, so a change costs O(its terms)
+    amortised and no Python step runs per posting (however many documents an update adds, it is folded in
+    once)."""
 
     COMPACT_MIN = 4096
     """A query folds the log in when it holds more entries than this and a quarter of the base."""
