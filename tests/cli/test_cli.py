@@ -121,8 +121,8 @@ def test_every_command_s_help_has_each_paragraph_on_one_line():
     from ctxgauge.cli import app
 
     def walk(command, path):
-        for name, sub in sorted(getattr(command, "commands", {}).items()):
-            yield from walk(sub, f"{path} {name}")
+        for name in sorted(command.list_commands(None) if hasattr(command, "commands") else []):
+            yield from walk(command.get_command(None, name), f"{path} {name}")
         yield path, command
 
     ragged = [path for path, command in walk(typer.main.get_command(app), "ctxgauge")

@@ -13,8 +13,8 @@ OTHER_MEANING = {"export": "the export's directory", "qa rescore": "a JSON file"
 
 
 def _commands(group, prefix: str = ""):
-    for name, cmd in sorted(group.commands.items()):
-        full = f"{prefix}{name}"
+    for name in sorted(group.list_commands(None)):  # the root imports its commands' modules when listed
+        cmd, full = group.get_command(None, name), f"{prefix}{name}"
         if hasattr(cmd, "commands"):  # a group (Typer may bring its own click: no isinstance)
             yield from _commands(cmd, full + " ")
         else:

@@ -1,35 +1,26 @@
 """The command app: one Typer app, one module per sub-command registered on it, and the root options.
 
+A sub-command's module is imported when the command is looked up, not when the app is: `ctxgauge
+determinism ...` imports the determinism module alone (every module cost ~0.1 s of start-up per process,
+paid by each of a suite's runs). Listing the commands (`--help`, an unknown command's suggestions) imports
+them all, in the order they were always registered, so the list and every help text are unchanged.
+
 Imported by `ctxgauge.cli.main` inside its guard, so that an exception raised while importing any of it (a
 dependency broken under the app) is reported as every crash is (exit 70, one line naming a log file).
 """
 
 from __future__ import annotations
 
+import importlib
 import os
 from pathlib import Path
 from typing import Optional
 
 import typer
+import typer.main
 from typer.core import TyperGroup
 from typer.exceptions import TyperException
 
-# Each as `import ctxgauge.cli.X as X`: `from ctxgauge.cli import X` would import the package, whose `main`
-# imports this module (a circle).
-import ctxgauge.cli.battery as battery
-import ctxgauge.cli.cache as cache
-import ctxgauge.cli.cases as cases
-import ctxgauge.cli.check as check
-import ctxgauge.cli.demo as demo
-import ctxgauge.cli.determinism as determinism
-import ctxgauge.cli.engines as engines
-import ctxgauge.cli.export as export
-import ctxgauge.cli.fingerprint as fingerprint
-import ctxgauge.cli.qa as qa
-import ctxgauge.cli.query as query
-import ctxgauge.cli.replay as replay
-import ctxgauge.cli.report as report
-import ctxgauge.cli.runs as runs
 from ctxgauge.cli._common import crash, fail
 from ctxgauge.errors import EngineError, UserError
 
@@ -40,6 +31,35 @@ class _Root(TyperGroup):
     A usage error (an unknown option, a missing argument, a value out of range) becomes the one line every
     user error is, exit 2 (Typer's own is a usage line, a hint and a boxed message). What the user can mend,
     and Typer's own exits, pass on unchanged."""
+
+    def get_command(self, ctx, name):
+        if name not in self.commands:
+            self._load(module_of(name))  # an unknown name loads every module: the suggestions read them all
+        return self.commands.get(name)
+
+    def list_commands(self, ctx):
+        self._load(None)
+        return list(self.commands)
+
+    def _load(self, module: str | None) -> None:
+        """Register `module`'s commands (None: every module's, in MODULES' order) on a Typer of the root's
+        settings, and add the click commands Typer builds from it: the objects the whole app built before."""
+        loaded = self.__dict__.setdefault("_loaded", set())
+        wanted = [m for m in (MODULES if module is None else (module,)) if m not in loaded]
+        if not wanted:
+            return
+        try:
+            sub = typer.Typer(**_SETTINGS)
+            for name in MODULES if module is None else wanted:
+                importlib.import_module(f"ctxgauge.cli.{name}").register(sub)
+            _unwrap_help(sub)
+            built = typer.main.get_group(sub).commands
+        except Exception as exc:  # a module that fails to import is a bug, reported as every crash is
+            crash(exc)
+        # Commands first, then groups, each in MODULES' order (Typer's own order), already built ones kept.
+        self.commands = {n: self.commands.get(n, c) for n, c in built.items()} if module is None else \
+            {**self.commands, **built}
+        loaded.update(wanted)
 
     def parse_args(self, ctx, args):
         try:
@@ -76,19 +96,30 @@ def _usage_line(exc) -> None:
     fail(f"{exc.format_message().rstrip('.')}; see '{command} --help'", code=getattr(exc, "exit_code", 2))
 
 
+# Every sub-command module (ctxgauge.cli.NAME, each with `register(app)`), in the order they register, which is
+# the order `--help` lists their commands in (one string: a suite's name is a literal in its own modules only).
+MODULES = tuple("query engines check demo determinism fingerprint qa battery replay cases report export runs cache"
+                .split())
+# The commands not named after their module (tests/cli/test_lazy_commands.py checks every name).
+_OTHER_NAMES = {"compare": "fingerprint", "sign": "fingerprint", "verify": "fingerprint", "keygen": "fingerprint"}
+
+
+def module_of(command: str) -> str | None:
+    """The module that registers `command`; None for a name no module registers."""
+    return _OTHER_NAMES.get(command, command if command in MODULES else None)
+
+
+# The settings Typer builds commands with (the same for the root and for the Typer the modules register on).
+_SETTINGS = {"add_completion": False, "pretty_exceptions_enable": False}
+
 app = typer.Typer(
     cls=_Root,
     name="ctxgauge",
     help="Measure AI context engines: is it right, is it the same every time, does it help a model answer.",
     no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
+    **_SETTINGS,
 )
-
-for module in (query, engines, check, demo, determinism, fingerprint, qa, battery, replay, cases, report, export, runs,
-               cache):
-    module.register(app)
 
 
 def _unwrap_help(typer_app: typer.Typer) -> None:
@@ -104,8 +135,6 @@ def _unwrap_help(typer_app: typer.Typer) -> None:
     for group in typer_app.registered_groups:
         _unwrap_help(group.typer_instance)
 
-
-_unwrap_help(app)
 
 
 def _print_version(value: bool) -> None:
