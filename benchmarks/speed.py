@@ -1,19 +1,28 @@
 """The speed table of issue 12, each row cold and side by side with its baseline, interleaved, in one run.
 
-    python benchmarks/speed.py [--corpus DIR [--corpus DIR2 ...] --contextbenchmark CB_DIR] [--repo GIT_DIR]
+    python benchmarks/speed.py [--memos MEMOS_GIT] [--corpus DIR ...] [--contextbenchmark CB] [--repo GIT_DIR]
         [--commits 50] [--rounds 3]
+
+The determinism row in one command, from two clones (bare or not) and the committed queries:
+
+    python benchmarks/speed.py --memos MEMOS_GIT --contextbenchmark CB_GIT --rounds 5
 
 Rows (each round runs a row's baseline and ctxgauge back to back, alternating which goes first; every
 ctxgauge command gets its own empty work-cache directory, so every figure is cold):
 
-- determinism (per --corpus): `ctxgauge determinism DIR -e bm25 --queries DIR/queries.json --rebuilds 3
-  --trials 5 -k 10 --families rebuild,query,drift` against ContextBenchmark's `node contextbenchmark.mjs run
-  --adapters bm25 --corpus DIR` with the same settings (DIR/queries.json must hold the queries; fetch
-  aabhisrv/contextbenchmark). Both read one copy of DIR made here with an empty `src/shared/` added when it
-  has none: the reference writes its noise file there and, without it, dies at drift (exit 1) after the
-  other families, which would time a run that skipped a family. A reference run counts only when it wrote
-  its report with all three families. The same corpus is not the same indexed files: the reference indexes
-  only .ts .tsx .js .mjs .py .md .json .txt files, ctxgauge every text file; both counts are printed.
+- determinism (with --memos, and per --corpus): `ctxgauge determinism DIR -e bm25 --queries DIR/queries.json
+  --rebuilds 3 --trials 5 -k 10 --families rebuild,query,drift` against ContextBenchmark's `node
+  contextbenchmark.mjs run --adapters bm25 --corpus DIR` with the same settings (DIR/queries.json holds the
+  queries; CB, aabhisrv/contextbenchmark, is a checkout or a clone read at --contextbenchmark-rev). With
+  --memos, DIR is made here: usememos/memos at --memos-rev (a fixed commit, by `git archive`) with
+  benchmarks/determinism_queries.json (10 handwritten queries about the memos code) as its queries.json.
+  ctxgauge's sources are compiled to bytecode first, as installing the package does (under
+  PYTHONDONTWRITEBYTECODE every run would compile every module again). Both tools read one copy of DIR made
+  here with an empty `src/shared/` added when it has none: the reference writes its noise file there and,
+  without it, dies at drift (exit 1) after the other families, which would time a run that skipped a family.
+  A reference run counts only when it wrote its report with all three families. The same corpus is not the
+  same indexed files: the reference indexes only .ts .tsx .js .mjs .py .md .json .txt files, ctxgauge every
+  text file; both counts are printed. With --also-src, ctxgauge from that source tree too.
 - replay (with --repo): `ctxgauge replay REPO -e bm25 --commits 50` against the naive floor, per commit
   `git archive PARENT | tar -x` into a fresh directory with no index at all, on the same commits.
 - hybrid replay (with --hybrid-repo, at --hybrid-rev): `ctxgauge replay REPO --rev REV -e hybrid --commits 50`
@@ -21,9 +30,10 @@ ctxgauge command gets its own empty work-cache directory, so every figure is col
   from that source tree too (before and after in one interleaved run). The embedding engines cost minutes to
   hours here, so `--hybrid-rounds` defaults to 1.
 
-Prints each run's wall and CPU seconds and peak memory (the command's own rusage, its children included), the
-medians, the ratio baseline/ctxgauge, and the load average before and after: the machines are shared, so
-ratios, not seconds, are the result.
+Prints each run's wall and CPU seconds and peak memory (the command's own rusage, its children included) with
+the load average after it, the medians, the ratio of the medians baseline/ctxgauge and the median of each
+round's ratio (the two runs of a round side by side), and the load average before and after: the machines are
+shared, so ratios, not seconds, are the result.
 """
 
 from __future__ import annotations
@@ -69,13 +79,17 @@ def row(name: str, baseline, ours, rounds: int, others: dict | None = None) -> N
         for label, fn in arms[i % len(arms):] + arms[:i % len(arms)]:
             w, c, m = fn(i)
             got[label].append((w, c, m))
-            print(f"  {name} round {i + 1} {label}: {w:.1f} s wall, {c:.1f} CPU s, peak {m:.0f} MB", flush=True)
+            print(f"  {name} round {i + 1} {label}: {w:.1f} s wall, {c:.2f} CPU s, peak {m:.0f} MB; "
+                  f"load {' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
     bw, bc = statistics.median(w for w, _, _ in got["baseline"]), statistics.median(c for _, c, _ in got["baseline"])
-    print(f"{name}: baseline median {bw:.1f} s wall / {bc:.1f} CPU s", flush=True)
+    print(f"{name}: baseline median {bw:.1f} s wall / {bc:.2f} CPU s", flush=True)
     for label, _ in arms[1:]:
         mw, mc = statistics.median(w for w, _, _ in got[label]), statistics.median(c for _, c, _ in got[label])
-        print(f"  {label}: median {mw:.1f} s wall / {mc:.1f} CPU s, peak {max(m for _, _, m in got[label]):.0f} MB; "
-              f"ratio baseline/{label} {bw / mw:.2f}x wall, {bc / mc:.2f}x CPU", flush=True)
+        rw = statistics.median(b[0] / o[0] for b, o in zip(got["baseline"], got[label]))
+        rc = statistics.median(b[1] / o[1] for b, o in zip(got["baseline"], got[label]))
+        print(f"  {label}: median {mw:.1f} s wall / {mc:.2f} CPU s, peak {max(m for _, _, m in got[label]):.0f} MB; "
+              f"ratio baseline/{label} {bw / mw:.2f}x wall, {bc / mc:.2f}x CPU (median of the {rounds} rounds' "
+              f"ratios: {rw:.2f}x wall, {rc:.2f}x CPU)", flush=True)
 
 
 REFERENCE_EXTS = (".ts", ".tsx", ".js", ".mjs", ".py", ".md", ".json", ".txt")  # adapters/bm25.mjs's EXTS
@@ -91,21 +105,73 @@ def reference_files(root: Path) -> int:
     return n - (root / "queries.json").is_file()
 
 
-def determinism_row(source: Path, cb: Path | None, rounds: int, tmp: Path) -> None:
-    """One corpus: ctxgauge's determinism suite and (with `cb`) the reference, interleaved."""
+MEMOS_REV = "76a762924306e782871204f131f4033be5e8e41a"  # usememos/memos, 2026: 1,181 files
+QUERIES = Path(__file__).with_name("determinism_queries.json")
+
+
+def git_tree(repo: Path, rev: str, dest: Path) -> str:
+    """`git archive REV` of `repo` (a clone, bare or not) extracted into `dest`; returns the commit."""
+    sha = subprocess.run(["git", "-C", str(repo), "rev-parse", "--verify", f"{rev}^{{commit}}"], capture_output=True,
+                         text=True, check=True).stdout.strip()
+    dest.mkdir(parents=True)
+    archive = subprocess.Popen(["git", "-C", str(repo), "archive", sha], stdout=subprocess.PIPE)
+    subprocess.run(["tar", "-x", "-C", str(dest)], stdin=archive.stdout, check=True)
+    archive.stdout.close()
+    if archive.wait() != 0:
+        raise SystemExit(f"git archive {sha} failed in {repo}")
+    return sha
+
+
+def memos_corpus(repo: Path, rev: str, tmp: Path) -> Path:
+    """The memos tree at `rev` with the committed queries as its queries.json."""
+    dest = tmp / "source" / "memos"
+    sha = git_tree(repo, rev, dest)
+    (dest / "queries.json").write_bytes(QUERIES.read_bytes())
+    print(f"memos corpus: {repo} at {sha}, queries {QUERIES.name}", flush=True)
+    return dest
+
+
+def reference_checkout(cb: Path, rev: str, tmp: Path) -> Path:
+    """A checkout of the reference: `cb` itself when it holds contextbenchmark.mjs, else `git archive` of it."""
+    if (cb / "contextbenchmark.mjs").is_file():
+        return cb
+    sha = git_tree(cb, rev, tmp / "contextbenchmark")
+    print(f"ContextBenchmark: {cb} at {sha}", flush=True)
+    return tmp / "contextbenchmark"
+
+
+def compile_ctxgauge(src: Path | None = None) -> None:
+    """Compile the ctxgauge package the timed commands import to bytecode beside its sources, as installing it
+    does (and as a second run does where bytecode may be written): each timed run then reads, not compiles."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    if src is not None:
+        env["PYTHONPATH"] = str(src.resolve())
+    where = subprocess.run([*CTXGAUGE[:1], "-c", "import ctxgauge, os; print(os.path.dirname(ctxgauge.__file__))"],
+                           capture_output=True, text=True, check=True, env=env).stdout.strip()
+    subprocess.run([*CTXGAUGE[:1], "-m", "compileall", "-q", where], env=env, check=True, stdout=subprocess.DEVNULL)
+    print(f"ctxgauge from {where} (compiled to bytecode first)", flush=True)
+
+
+def determinism_row(source: Path, cb: Path | None, rounds: int, tmp: Path, also_src: Path | None = None) -> None:
+    """One corpus: ctxgauge's determinism suite and (with `cb`) the reference, interleaved; with `also_src`,
+    ctxgauge from that source tree too (before and after in one run)."""
+    compile_ctxgauge()
+    if also_src is not None:
+        compile_ctxgauge(also_src)
     queries = json.loads((source / "queries.json").read_text())
     corpus = tmp / "corpora" / source.name  # one copy both tools read; its name is the corpus's name
     shutil.copytree(source, corpus, symlinks=True)
     (corpus / "src" / "shared").mkdir(parents=True, exist_ok=True)
     print(f"determinism on {source.name}: bm25, {len(queries)} queries, k 10, 3 rebuilds, 5 trials, drift", flush=True)
 
-    def ours(i: int):
-        out = tmp / f"det-{source.name}-{i}"
+    def ours(i: int, src: Path | None = None, tag: str = ""):
+        out = tmp / f"det-{source.name}{tag}-{i}"
         shutil.rmtree(out, ignore_errors=True)
-        figures = timed([*CTXGAUGE, "--cache-dir", str(tmp / f"cache-det-{source.name}-{i}"), "determinism",
+        figures = timed([*CTXGAUGE, "--cache-dir", str(tmp / f"cache-det-{source.name}{tag}-{i}"), "determinism",
                          str(corpus), "-e", "bm25", "--queries", str(corpus / "queries.json"), "--rebuilds", "3",
-                         "--trials", "5", "-k", "10", "--families", "rebuild,query,drift", "--out", str(out)])
-        if i == 0:
+                         "--trials", "5", "-k", "10", "--families", "rebuild,query,drift", "--out", str(out)],
+                        env={"PYTHONPATH": str(src.resolve())} if src else None)
+        if i == 0 and not tag:
             record = json.loads((out / "run.json").read_text())
             label = record["results"]["engines"]["bm25"].get("label")
             print(f"  {source.name}: ctxgauge indexed {record['context']['corpus']['files']} files ({label}); "
@@ -116,7 +182,7 @@ def determinism_row(source: Path, cb: Path | None, rounds: int, tmp: Path) -> No
         print("  no --contextbenchmark: ctxgauge alone", flush=True)
         for i in range(rounds):
             w, c, *_ = ours(i)
-            print(f"  round {i + 1} ctxgauge: {w:.1f} s wall, {c:.1f} CPU s", flush=True)
+            print(f"  round {i + 1} ctxgauge: {w:.1f} s wall, {c:.2f} CPU s; load {os.getloadavg()}", flush=True)
         return
 
     def reference(i: int):
@@ -130,31 +196,39 @@ def determinism_row(source: Path, cb: Path | None, rounds: int, tmp: Path) -> No
                              f"(report: {sorted(report) or 'none'}); a corpus without src/shared/ kills its drift")
         return figures
 
-    row(f"determinism on {source.name} vs ContextBenchmark", reference, ours, rounds)
+    others = {f"ctxgauge({also_src})": lambda i: ours(i, also_src, "-other")} if also_src else None
+    row(f"determinism on {source.name} vs ContextBenchmark", reference, ours, rounds, others)
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--corpus", type=Path, action="append", default=[],
                     help="a directory holding queries.json (the determinism row; repeat for several corpora)")
-    ap.add_argument("--contextbenchmark", type=Path, help="a checkout of aabhisrv/contextbenchmark")
+    ap.add_argument("--memos", type=Path, help="a clone of usememos/memos: the determinism row's corpus is its tree "
+                    "at --memos-rev with benchmarks/determinism_queries.json")
+    ap.add_argument("--memos-rev", default=MEMOS_REV)
+    ap.add_argument("--contextbenchmark", type=Path, help="aabhisrv/contextbenchmark: a checkout, or a clone read "
+                    "at --contextbenchmark-rev")
+    ap.add_argument("--contextbenchmark-rev", default="HEAD")
     ap.add_argument("--repo", type=Path, help="a git repository for the replay row")
     ap.add_argument("--commits", type=int, default=50)
     ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--also-src", type=Path, help="also time the replay row with ctxgauge from this source tree "
-                    "(PYTHONPATH), e.g. an older checkout's src: before and after in one interleaved run")
+    ap.add_argument("--also-src", type=Path, help="also time the determinism and replay rows with ctxgauge from "
+                    "this source tree (PYTHONPATH), e.g. an older checkout's src: before and after in one run")
     ap.add_argument("--hybrid-repo", type=Path, help="a git repository for the hybrid replay row")
     ap.add_argument("--hybrid-rev", default="HEAD", help="the newest revision the hybrid row walks back from")
     ap.add_argument("--hybrid-rounds", type=int, default=1)
     args = ap.parse_args()
-    if args.contextbenchmark and not args.corpus:
-        ap.error("--contextbenchmark needs --corpus DIR (the corpus both tools measure, with DIR/queries.json)")
+    if args.contextbenchmark and not (args.corpus or args.memos):
+        ap.error("--contextbenchmark needs --memos or --corpus DIR (the corpus both tools measure)")
     print(f"load average at start: {os.getloadavg()}")
     with tempfile.TemporaryDirectory(prefix="ctxgauge-speed-") as tmp:
         tmp = Path(tmp)
 
-        for corpus in args.corpus:
-            determinism_row(corpus, args.contextbenchmark, args.rounds, tmp)
+        corpora = ([memos_corpus(args.memos, args.memos_rev, tmp)] if args.memos else []) + args.corpus
+        cb = args.contextbenchmark and reference_checkout(args.contextbenchmark, args.contextbenchmark_rev, tmp)
+        for corpus in corpora:
+            determinism_row(corpus, cb, args.rounds, tmp, args.also_src)
         if args.repo:
             def ours_replay(i: int):
                 return timed([*CTXGAUGE, "--cache-dir", str(tmp / f"cache-replay{i}"), "replay", str(args.repo),
