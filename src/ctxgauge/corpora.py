@@ -313,7 +313,7 @@ def _changes(paths: Iterable[str], old: Mapping[str, CorpusFile], new: Mapping[s
 
 def repo_name(repo: Repo) -> str:
     """A repository's label: its folder's name without `.git`, or the folder above for a checkout's `.git`
-    or a mirror's `repo` (`/work/.mirror/owner+name/repo`). Only the name: records hold no paths. Every suite
+    or a bare mirror's `repo` folder (`owner+name/repo`). Only the name: records hold no paths. Every suite
     names a repository with this one function, so the same clone is one name everywhere."""
     p = repo.path.resolve()
     name = p.name[:-4] if p.name.endswith(".git") else p.name
