@@ -157,6 +157,14 @@ class PathIndex:
             for i in range(len(parts)):
                 self._by_suffix["/".join(parts[i:])].append(p)
 
+    def exact_suffix(self, suffix: str) -> list[str]:
+        """Corpus paths ending with `suffix` at a `/` boundary (the whole of it), sorted."""
+        return sorted(self._by_suffix.get(suffix, ()))
+
+    def exact(self, path: str) -> list[str]:
+        """`[path]` if the corpus holds that path, else `[]`."""
+        return [p for p in self._by_suffix.get(path, ()) if p == path]
+
     def match(self, mention: str) -> list[str]:
         """Corpus paths ending with the longest matching suffix of `mention` (whole components only)."""
         parts = [x for x in mention.strip("./").split("/") if x and x != "."]

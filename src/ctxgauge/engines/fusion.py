@@ -18,6 +18,10 @@ declares and those each lockfile holds. A query reads the request once (`_reques
                                         id) that a string literal of f holds (1/n of n files; `_literals`)
               + title   * title(f)      long requests only: BM25 over the request's first line (an
                                         issue's title says what is wrong in few words), / its max
+              + frame   * frame(f)      a stack-trace frame of the request in f, the innermost project
+                                        frame of its trace 1, each file further out .7 times (`_frames`)
+              + call    * call(f)       f defines what a function the request names (or a frame runs)
+                                        calls: one call deeper than `define` (`_calls`), / max
               + rule    * rule(f)       dependency requests: the manifest declaring the named package (1)
                                         and its lockfile (0.9); a package only a lockfile holds: that
                                         lockfile (1) and its manifest (.5); no package named ("update
@@ -77,14 +81,16 @@ from typing import Any, Collection, Sequence
 from ctxgauge._io import canonical_json, write_text_atomic
 from ctxgauge.corpora import Change, Corpus
 from ctxgauge.engines._base import Engine, Hit, rank
+from ctxgauge.engines import _calls as cl
+from ctxgauge.engines import _frames as fr
 from ctxgauge.engines import _literals as lit
 from ctxgauge.engines import _request as rq
 from ctxgauge.engines._locales import locale_files
 
 ARTIFACT = "fusion.json"
-FORMAT = "ctxgauge-fusion/2"
+FORMAT = "ctxgauge-fusion/3"
 COMPONENTS = ("bm25", "graph", "vote", "vote_rare", "prior", "cochange", "mention", "define", "rule", "literal",
-              "title")
+              "title", "frame", "call")
 
 
 def _normalised(scores: dict[str, float]) -> dict[str, float]:
@@ -93,7 +99,7 @@ def _normalised(scores: dict[str, float]) -> dict[str, float]:
 
 
 LONG_WEIGHTS = ("bm25", "graph", "vote", "vote_rare", "prior", "cochange", "mention", "define", "rule", "literal",
-                "title", "tests", "generated", "docs", "ci", "locales", "manifests")
+                "title", "frame", "call", "tests", "generated", "docs", "ci", "locales", "manifests")
 """Every weight has a `long_` twin, so the weights of subjects and of issue texts are tuned apart."""
 
 
@@ -155,7 +161,7 @@ class FusionEngine(Engine):
     # Chosen by benchmarks/quality_tune.py on the tune half only (see the module docstring).
     defaults = {
         "bm25": 1.0, "graph": 0.5, "vote": 0.75, "vote_rare": 0.0, "prior": 0.05, "cochange": 0.3, "mention": 4.0,
-        "define": 0.25, "rule": 2.0, "literal": 0.0, "title": 0.0,
+        "define": 0.25, "rule": 2.0, "literal": 0.0, "title": 0.0, "frame": 0.0, "call": 0.0,
         "tests": 0.3,  # multiplier on test files (requests mostly ask for the code under test)
         "generated": 0.3,  # multiplier on generated or vendored files (dist/, *.min.js, lockfiles, ...)
         "docs": 0.85,  # multiplier on prose (Markdown, reStructuredText, plain text)
@@ -167,7 +173,7 @@ class FusionEngine(Engine):
         "long_bm25": 1.0, "long_graph": 0.0, "long_vote": 1.5, "long_vote_rare": 0.0, "long_prior": 0.2,
         "long_cochange": 0.1, "long_mention": 2.0, "long_define": 0.5, "long_rule": 2.0, "long_literal": 2.0,
         "long_title": 2.0, "long_tests": 0.3, "long_generated": 0.3, "long_docs": 0.3, "long_ci": 1.0,
-        "long_locales": 0.3, "long_manifests": 1.0,
+        "long_locales": 0.3, "long_manifests": 1.0, "long_frame": 3.0, "long_call": 0.0,
         "depth": 100,  # files asked of each sub-engine
         "seeds": 5,  # top files whose co-changes are lifted
         "window": 3000,  # commits of the ancestry the history reads
@@ -175,7 +181,8 @@ class FusionEngine(Engine):
     libraries: tuple[str, ...] = ()
     artifact_file = ARTIFACT
     identity_modules = ("ctxgauge.engines._base", "ctxgauge.engines._literals", "ctxgauge.engines._request",
-                        "ctxgauge.engines._tokens", "ctxgauge.engines._locales")
+                        "ctxgauge.engines._tokens", "ctxgauge.engines._locales", "ctxgauge.engines._frames",
+                        "ctxgauge.engines._calls")
 
     def __init__(self, **params: Any):
         super().__init__(**params)
@@ -185,12 +192,13 @@ class FusionEngine(Engine):
 
         self.subs: dict[str, Any] = {"bm25": BM25Engine()}
         p = self.params
-        if p["graph"] or p["define"] or p["long_graph"] or p["long_define"]:  # graph supplies the definitions
+        if any(p[n] or p[f"long_{n}"] for n in ("graph", "define", "call")):  # graph supplies the definitions
             self.subs["graph"] = GraphEngine()
         if any(p[n] or p[f"long_{n}"] for n in ("vote", "prior", "cochange")):
             self.subs["history"] = HistoryEngine(window=int(p["window"]))
         self._manifest_cache: dict[tuple[str, str], frozenset[str]] = {}  # (blob, file name) -> package names
         self._literal_cache: dict[tuple[str, str], list[str]] = {}  # (blob, file suffix) -> literal fragments
+        self._calls = cl.CallCache()  # (grammar, blob) -> each definition's callees
         self._loaded: tuple[tuple, dict] | None = None
         self._defs: tuple[Any, dict] | None = None
 
@@ -222,6 +230,7 @@ class FusionEngine(Engine):
         todo = [f for f in code if (f.blob, _suffix(f.path)) not in self._literal_cache]
         for f, data in corpus.iter_bytes(todo):
             self._literal_cache[(f.blob, _suffix(f.path))] = sorted(lit.fragments(f.path, data.decode("utf-8", "replace")))
+        calls = self._calls.read(corpus, self._definitions(out_dir)) if self._wants_calls() else {}
         artifact = {
             "format": FORMAT,
             "params": self.params,
@@ -231,8 +240,12 @@ class FusionEngine(Engine):
             "locked": {f.path: sorted(self._manifest_cache[(f.blob, rq.base_name(f.path))]) for f in lockfiles},
             "literals": {f.path: self._literal_cache[(f.blob, _suffix(f.path))] for f in code
                          if self._literal_cache[(f.blob, _suffix(f.path))]},
+            "calls": calls,
         }
         write_text_atomic(out_dir / ARTIFACT, canonical_json(artifact) + "\n")
+
+    def _wants_calls(self) -> bool:
+        return bool(self.params["call"] or self.params["long_call"])
 
     def _wants_literals(self) -> bool:
         return bool(self.params["literal"] or self.params["long_literal"])
@@ -267,6 +280,7 @@ class FusionEngine(Engine):
             data["_declared"] = {m: frozenset(p) for m, p in data["manifests"].items()}
             data["_locked"] = {m: frozenset(p) for m, p in data["locked"].items()}
             data["_literals"] = lit.LiteralIndex(data.get("literals", {}))
+            data["_calls"] = cl.calls_by_name(data.get("calls", {}))
             self._loaded = (key, data)
         return self._loaded[1]
 
@@ -311,6 +325,10 @@ class FusionEngine(Engine):
                 comp["mention"][f] = max(comp["mention"].get(f, 0.0), w)
         if self._wants_literals():
             comp["literal"] = _normalised(art["_literals"].match(text))
+        comp["frame"] = _normalised(fr.frame_scores(text, art["_index"]))
+        if self._wants_calls():
+            named = rq.mentioned_identifiers(text) + fr.frame_names(text, art["_index"])
+            comp["call"] = _normalised(cl.callee_files(named, art["calls"], art["_calls"], self._definitions(out_dir)))
         # A subject is its own first line: the title component is bm25's again, so only long requests get one.
         if (p["title"] or p["long_title"]) and is_long(text, int(p["long_words"])):
             comp["title"] = _normalised({h.path: h.score for h in
