@@ -66,3 +66,41 @@ def test_callee_files_go_one_call_deeper() -> None:
     # a callee defined in too many files says nothing
     crowded = {**definitions, "send": [f"pkg/m{i}.py" for i in range(MAX_FILES + 1)]}
     assert callee_files(["request"], calls, by_name, crowded) == pytest.approx({"pkg/a.py": 1.0, "pkg/b.py": 1.0})
+
+
+def test_tests_and_docs_are_neither_named_nor_reached() -> None:
+    calls = {"tests/test_api.py": {"request": ["send"]}, "pkg/api.py": {"request": ["send", "check"]}}
+    definitions = {"request": ["pkg/api.py", "tests/test_api.py"], "send": ["pkg/adapters.py"],
+                   "check": ["tests/test_check.py"]}
+    # the test file's `request` calls nothing counted; the callee `check` lives in a test only
+    assert callee_files(["request"], calls, calls_by_name(calls), definitions) == {"pkg/adapters.py": 1.0}
+
+
+def test_fusion_finds_the_callee_of_a_named_function(repo_builder, tmp_path) -> None:
+    from ctxgauge.corpora import Corpus
+    from ctxgauge.engines import get_engine
+    from ctxgauge.git import Repo
+
+    b = repo_builder("calls")
+    b.commit("initial import", {
+        "pkg/__init__.py": "",
+        "pkg/api.py": "from pkg.wire import encode_frame\n\ndef publish(message):\n    return encode_frame(message)\n",
+        "pkg/wire.py": "def encode_frame(payload):\n    return bytes(payload)\n",
+        "pkg/topics.py": "def topic_names():\n    '''message topics published by the broker'''\n    return []\n",
+        "pkg/retry.py": "def backoff(message):\n    '''retry a message that failed to publish'''\n    return message\n",
+    })
+    corpus = Corpus.from_git(Repo(b.path), "HEAD")
+    text = ("When I call `publish()` with a message holding unicode text the message that arrives is garbled; "
+            "the topics and the retries of the broker look fine, every message I publish to any topic of the "
+            "broker arrives garbled whatever the retry settings or the topic, so something in how a message "
+            "is published must be wrong.")
+    comp_names = {}
+    for spec in ("fusion", "fusion(long_call=0)"):
+        eng = get_engine(spec)
+        eng.build(corpus, tmp_path / spec)
+        comp_names[spec] = eng.components(tmp_path / spec, text)["call"]
+        ranked = [h.path for h in eng.query(tmp_path / spec, text, 5)]
+        comp_names[spec, "rank"] = ranked.index("pkg/wire.py") if "pkg/wire.py" in ranked else 99
+    assert comp_names["fusion"] == {"pkg/wire.py": 1.0}
+    assert comp_names["fusion(long_call=0)"] == {}
+    assert comp_names["fusion", "rank"] < comp_names["fusion(long_call=0)", "rank"]

@@ -22,9 +22,13 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping, Sequence
 
+from ctxgauge.engines._request import path_kind
+
 MAX_FILES = 5
 """A named function, or a callee, defined in more files than this is too common to point anywhere."""
 
+_NOWHERE = frozenset(("test", "docs", "generated"))
+"""Path kinds a named definition or a callee is not looked for in (a user's test, an example, vendored code)."""
 _CLASS, _FUNC = "class", "func"
 _QUERIES: dict[str, str] = {
     "python": """
@@ -184,6 +188,8 @@ def callee_files(names: Iterable[str], calls: Mapping[str, Mapping[str, Sequence
             continue
         score: dict[str, float] = {}
         for path, d in named:
+            if path_kind(path) in _NOWHERE:
+                continue
             defs = calls[path]
             callees = list(defs.get(d, ()))
             if "." not in d and f"{d}.__init__" in defs:  # a named class: what constructing it calls
@@ -192,7 +198,8 @@ def callee_files(names: Iterable[str], calls: Mapping[str, Mapping[str, Sequence
                 files = definitions.get(callee.lower(), ())
                 if 0 < len(files) <= MAX_FILES:
                     for f in files:
-                        score[f] = score.get(f, 0.0) + 1.0 / len(files)
+                        if path_kind(f) not in _NOWHERE:
+                            score[f] = score.get(f, 0.0) + 1.0 / len(files)
         top = max(score.values(), default=0.0)
         for f, s in sorted(score.items()):
             out[f] = out.get(f, 0.0) + s / top

@@ -173,7 +173,7 @@ class FusionEngine(Engine):
         "long_bm25": 1.0, "long_graph": 0.0, "long_vote": 1.5, "long_vote_rare": 0.0, "long_prior": 0.2,
         "long_cochange": 0.1, "long_mention": 2.0, "long_define": 0.5, "long_rule": 2.0, "long_literal": 2.0,
         "long_title": 2.0, "long_tests": 0.3, "long_generated": 0.3, "long_docs": 0.3, "long_ci": 1.0,
-        "long_locales": 0.3, "long_manifests": 1.0, "long_frame": 3.0, "long_call": 0.0,
+        "long_locales": 0.3, "long_manifests": 1.0, "long_frame": 3.0, "long_call": 0.25,
         "depth": 100,  # files asked of each sub-engine
         "seeds": 5,  # top files whose co-changes are lifted
         "window": 3000,  # commits of the ancestry the history reads
