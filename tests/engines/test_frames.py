@@ -40,6 +40,10 @@ def test_other_forms() -> None:
                "File ~/code/proj/src/pkg/io/util.py:30, in fit(self, data)\n")
     assert frame_scores(ipython, index) == pytest.approx({"src/pkg/io/util.py": 1.0, "src/pkg/core.py": DECAY})
     assert frame_names(ipython, index) == ["plot", "fit"]
+    old_ipython = ("~/env/lib/python3.8/site-packages/pkg/core.py in plot(self, x)\n    802 \n--> 804 y()\n"
+                   "~/env/lib/python3.8/site-packages/pkg/helpers.py in helper(self)\n")
+    assert frame_scores(old_ipython, index) == pytest.approx({"src/pkg/helpers.py": 1.0, "src/pkg/core.py": DECAY})
+    assert frame_scores("the bug in pkg/core.py in my opinion (see below)", index) == {}
     pytest_style = "src/pkg/core.py:12: in run\n    x()\nsrc/pkg/helpers.py:7: ValueError\n"
     assert max(frame_scores(pytest_style, index).items(), key=lambda x: x[1])[0] == "src/pkg/helpers.py"
     js = "TypeError: x\n    at render (/srv/web/app.js:10:5)\n    at Object.<anonymous> (/srv/node_modules/x/y.js:1:1)\n"

@@ -5,7 +5,8 @@ where the program failed inside the project (the innermost project frame) is mos
 change; frames further out called it. Forms read (one frame per match, each with its path and, where the
 form has one, the function):
 
-- Python: `File "path/x.py", line 12, in func`; IPython's `File ~/path/x.py:12, in func(...)`;
+- Python: `File "path/x.py", line 12, in func`; IPython's `File ~/path/x.py:12, in func(...)` and,
+  before IPython 7, `path/x.py in func(...)` at the start of a line;
   pytest's `path/x.py:12: in func` and `path/x.py:12: ErrorType`; a bare `path/x.py:12` (logging
   records, `SKIPPED [1] path:12: reason`). Innermost last.
 - JavaScript / TypeScript: `at func (path/x.js:12:5)`, `at path/x.js:12:5`. Innermost first.
@@ -45,6 +46,7 @@ _FUNC = r"(?P<func>[\w<>.$\[\]]+)"
 _FORMS: tuple[tuple[re.Pattern[str], bool], ...] = (
     (re.compile(r'File "' + _PATH + r'", line \d+(?:, in ' + _FUNC + ")?"), False),  # Python
     (re.compile(r"File " + _PATH + r":\d+(?:, in " + _FUNC + ")?"), False),  # IPython
+    (re.compile(r"^\s*" + _PATH + r" in " + _FUNC + r"\("), False),  # IPython before 7: `path in f(args)`
     (re.compile(r"\bat (?:(?:async )?" + _FUNC + r" )?\(?" + _PATH + r":\d+:\d+\)?"), True),  # JS, Rust
     (re.compile(r"^\s+" + _PATH + r":\d+ \+0x[0-9a-f]+"), True),  # Go
     (re.compile(r"(?<![\w/\\.\-])" + _PATH + r":\d+(?::\d+)?(?:: in " + _FUNC + ")?"), False),  # pytest, bare
