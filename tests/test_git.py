@@ -291,3 +291,16 @@ def test_alternates_are_refused(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "ctxgauge", "query", str(shared), "three", "-e", "grep"],
                           capture_output=True, text=True)
     assert proc.returncode == 2 and "borrows objects" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_commit_times_resolve_revisions_in_one_call(repo_builder):
+    from ctxgauge.git import Repo
+
+    r = repo_builder("times")
+    c1 = r.commit("one", {"a.py": "x = 1\n"})
+    c2 = r.commit("two", {"a.py": "x = 2\n"})
+    with Repo(r.path) as repo:
+        tree = repo.run(["rev-parse", f"{c2}^{{tree}}"]).strip()
+        got = repo.commit_times([c1, c2[:10], "HEAD~1", "nosuch", tree, "--all", "a b"])
+    assert got[c1] == (c1, r.date - 3600) and got[c2[:10]] == (c2, r.date) and got["HEAD~1"] == (c1, r.date - 3600)
+    assert got["nosuch"] is None and got[tree] is None and got["--all"] is None and got["a b"] is None

@@ -28,7 +28,7 @@ from ctxgauge.git import Commit, Repo, blob_id
 DEFAULT_MAX_BYTES = 1 << 20
 _FULL_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 __all__ = ["BINARY_SNIFF_BYTES", "Change", "Corpus", "CorpusFile", "DEFAULT_MAX_BYTES", "HOLD_LIMIT", "History",
-           "SKIP_REASONS", "is_binary", "open_corpus", "path_key", "repo_name"]
+           "SKIP_REASONS", "is_binary", "is_git_source", "open_corpus", "path_key", "repo_name"]
 
 
 @dataclass(frozen=True)
@@ -326,6 +326,11 @@ HOLD_LIMIT = 256 << 20
 """`Corpus.held` keeps at most this many bytes in memory; a larger corpus is read from its source each time."""
 
 
+def is_git_source(p: Path) -> bool:
+    """Whether `open_corpus` reads `p` as a git repository (a work tree's `.git`, or a bare repository)."""
+    return (p / ".git").exists() or (p / "HEAD").is_file() and (p / "objects").is_dir()
+
+
 def open_corpus(source: str | Path, rev: str | None = None, *, max_bytes: int = DEFAULT_MAX_BYTES,
                 name: str | None = None) -> Corpus:
     """A corpus from a path: a git repository is read at `rev` (default HEAD, the committed tree, so build
@@ -336,8 +341,7 @@ def open_corpus(source: str | Path, rev: str | None = None, *, max_bytes: int = 
         raise UserError(f"{source}: no such file or directory")
     if not p.is_dir():
         raise UserError(f"{source}: not a directory (give a directory or a git repository)")
-    is_git = (p / ".git").exists() or (p / "HEAD").is_file() and (p / "objects").is_dir()
-    if is_git:
+    if is_git_source(p):
         return Corpus.from_git(Repo(p), rev or "HEAD", max_bytes=max_bytes, name=name)
     if rev is not None:
         raise UserError(f"{source}: --rev needs a git repository, and this directory is not one")

@@ -110,6 +110,36 @@ class Repo:
         return gone, [TreeEntry(mode, "commit" if mode == "160000" else "blob", oid,
                                 None if mode == "160000" else sizes.get(oid), path) for mode, oid, path in changed]
 
+    def commit_times(self, revs: Iterable[str]) -> dict[str, tuple[str, int] | None]:
+        """Each revision's commit id and committer time (seconds since the epoch, as the commit records it),
+        or None when it names no commit; one `git cat-file --batch` for them all (a revision is read from
+        stdin, never as an option)."""
+        revs = list(dict.fromkeys(revs))
+        out: dict[str, tuple[str, int] | None] = dict.fromkeys(revs)
+        usable = [r for r in revs if r and "\n" not in r and not r.isspace()]
+        if not usable:
+            return out
+        raw = self.run_bytes(["cat-file", "--batch"], input=b"".join(r.encode("utf-8", "surrogateescape")
+                                                                      + b"^{commit}\n" for r in usable))
+        at = 0
+        for rev in usable:
+            end = raw.index(b"\n", at)
+            fields = raw[at:end].split()
+            at = end + 1
+            if len(fields) != 3 or fields[1] != b"commit":  # `REV^{commit} missing` (or ambiguous)
+                continue
+            size = int(fields[2])
+            body, at = raw[at:at + size], at + size + 1
+            for line in body.split(b"\n"):
+                if not line:
+                    break  # the headers end at the first blank line
+                if line.startswith(b"committer "):
+                    stamp = line.rsplit(b" ", 2)[-2]
+                    if stamp.isdigit():
+                        out[rev] = (fields[0].decode(), int(stamp))
+                    break
+        return out
+
     def rev_list(self, rev: str) -> list[str]:
         """Every ancestor of `rev` (itself included), newest first, as `git rev-list` orders them."""
         return self.run(["rev-list", rev]).split()

@@ -134,3 +134,44 @@ def test_cases_keep_at_most_one_git_reader_alive_and_none_after(repo_builder, tm
     assert [u["status"] for u in result.cases] == ["ok"] * 6
     assert len(alive) == 6 and max(alive) == 1
     assert _cat_file_children() - before == set()
+
+
+def test_the_revisions_of_a_repository_are_visited_oldest_commit_first(repo_builder, tmp_path, monkeypatch):
+    # A SWE-bench file names base commits in no order of time; the index moves oldest first, so each move
+    # is by the changes between neighbours, and every ranking is still its own corpus's fresh build.
+    a = repo_builder("lib")
+    r1 = a.commit("one", BASE)
+    r2 = a.commit("two", {"src/holds.py": "def place_hold(member, book):\n    return (member, book)\n"})
+    r3 = a.commit("three", {"src/members.py": None, "src/accounts.py": "def open_account(email):\n    return email\n"})
+    cases = [("c3", r3, "open an account", "src/accounts.py"), ("c1", r1, "overdue fee", "src/fees.py"),
+             ("c2", r2, "place a hold on a book", "src/holds.py"), ("c3b", r3, "renew a loan", "src/loans.py")]
+    (tmp_path / "c.yaml").write_text("cases:\n" + "".join(
+        f"  - {{name: {n}, query: {q}, corpus: 'lib@{rev[:12]}', expected: [{e}]}}\n" for n, rev, q, e in cases))
+    moves = []
+    real_build, real_update = BM25Engine.build, BM25Engine.update
+    monkeypatch.setattr(BM25Engine, "build", lambda self, c, o: moves.append(("build", c.rev))
+                        or real_build(self, c, o))
+    monkeypatch.setattr(BM25Engine, "update", lambda self, o, c, ch: moves.append(("update", c.rev))
+                        or real_update(self, o, c, ch))
+    result = run_cases(load_cases(tmp_path / "c.yaml"), CasesConfig(engine="bm25", out=tmp_path / "run"))
+    assert moves == [("build", r1), ("update", r2), ("update", r3)]
+    assert [u["name"] for u in result.cases] == ["c3", "c1", "c2", "c3b"]  # recorded in the file's order
+    for unit, (name, rev, query, _) in zip(result.cases, cases):
+        engine = get_engine("bm25")
+        out = tmp_path / f"fresh-{name}"
+        out.mkdir()
+        with work_cache.disabled():
+            real_build(engine, open_corpus(tmp_path / "lib", rev), out)
+        assert unit["ranking"] == [h.to_dict() for h in engine.query(out, query, 100)], name
+
+
+def test_visiting_order_keeps_the_file_order_when_a_revision_names_no_commit(repo_builder, tmp_path):
+    from ctxgauge.suites.cases._corpora import visiting_order
+
+    a = repo_builder("lib")
+    r1 = a.commit("one", BASE)
+    r2 = a.commit("two", {"src/holds.py": "x = 1\n"})
+    lib = str(tmp_path / "lib")
+    assert visiting_order([f"{lib}@{r2}", "elsewhere", f"{lib}@{r1}"]) == [f"{lib}@{r1}", f"{lib}@{r2}", "elsewhere"]
+    keys = [f"{lib}@{r2}", f"{lib}@nosuchrev", f"{lib}@{r1}"]
+    assert visiting_order(keys) == keys

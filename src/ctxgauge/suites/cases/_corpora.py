@@ -3,8 +3,11 @@ another), visited repository by repository, and every expected file checked agai
 
 from __future__ import annotations
 
-from ctxgauge.corpora import Corpus, open_corpus
+from pathlib import Path
+
+from ctxgauge.corpora import Corpus, is_git_source, open_corpus
 from ctxgauge.errors import UserError
+from ctxgauge.git import Repo
 from ctxgauge.suites.cases._model import CaseFile, split_corpus
 
 
@@ -14,14 +17,18 @@ def open_corpora(case_file: CaseFile) -> dict[str, Corpus]:
     The revisions of one git repository are listed from one another (`Corpus.at`: the tree diff between
     them, only new blobs sniffed) and share one `git cat-file --batch`, instead of a whole listing, a read
     of every blob and a process of their own each: a SWE-bench file names a hundred base commits of a few
-    repositories. Every corpus is closed on return (the run reads through it again, one repository at a time)."""
+    repositories. The corpora of one repository are opened (and so visited) oldest commit first
+    (`visiting_order`), so each listing and each index move is by the changes of the years between them.
+    Every corpus is closed on return (the run reads through it again, one repository at a time)."""
     corpora: dict[str, Corpus] = {}
     last: dict[str, Corpus] = {}  # source -> the corpus of it opened last
     binary: dict[str, dict[str, bool]] = {}  # source -> blob id -> is binary, for every revision listed
+    first_case = {}
+    for c in case_file.cases:
+        first_case.setdefault(c.corpus, c)
     try:
-        for c in case_file.cases:
-            if c.corpus in corpora:
-                continue
+        for key in visiting_order(list(first_case)):
+            c = first_case[key]
             source, rev = split_corpus(c.corpus)
             previous = last.get(source)
             try:
@@ -36,6 +43,32 @@ def open_corpora(case_file: CaseFile) -> dict[str, Corpus]:
         for corpus in corpora.values():
             corpus.close()
     return corpora
+
+
+def visiting_order(keys: list[str]) -> list[str]:
+    """Corpus keys (first-seen order) with those of one source together, in the order of their sources'
+    first appearance, and a git repository's revisions by committer time, oldest first (ties by commit id):
+    a SWE-bench file names base commits years apart in no order of time, and an index moved between them in
+    file order crossed the same years of changes again and again (SWE-bench Lite's 74 sympy revisions:
+    97,445 changed files in file order, 15,297 oldest first). A source whose revisions do not all name a
+    commit keeps the file's order (its first bad revision then fails as it would have)."""
+    groups: dict[str, list[tuple[str, str | None]]] = {}
+    for key in keys:
+        source, rev = split_corpus(key)
+        groups.setdefault(source, []).append((key, rev))
+    out: list[str] = []
+    for source, members in groups.items():
+        revs = [rev for _, rev in members]
+        if len(members) > 1 and None not in revs and Path(source).is_dir() and is_git_source(Path(source)):
+            try:
+                with Repo(source) as repo:
+                    times = repo.commit_times(revs)
+            except UserError:
+                times = {}
+            if all(times.get(rev) is not None for rev in revs):
+                members = sorted(members, key=lambda m: (times[m[1]][1], times[m[1]][0]))
+        out.extend(key for key, _ in members)
+    return out
 
 
 def repository_of(key: str, corpus: Corpus) -> str:
