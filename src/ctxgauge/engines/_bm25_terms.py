@@ -16,6 +16,7 @@ import numpy as np
 
 import ctxgauge.cache as work_cache
 from ctxgauge.corpora import Corpus, CorpusFile
+from ctxgauge.engines._bm25_delta import apply_delta, line_delta
 from ctxgauge.engines._tokens import path_tokens, word_counts, word_tokens
 
 Counts = tuple[np.ndarray, np.ndarray, int]
@@ -100,7 +101,8 @@ class Terms:
         if store is None:
             return None
         return store.stage("bm25.content-terms", work_cache.stage_identity(
-            (__name__, "ctxgauge.engines._tokens"), {"stemmer": "english", "format": 2}, ("PyStemmer",)))
+            (__name__, "ctxgauge.engines._tokens", "ctxgauge.engines._bm25_delta"), {"stemmer": "english", "format": 2},
+            ("PyStemmer",)))
 
     def cached_counts(self, payload: bytes) -> Counts:
         n, k = int.from_bytes(payload[:8], "little"), int.from_bytes(payload[8:16], "little")
@@ -118,10 +120,11 @@ class Terms:
         terms = " ".join(map(self.terms.__getitem__, ids.tolist()))
         return n.to_bytes(8, "little") + len(ids).to_bytes(8, "little") + cnt.astype("<i8").tobytes() + terms.encode()
 
-    def doc_counts(self, corpus: Corpus, files: Sequence[CorpusFile] | None = None
-                    ) -> tuple[list[Counts], list[Counts]]:
+    def doc_counts(self, corpus: Corpus, files: Sequence[CorpusFile] | None = None, before: Corpus | None = None
+                   ) -> tuple[list[Counts], list[Counts]]:
         """Content and path counts of `files` (default: every file of the corpus), tokenising only blobs
-        and paths not counted before."""
+        and paths not counted before. With `before` (the corpus an update comes from), a blob whose path
+        held another blob there that was counted is counted by the lines that changed (`_bm25_delta`)."""
         files = corpus.files if files is None else files
         todo = {f.blob: f for f in files if f.blob not in self.blob_counts}
         stage = self.content_stage() if todo else None
@@ -131,19 +134,38 @@ class Terms:
                 if payload is not None:
                     self.blob_counts[blob] = self.cached_counts(payload)
                     del todo[blob]
+        known = self.blob_counts
+        olds: dict[str, CorpusFile] = {}  # new blob -> the counted blob its path held in `before`
+        if before is not None and before.kind == "git":  # a directory's old files may hold other bytes by now
+            for blob, f in todo.items():
+                o = before.get(f.path)
+                if o is not None and o.blob in known:
+                    olds[blob] = o
         batch: list[tuple[CorpusFile, bytes]] = []
         held = 0
 
         def count() -> None:
-            for (f, _), counts in zip(batch, self.content_counts_many([d for _, d in batch])):
-                self.blob_counts[f.blob] = counts
+            old_bytes = dict((o.blob, d) for o, d in before.iter_bytes([olds[f.blob] for f, _ in batch
+                                                                         if f.blob in olds])) if olds else {}
+            texts: list[bytes] = []
+            plan: list[tuple[CorpusFile, int, int]] = []  # (file, where its text(s) start, 1 full | 2 delta)
+            for f, data in batch:
+                o = olds.get(f.blob)
+                delta = line_delta(old_bytes[o.blob], data) if o is not None and o.blob in old_bytes else None
+                plan.append((f, len(texts), 1 if delta is None else 2))
+                texts.extend((data,) if delta is None else delta)
+            counted = self.content_counts_many(texts)
+            for f, at, kind in plan:
+                counts = counted[at] if kind == 1 else apply_delta(known[olds[f.blob].blob], counted[at],
+                                                                    counted[at + 1])
+                known[f.blob] = counts
                 if stage is not None:
                     stage.put(f.blob, self._payload(counts))
             batch.clear()
 
         for f, data in corpus.iter_bytes(list(todo.values())):
             batch.append((f, data))
-            held += len(data)
+            held += len(data) + (olds[f.blob].size if f.blob in olds else 0)
             if held >= BATCH_BYTES:  # bounded: a batch's arrays hold a few entries per word of its bytes
                 count()
                 held = 0

@@ -49,6 +49,7 @@ class BM25Engine(Engine):
     }
     libraries = ("bm25s", "PyStemmer", "numpy", "scipy")
     identity_modules = ("ctxgauge.engines._base", "ctxgauge.engines._tokens", "ctxgauge.engines._bm25_terms",
+                        "ctxgauge.engines._bm25_delta",
                         "ctxgauge.engines._bm25_live", "ctxgauge.engines._bm25_csc")
 
     def __init__(self, **params):
@@ -268,7 +269,7 @@ class BM25Engine(Engine):
         live = held.live
         for f in gone:
             live.remove(f.path)
-        self._t.doc_counts(corpus, new)
+        self._t.doc_counts(corpus, new, before=old)
         for f in new:
             ids, tf, length = self._t.doc_terms(f)
             live.add(f.path, ids, tf, length)
