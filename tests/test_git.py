@@ -294,8 +294,6 @@ def test_alternates_are_refused(tmp_path):
 
 
 def test_commit_times_resolve_revisions_in_one_call(repo_builder):
-    from ctxgauge.git import Repo
-
     r = repo_builder("times")
     c1 = r.commit("one", {"a.py": "x = 1\n"})
     c2 = r.commit("two", {"a.py": "x = 2\n"})
@@ -304,3 +302,40 @@ def test_commit_times_resolve_revisions_in_one_call(repo_builder):
         got = repo.commit_times([c1, c2[:10], "HEAD~1", "nosuch", tree, "--all", "a b"])
     assert got[c1] == (c1, r.date - 3600) and got[c2[:10]] == (c2, r.date) and got["HEAD~1"] == (c1, r.date - 3600)
     assert got["nosuch"] is None and got[tree] is None and got["--all"] is None and got["a b"] is None
+
+
+def test_prefetched_tree_changes_equal_one_by_one_and_take_two_git_calls_a_batch(repo_builder, monkeypatch):
+    import ctxgauge.git._repo as repo_module
+
+    r = repo_builder("walk")
+    revs = [r.commit("one", {"a.py": "x = 1\n", "d/b.py": "y = 1\n", "c.md": "# c\n"})]
+    revs.append(r.commit("two", {"a.py": "x = 2\n", "d/new.py": "z = 1\n"}))
+    revs.append(r.commit("empty", {}))
+    revs.append(r.commit("three", {"d/b.py": None, "c.md": "# c again\n", "e f\u00e9.txt": "spaced\n"}))
+    revs.append(r.commit("four", {"a.py": None, "a.py/inner.py": "now a folder\n"}))
+    pairs = list(zip(revs, revs[1:])) + [(revs[4], revs[0]), (revs[2], revs[2])]
+    with Repo(r.path) as repo:
+        alone = [repo.tree_changes(a, b) for a, b in pairs]
+    calls = []
+    real = repo_module.run_git
+    monkeypatch.setattr(repo_module, "run_git", lambda cwd, args, **kw: calls.append(args[0]) or real(cwd, args, **kw))
+    monkeypatch.setattr(repo_module, "CHANGES_BATCH", 4)
+    with Repo(r.path) as repo:
+        calls.clear()
+        repo.prefetch_changes(pairs)
+        assert [repo.tree_changes(a, b) for a, b in pairs] == alone
+        assert calls == ["diff-tree", "cat-file", "diff-tree", "cat-file"]  # 6 pairs, batches of 4
+        calls.clear()
+        assert repo.tree_changes(*pairs[0]) == alone[0] and calls == ["diff-tree", "cat-file"]  # asked again
+
+
+def test_a_prefetch_batch_that_fails_is_read_pair_by_pair(repo_builder):
+    r = repo_builder("walk")
+    c1 = r.commit("one", {"a.py": "x = 1\n"})
+    c2 = r.commit("two", {"a.py": "x = 2\n"})
+    with Repo(r.path) as repo:
+        repo.prefetch_changes([(c1, c2), (c2, "0" * 40)])
+        gone, entries = repo.tree_changes(c1, c2)
+        assert gone == [] and [e.path for e in entries] == ["a.py"]
+        with pytest.raises(UserError):
+            repo.tree_changes(c2, "0" * 40)

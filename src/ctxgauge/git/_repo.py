@@ -4,13 +4,43 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Iterator
+import re
+from typing import Iterable, Iterator, Sequence
 
 from ctxgauge.errors import UserError
 from ctxgauge.git._blobs import BlobReader
 from ctxgauge.git._confine import confine
 from ctxgauge.git._log import LOG_FORMAT, Commit, FileChange, parse_changes, parse_log
 from ctxgauge.git._policy import DIFF_SAFE, RENAME_THRESHOLD, run_git
+
+
+CHANGES_BATCH = 256
+"""Tree diffs `Repo.prefetch_changes` reads with one `git diff-tree --stdin`."""
+_FULL_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+
+
+def _split_headers(raw: bytes, heads: list[str]) -> list[bytes]:
+    """`git diff-tree --stdin -z` output cut into one block per commit asked (each after its `ID\\0`
+    header, in order): a header is the token where a record (`:meta`, then a path) would start."""
+    tokens = raw.split(b"\0")
+    blocks: list[list[bytes]] = []
+    i = 0
+    while i < len(tokens):
+        tok = tokens[i].lstrip(b"\n")
+        if tok.startswith(b":"):
+            if not blocks:
+                raise UserError("git diff-tree --stdin printed a change before any commit")
+            blocks[-1] += [tok, tokens[i + 1]]
+            i += 2
+        else:
+            if tok:
+                blocks.append([])
+                if len(blocks) > len(heads) or tok.decode() != heads[len(blocks) - 1]:
+                    raise UserError(f"git diff-tree --stdin answered {tok[:64]!r} out of turn")
+            i += 1
+    if len(blocks) != len(heads):
+        raise UserError(f"git diff-tree --stdin answered {len(blocks)} of {len(heads)} diffs")
+    return [b"\0".join(b) + b"\0" if b else b"" for b in blocks]
 
 
 @dataclass(frozen=True)
@@ -42,6 +72,9 @@ class Repo:
         self.git_dir = git_dir if git_dir.is_absolute() else (p / git_dir).resolve()
         self.path = p
         self._reader: BlobReader | None = None
+        self._plan: list[tuple[str, str]] = []  # tree diffs announced by prefetch_changes, in order
+        self._planned: dict[tuple[str, str], int] = {}  # each one not yet asked for -> its place in _plan
+        self._changes: dict[tuple[str, str], tuple[list[str], list[TreeEntry]]] = {}  # read ahead, not asked
 
     # -- plumbing ---------------------------------------------------------------------------------------
     def run(self, args: list[str]) -> str:
@@ -84,22 +117,63 @@ class Repo:
 
         No rename detection: a moved file is a path gone and an entry added, as two listings would show it.
         Two git calls whatever the size of the trees (the diff, then the sizes of the new blobs), so a caller
-        walking many commits lists each commit by what changed instead of by the whole tree."""
-        raw = self.run_bytes(["diff-tree", "-r", "-z", "--raw", "--no-renames", *DIFF_SAFE, "--end-of-options",
-                              old, new])
-        tokens = raw.split(b"\0")
-        gone: list[str] = []
-        changed: list[tuple[str, str, str]] = []  # (new mode, new oid, path)
-        for i in range(0, len(tokens) - 1, 2):
-            meta, path = tokens[i].lstrip(b"\n"), tokens[i + 1].decode("utf-8", "surrogateescape")
-            if not meta:
-                break
-            _, new_mode, _, new_oid, status = meta[1:].decode().split()
-            if status == "D":
-                gone.append(path)
-            else:
-                changed.append((new_mode, new_oid, path))
-        blobs = sorted({oid for mode, oid, _ in changed if mode != "160000"})
+        walking many commits lists each commit by what changed instead of by the whole tree; fewer still
+        for the pairs announced by `prefetch_changes`."""
+        pair = (old, new)
+        got = self._changes.pop(pair, None)
+        if got is None and pair in self._planned:
+            at = self._planned[pair]
+            batch = [p for p in self._plan[at:at + CHANGES_BATCH] if p not in self._changes]
+            try:
+                self._read_changes(batch)
+            except UserError:  # an object missing somewhere in the batch: each pair is read alone when asked
+                for p in batch:
+                    self._planned.pop(p, None)
+            got = self._changes.pop(pair, None)
+        if got is None:
+            got = self._read_changes([pair])[pair]
+        self._planned.pop(pair, None)
+        return got
+
+    def prefetch_changes(self, pairs: Sequence[tuple[str, str]]) -> None:
+        """Announce the `tree_changes(old, new)` a caller walking many commits will ask for, in order: they
+        are then read CHANGES_BATCH at a time, each batch by one `git diff-tree --stdin` and one `cat-file
+        --batch-check` for its new blobs' sizes, not two git processes per pair. Only full commit ids are
+        taken (a commit's `--stdin` line names commits; anything else is read pair by pair as before).
+        Replaces the previous announcement."""
+        self._plan = [(a, b) for a, b in pairs if _FULL_ID.fullmatch(a) and _FULL_ID.fullmatch(b)]
+        self._planned = {p: i for i, p in reversed(list(enumerate(self._plan)))}
+        self._changes = {}
+
+    def _read_changes(self, pairs: list[tuple[str, str]]) -> dict[tuple[str, str], tuple[list[str], list[TreeEntry]]]:
+        """`tree_changes` of each pair, read together (kept in `_changes` when more than one)."""
+        if len(pairs) == 1:
+            old, new = pairs[0]
+            raw = self.run_bytes(["diff-tree", "-r", "-z", "--raw", "--no-renames", *DIFF_SAFE, "--end-of-options",
+                                  old, new])
+            blocks = [raw]
+        else:
+            # `NEW OLD` lines: NEW diffed against OLD as its one parent; each diff after a `NEW\0` header
+            # (--always: printed for an empty diff too), in the order asked.
+            raw = self.run_bytes(["diff-tree", "--stdin", "--always", "-r", "-z", "--raw", "--no-renames",
+                                  *DIFF_SAFE], input=b"".join(f"{new} {old}\n".encode() for old, new in pairs))
+            blocks = _split_headers(raw, [new for _, new in pairs])
+        parsed = []
+        for block in blocks:
+            tokens = block.split(b"\0")
+            gone: list[str] = []
+            changed: list[tuple[str, str, str]] = []  # (new mode, new oid, path)
+            for i in range(0, len(tokens) - 1, 2):
+                meta, path = tokens[i].lstrip(b"\n"), tokens[i + 1].decode("utf-8", "surrogateescape")
+                if not meta:
+                    break
+                _, new_mode, _, new_oid, status = meta[1:].decode().split()
+                if status == "D":
+                    gone.append(path)
+                else:
+                    changed.append((new_mode, new_oid, path))
+            parsed.append((gone, changed))
+        blobs = sorted({oid for _, changed in parsed for mode, oid, _ in changed if mode != "160000"})
         sizes: dict[str, int | None] = {}
         if blobs:
             out = self.run_bytes(["cat-file", "--batch-check"], input=b"".join(o.encode() + b"\n" for o in blobs))
@@ -107,8 +181,14 @@ class Repo:
                 fields = line.split()
                 # `OID missing` for an absent blob: None, as `ls-tree --long` prints BAD for it
                 sizes[fields[0]] = int(fields[2]) if len(fields) == 3 and fields[2].isdigit() else None
-        return gone, [TreeEntry(mode, "commit" if mode == "160000" else "blob", oid,
-                                None if mode == "160000" else sizes.get(oid), path) for mode, oid, path in changed]
+        result = {}
+        for pair, (gone, changed) in zip(pairs, parsed):
+            result[pair] = (gone, [TreeEntry(mode, "commit" if mode == "160000" else "blob", oid,
+                                             None if mode == "160000" else sizes.get(oid), path)
+                                   for mode, oid, path in changed])
+        if len(pairs) > 1:
+            self._changes.update(result)
+        return result
 
     def commit_times(self, revs: Iterable[str]) -> dict[str, tuple[str, int] | None]:
         """Each revision's commit id and committer time (seconds since the epoch, as the commit records it),

@@ -172,6 +172,7 @@ def test_visiting_order_keeps_the_file_order_when_a_revision_names_no_commit(rep
     r1 = a.commit("one", BASE)
     r2 = a.commit("two", {"src/holds.py": "x = 1\n"})
     lib = str(tmp_path / "lib")
-    assert visiting_order([f"{lib}@{r2}", "elsewhere", f"{lib}@{r1}"]) == [f"{lib}@{r1}", f"{lib}@{r2}", "elsewhere"]
+    assert visiting_order([f"{lib}@{r2[:8]}", "elsewhere", f"{lib}@{r1}"]) == [
+        (f"{lib}@{r1}", r1), (f"{lib}@{r2[:8]}", r2), ("elsewhere", None)]
     keys = [f"{lib}@{r2}", f"{lib}@nosuchrev", f"{lib}@{r1}"]
-    assert visiting_order(keys) == keys
+    assert visiting_order(keys) == [(k, None) for k in keys]

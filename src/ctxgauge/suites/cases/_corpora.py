@@ -26,16 +26,20 @@ def open_corpora(case_file: CaseFile) -> dict[str, Corpus]:
     first_case = {}
     for c in case_file.cases:
         first_case.setdefault(c.corpus, c)
+    order = visiting_order(list(first_case))
     try:
-        for key in visiting_order(list(first_case)):
+        for n, (key, commit) in enumerate(order):
             c = first_case[key]
             source, rev = split_corpus(c.corpus)
             previous = last.get(source)
             try:
                 if previous is not None and previous.kind == "git" and rev is not None:
-                    corpus = previous.at(rev, binary_cache=binary.setdefault(source, {}))
+                    corpus = previous.at(commit or rev, binary_cache=binary.setdefault(source, {}),
+                                         known_commit=commit is not None)
                 else:
                     corpus = open_corpus(source, rev)
+                    if commit is not None:  # the next revisions' tree diffs, read in batches
+                        corpus.prefetch(next_commits(order, n, source))
             except UserError as exc:
                 raise UserError(f"{case_file.source}: case {c.name!r}: corpus {exc} (a directory, or REPO@REV)") from None
             corpora[c.corpus] = last[source] = corpus
@@ -45,18 +49,29 @@ def open_corpora(case_file: CaseFile) -> dict[str, Corpus]:
     return corpora
 
 
-def visiting_order(keys: list[str]) -> list[str]:
+def next_commits(order: list[tuple[str, str | None]], n: int, source: str) -> list[str]:
+    """The commits of `source` visited after the n-th key of `order`, while they are known."""
+    out = []
+    for key, commit in order[n + 1:]:
+        if split_corpus(key)[0] != source or commit is None:
+            break
+        out.append(commit)
+    return out
+
+
+def visiting_order(keys: list[str]) -> list[tuple[str, str | None]]:
     """Corpus keys (first-seen order) with those of one source together, in the order of their sources'
     first appearance, and a git repository's revisions by committer time, oldest first (ties by commit id):
     a SWE-bench file names base commits years apart in no order of time, and an index moved between them in
     file order crossed the same years of changes again and again (SWE-bench Lite's 74 sympy revisions:
     97,445 changed files in file order, 15,297 oldest first). A source whose revisions do not all name a
-    commit keeps the file's order (its first bad revision then fails as it would have)."""
+    commit keeps the file's order (its first bad revision then fails as it would have). Each key comes with
+    its commit id when its source was ordered (else None)."""
     groups: dict[str, list[tuple[str, str | None]]] = {}
     for key in keys:
         source, rev = split_corpus(key)
         groups.setdefault(source, []).append((key, rev))
-    out: list[str] = []
+    out: list[tuple[str, str | None]] = []
     for source, members in groups.items():
         revs = [rev for _, rev in members]
         if len(members) > 1 and None not in revs and Path(source).is_dir() and is_git_source(Path(source)):
@@ -66,8 +81,10 @@ def visiting_order(keys: list[str]) -> list[str]:
             except UserError:
                 times = {}
             if all(times.get(rev) is not None for rev in revs):
-                members = sorted(members, key=lambda m: (times[m[1]][1], times[m[1]][0]))
-        out.extend(key for key, _ in members)
+                ordered = sorted(members, key=lambda m: (times[m[1]][1], times[m[1]][0]))
+                out.extend((key, times[rev][0]) for key, rev in ordered)
+                continue
+        out.extend((key, None) for key, _ in members)
     return out
 
 

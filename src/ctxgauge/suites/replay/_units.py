@@ -159,10 +159,13 @@ def run_slice(task: SliceTask) -> Iterator[dict]:
         with tempfile.TemporaryDirectory(prefix="ctxgauge-replay-") as tmp:
             index = _Index(engine, Path(tmp) / "index")
             previous: Corpus | None = None
-            for case in task.cases:
+            for n, case in enumerate(task.cases):
                 checkpoint("commit-before/replay-slice")  # where the kill tests stop a worker mid-unit
                 t0 = time.perf_counter()
+                first = previous is None
                 corpus = previous = _corpus(repo, case, cache, previous)
+                if first and corpus is not None:  # the slice's next parents' tree diffs, read in batches
+                    corpus.prefetch(c.parent for c in task.cases[n + 1:])
                 t1 = time.perf_counter()
                 part: dict = {"sha": case.sha, "role": task.role, "engine": engine.name, "reason": None,
                               "figures": {}, "ranking": [], "coverage_gap": [],
