@@ -1,7 +1,7 @@
 """The speed table of issue 12, each row cold and side by side with its baseline, interleaved, in one run.
 
     python benchmarks/speed.py [--memos MEMOS_GIT] [--corpus DIR ...] [--contextbenchmark CB] [--repo GIT_DIR]
-        [--commits 50] [--rounds 3]
+        [--commits 50] [--rounds 3] [--swebench FILE_OR_CLONE --repos DIR [--cases-baseline REV] [--cases-lite]]
 
 The determinism row in one command, from two clones (bare or not) and the committed queries:
 
@@ -25,6 +25,13 @@ ctxgauge command gets its own empty work-cache directory, so every figure is col
   text file; both counts are printed. With --also-src, ctxgauge from that source tree too.
 - replay (with --repo): `ctxgauge replay REPO -e bm25 --commits 50` against the naive floor, per commit
   `git archive PARENT | tar -x` into a fresh directory with no index at all, on the same commits.
+- cases (with --swebench): `ctxgauge cases INSTANCES --repos DIR -e bm25` over the SWE-bench Lite instances
+  whose repository has a clone under DIR (instances of the others are left out; the count is printed), against
+  the same command run by ctxgauge at --cases-baseline (default dc65eaf, the code the issue measured: every
+  case built its index from nothing), extracted from this checkout's history with `git archive` and run from
+  there, on the same instances. INSTANCES is a JSON file, or a clone holding swe-bench-lite.json (read with
+  `git show`). Each arm's rankings (every case's paths and scores) are hashed; the row fails unless both arms
+  give the same hash. `--cases-lite`: at most 4 instances per repository, for a quick run.
 - hybrid replay (with --hybrid-repo, at --hybrid-rev): `ctxgauge replay REPO --rev REV -e hybrid --commits 50`
   and `-e minilm` on the same commits, each cold, against the goal of 120 CPU seconds; with --also-src, hybrid
   from that source tree too (before and after in one interleaved run). The embedding engines cost minutes to
@@ -200,6 +207,97 @@ def determinism_row(source: Path, cb: Path | None, rounds: int, tmp: Path, also_
     row(f"determinism on {source.name} vs ContextBenchmark", reference, ours, rounds, others)
 
 
+CASES_BASELINE = "dc65eaf"  # issue 12's "today": cases built every index from nothing
+LITE_PER_REPO = 4
+
+
+def swebench_instances(source: Path, repos: Path, lite: bool, tmp: Path) -> Path:
+    """The instances whose repository is cloned under `repos` (at most LITE_PER_REPO per repository with
+    `lite`), in the file's order, written to a file of their own."""
+    if source.is_dir():
+        raw = subprocess.run(["git", "-C", str(source), "show", "HEAD:swe-bench-lite.json"], capture_output=True,
+                             check=True).stdout
+    else:
+        raw = source.read_bytes()
+    records = json.loads(raw)
+    kept, per_repo, left_out = [], {}, 0
+
+    def cloned(repo: str) -> bool:
+        owner, _, name = repo.partition("/")
+        return any(p.is_dir() for p in (repos / f"{owner}__{name}", repos / name, repos / owner / name,
+                                         repos / f"{owner}+{name}" / "repo", repos / f"{owner}+{name}"))
+
+    for rec in records:
+        if not cloned(rec["repo"]):
+            left_out += 1
+            continue
+        if lite and per_repo.get(rec["repo"], 0) >= LITE_PER_REPO:
+            continue
+        per_repo[rec["repo"]] = per_repo.get(rec["repo"], 0) + 1
+        kept.append(rec)
+    out = tmp / "instances.json"
+    out.write_text(json.dumps(kept))
+    print(f"cases: {len(kept)} instances of {len(per_repo)} repositories "
+          f"({', '.join(f'{r} {n}' for r, n in sorted(per_repo.items()))}); {left_out} of repositories not cloned "
+          f"under {repos} left out", flush=True)
+    return out
+
+
+def rankings_hash(run_dir: Path) -> str:
+    """SHA-256 (first 16 digits) of every case's ranking (paths and scores) in a cases run directory, by case
+    name: two runs that ranked every case the same have the same hash."""
+    import hashlib
+
+    rankings = {}
+    for line in (run_dir / "units.jsonl").read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            unit = json.loads(line)
+            rankings[unit["id"]] = [[h["path"], h["score"]] for h in unit.get("ranking", [])]
+    return hashlib.sha256(json.dumps(sorted(rankings.items())).encode()).hexdigest()[:16]
+
+
+def baseline_source(rev: str, tmp: Path) -> Path:
+    """This project's `src` at `rev`, extracted with `git archive` (no worktree, nothing checked out)."""
+    here = Path(__file__).resolve().parents[1]
+    dest = tmp / f"src-{rev}"
+    dest.mkdir(parents=True)
+    archive = subprocess.Popen(["git", "-C", str(here), "archive", rev, "src"], stdout=subprocess.PIPE)
+    subprocess.run(["tar", "-x", "-C", str(dest)], stdin=archive.stdout, check=True)
+    archive.stdout.close()
+    if archive.wait() != 0:
+        raise SystemExit(f"git archive {rev} failed in {here}")
+    return dest / "src"
+
+
+def cases_row(instances: Path, repos: Path, baseline_rev: str, rounds: int, tmp: Path) -> None:
+    """ctxgauge's cases over `instances` against the same command run by ctxgauge at `baseline_rev`, each cold,
+    interleaved; both arms' rankings hashes printed, and the row fails unless they are equal."""
+    old_src = baseline_source(baseline_rev, tmp)
+    compile_ctxgauge()
+    compile_ctxgauge(old_src)
+    hashes: dict[str, set] = {"baseline": set(), "ctxgauge": set()}
+
+    def arm(label: str, src: Path | None):
+        def run(i: int):
+            out = tmp / f"cases-{label}-{i}"
+            cache = tmp / f"cache-cases-{label}-{i}"  # empty: cold (the baseline has no work cache at all)
+            env = {"CTXGAUGE_CACHE": str(cache), **({"PYTHONPATH": str(src.resolve())} if src else {})}
+            figures = timed([*CTXGAUGE, "cases", str(instances), "--repos", str(repos), "-e", "bm25",
+                             "--out", str(out)], env=env)
+            hashes[label].add(rankings_hash(out))
+            shutil.rmtree(out, ignore_errors=True)
+            shutil.rmtree(cache, ignore_errors=True)
+            return figures
+        return run
+
+    row(f"cases over {instances.name} with bm25 vs ctxgauge at {baseline_rev}", arm("baseline", old_src),
+        arm("ctxgauge", None), rounds)
+    print(f"  rankings hash: baseline {' '.join(sorted(hashes['baseline']))}, ctxgauge "
+          f"{' '.join(sorted(hashes['ctxgauge']))}", flush=True)
+    if len(hashes["baseline"] | hashes["ctxgauge"]) != 1:
+        raise SystemExit("cases: the two arms (or two rounds) ranked differently")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--corpus", type=Path, action="append", default=[],
@@ -215,12 +313,21 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--also-src", type=Path, help="also time the determinism and replay rows with ctxgauge from "
                     "this source tree (PYTHONPATH), e.g. an older checkout's src: before and after in one run")
+    ap.add_argument("--swebench", type=Path, help="SWE-bench instances for the cases row: a JSON file, or a clone "
+                    "holding swe-bench-lite.json")
+    ap.add_argument("--repos", type=Path, help="where the instances' repositories are cloned (cases row)")
+    ap.add_argument("--cases-baseline", default=CASES_BASELINE, help="the ctxgauge commit the cases row compares "
+                    "against (this checkout's history)")
+    ap.add_argument("--cases-lite", action="store_true", help=f"at most {LITE_PER_REPO} instances per repository")
+    ap.add_argument("--cases-rounds", type=int, help="rounds of the cases row (default --rounds)")
     ap.add_argument("--hybrid-repo", type=Path, help="a git repository for the hybrid replay row")
     ap.add_argument("--hybrid-rev", default="HEAD", help="the newest revision the hybrid row walks back from")
     ap.add_argument("--hybrid-rounds", type=int, default=1)
     args = ap.parse_args()
     if args.contextbenchmark and not (args.corpus or args.memos):
         ap.error("--contextbenchmark needs --memos or --corpus DIR (the corpus both tools measure)")
+    if args.swebench and not args.repos:
+        ap.error("--swebench needs --repos DIR (where the instances' repositories are cloned)")
     print(f"load average at start: {os.getloadavg()}")
     with tempfile.TemporaryDirectory(prefix="ctxgauge-speed-") as tmp:
         tmp = Path(tmp)
@@ -229,6 +336,9 @@ def main() -> int:
         cb = args.contextbenchmark and reference_checkout(args.contextbenchmark, args.contextbenchmark_rev, tmp)
         for corpus in corpora:
             determinism_row(corpus, cb, args.rounds, tmp, args.also_src)
+        if args.swebench:
+            instances = swebench_instances(args.swebench, args.repos, args.cases_lite, tmp)
+            cases_row(instances, args.repos, args.cases_baseline, args.cases_rounds or args.rounds, tmp)
         if args.repo:
             def ours_replay(i: int):
                 return timed([*CTXGAUGE, "--cache-dir", str(tmp / f"cache-replay{i}"), "replay", str(args.repo),
