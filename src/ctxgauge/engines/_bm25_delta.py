@@ -76,15 +76,20 @@ def line_delta(old: bytes, new: bytes) -> tuple[bytes, bytes] | None:
 def apply_delta(old: Counts, lost: Counts, gained: Counts) -> Counts:
     """The counts of a version whose old counts are `old`, less the counts of the lines it `lost`, plus
     those of the lines it `gained`: terms left with no occurrence dropped, ids sorted."""
-    ids = np.concatenate([old[0], lost[0], gained[0]])
-    cnt = np.concatenate([old[1], -lost[1], gained[1]])
-    order = np.argsort(ids, kind="stable")
-    ids, cnt = ids[order], cnt[order]
-    first = np.ones(len(ids), dtype=bool)
-    first[1:] = ids[1:] != ids[:-1]
-    starts = np.flatnonzero(first)
-    total = np.add.reduceat(cnt, starts) if len(starts) else cnt[:0]
+    ids, total = sum_by_key(np.concatenate([old[0], lost[0], gained[0]]),
+                            np.concatenate([old[1], -lost[1], gained[1]]))
     keep = total != 0
     if (total < 0).any():  # a line lost that the old version did not hold: the old counts were not its
         raise ValueError("a line delta removed terms the old counts do not hold")
-    return ids[starts][keep], total[keep], old[2] - lost[2] + gained[2]
+    return ids[keep], total[keep], old[2] - lost[2] + gained[2]
+
+
+def sum_by_key(keys: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct `keys`, ascending, and the sum of `values` over each: one stable sort (keys made of a
+    few sorted runs merge in about linear time), then one `np.add.reduceat` over the runs of equal keys."""
+    order = np.argsort(keys, kind="stable")
+    keys, values = keys[order], values[order]
+    first = np.ones(len(keys), dtype=bool)
+    first[1:] = keys[1:] != keys[:-1]
+    starts = np.flatnonzero(first)
+    return keys[starts], (np.add.reduceat(values, starts) if len(starts) else values[:0])

@@ -16,7 +16,7 @@ import numpy as np
 
 import ctxgauge.cache as work_cache
 from ctxgauge.corpora import Corpus, CorpusFile
-from ctxgauge.engines._bm25_delta import apply_delta, line_delta
+from ctxgauge.engines._bm25_delta import apply_delta, line_delta, sum_by_key
 from ctxgauge.engines._tokens import path_tokens, word_counts, word_tokens
 
 Counts = tuple[np.ndarray, np.ndarray, int]
@@ -225,14 +225,7 @@ def count_terms(blobs: Sequence[bytes], terms_of: dict[bytes, tuple[int, ...]], 
     occurrences = np.repeat(np.array(times, dtype=np.int64), lens)
     blob = np.repeat(np.repeat(np.arange(len(sizes), dtype=np.int64), sizes), lens)
     width = max(len(terms), 1)  # key = blob * width + term: one sort orders by blob, then term
-    key = blob * width + flat
-    order = np.argsort(key, kind="stable")
-    key, occurrences = key[order], occurrences[order]
-    first = np.ones(len(key), dtype=bool)
-    first[1:] = key[1:] != key[:-1]
-    starts = np.flatnonzero(first)
-    cnt = np.add.reduceat(occurrences, starts) if len(starts) else occurrences[:0]
-    key = key[starts]
+    key, cnt = sum_by_key(blob * width + flat, occurrences)
     ids_ = key % width
     bounds = np.searchsorted(key // width, np.arange(len(sizes) + 1))
     return [(ids_[a:b], cnt[a:b], int(cnt[a:b].sum())) for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist())]

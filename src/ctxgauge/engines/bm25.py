@@ -32,6 +32,7 @@ from ctxgauge._io import write_text_atomic
 from ctxgauge.corpora import Change, Corpus
 from ctxgauge.engines import _bm25_csc as _csc
 from ctxgauge.engines._base import Engine, Hit, rank
+from ctxgauge.engines._bm25_delta import sum_by_key
 from ctxgauge.engines._bm25_live import LiveIndex, lucene_entries, lucene_idf, mean_length, top_candidates
 from ctxgauge.engines._bm25_stamp import DOCS_FILE, INDEX_FILES, NONOCCURRENCE_FILE, Held, Stamp, stat_of
 from ctxgauge.engines._bm25_terms import Counts, Terms
@@ -83,14 +84,7 @@ class BM25Engine(Engine):
         n_terms = max(len(self._t.terms), 1)
         # A term in both a file's content and its path is one entry whose counts add up. The keys are two
         # sorted runs per document, which a stable (merge) sort orders in about linear time.
-        keys = doc * n_terms + ids
-        order = np.argsort(keys, kind="stable")
-        keys, cnt = keys[order], cnt[order]
-        first = np.ones(len(keys), dtype=bool)
-        first[1:] = keys[1:] != keys[:-1]
-        starts = np.flatnonzero(first)
-        tf = np.add.reduceat(cnt, starts)
-        key = keys[starts]
+        key, tf = sum_by_key(doc * n_terms + ids, cnt)
         doc_len = np.array([c[2] + p[2] for c, p in zip(content, paths)], dtype=np.int64)
         return key // n_terms, key % n_terms, tf, doc_len
 
