@@ -82,12 +82,9 @@ class CallReader:
 
     def _parser(self, grammar: str) -> tuple[Any, Any]:
         if grammar not in self._by_grammar:
-            import tree_sitter
+            from ctxgauge.engines.graph._parse import parser_and_query
 
-            from ctxgauge.engines.graph._parse import _load_language
-
-            lang = _load_language(grammar)
-            self._by_grammar[grammar] = (tree_sitter.Parser(lang), tree_sitter.Query(lang, _QUERIES[grammar]))
+            self._by_grammar[grammar] = parser_and_query(grammar, _QUERIES[grammar])
         return self._by_grammar[grammar]
 
     def calls(self, grammar: str, data: bytes) -> dict[str, list[str]]:
@@ -144,11 +141,11 @@ class CallCache:
 
         code = [(f, grammar_of(f.path)) for f in corpus.files]
         code = [(f, g) for f, g in code if g in _QUERIES]
-        todo = [f for f, g in code if (g, f.blob) not in self._by_blob]
+        todo = {f.path: g for f, g in code if (g, f.blob) not in self._by_blob}
         if todo:
             self._reader = self._reader or CallReader()
-            for f, data in corpus.iter_bytes(todo):
-                g = grammar_of(f.path)
+            for f, data in corpus.iter_bytes([f for f, _ in code if f.path in todo]):
+                g = todo[f.path]
                 self._by_blob[(g, f.blob)] = self._reader.calls(g, data)
         out: dict[str, dict[str, list[str]]] = {}
         for f, g in code:

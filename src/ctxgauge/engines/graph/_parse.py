@@ -123,6 +123,15 @@ def _load_language(grammar: str) -> Any:
     raise ValueError(f"no grammar {grammar!r}")
 
 
+def parser_and_query(grammar: str, query: str) -> tuple[Any, Any]:
+    """A new tree-sitter parser for `grammar` and `query` compiled for it (a parser is not thread-safe:
+    each holder keeps its own)."""
+    import tree_sitter
+
+    lang = _load_language(grammar)
+    return tree_sitter.Parser(lang), tree_sitter.Query(lang, query)
+
+
 class SourceParser:
     """Parses source files into `Parsed`, holding one tree-sitter parser and import query per grammar
     (created on first use; a parser is not thread-safe, so each engine object owns its own)."""
@@ -132,10 +141,7 @@ class SourceParser:
 
     def _parser(self, grammar: str) -> tuple[Any, Any]:
         if grammar not in self._parsers:
-            import tree_sitter
-
-            lang = _load_language(grammar)
-            self._parsers[grammar] = (tree_sitter.Parser(lang), tree_sitter.Query(lang, _IMPORT_QUERIES[grammar]))
+            self._parsers[grammar] = parser_and_query(grammar, _IMPORT_QUERIES[grammar])
         return self._parsers[grammar]
 
     def parse(self, grammar: str, data: bytes) -> Parsed:
