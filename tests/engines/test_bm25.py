@@ -182,3 +182,25 @@ def test_racy_means_within_one_timestamp_tick():
     whole = now - now % 1_000_000_000 - 1_000_000_000  # a file system keeping whole seconds
     assert _racy(((1, 10, whole, whole),), now)
     assert not _racy(((1, 10, whole - _COARSE_NS, whole - _COARSE_NS),), now)
+
+
+def test_path_counts_in_one_batch_equal_them_path_by_path():
+    # Terms numbered in the same order and each path's counts equal counts(stem(path_tokens(path)), weight),
+    # paths whose tokens are new, old, shared or none at all.
+    import numpy as np
+
+    from ctxgauge.engines._bm25_terms import Terms
+    from ctxgauge.engines._tokens import path_tokens
+
+    paths = ["src/fetchUser.ts", "src/fetch_user.py", "a", "README", "docs/the/of.md", ".github/x.yml",
+             "lib/HTTPServer/http_server.go", "x/y/z/Error.java", "-", "1/2/3.txt", "web/api.ts"]
+    for weight in (0, 1, 2):
+        batch, one = Terms(weight), Terms(weight)
+        batch.ids(["fetch", "zzz"])
+        one.ids(["fetch", "zzz"])
+        got = batch.path_counts_many(paths)
+        want = [one.counts(one.stem(path_tokens(p)), weight) for p in paths]
+        assert batch.terms == one.terms
+        for (gi, gc, gn), (wi, wc, wn) in zip(got, want):
+            assert gi.tolist() == wi.tolist() and gc.tolist() == wc.tolist() and gn == wn
+            assert gi.dtype == wi.dtype == np.int64 and gc.dtype == wc.dtype

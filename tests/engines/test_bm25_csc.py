@@ -105,3 +105,4 @@ def test_a_bm25_build_and_query_never_import_bm25s_or_scipy(tmp_path):
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('bm25s', 'scipy', 'tqdm')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+

@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from ctxgauge.engines._bm25_stamp import INDEX_FILES, NONOCCURRENCE_FILE
+from ctxgauge.engines._keyed import stable_order
 
 DTYPE, INT_DTYPE = "float32", "int32"
 """bm25s's defaults for the scores and the matrix's row indices (and the query ids)."""
@@ -59,7 +60,7 @@ def csc(scores: np.ndarray, doc: np.ndarray, col: np.ndarray, n_docs: int, n_voc
     cols = col.astype(INT_DTYPE)
     indptr = np.zeros(n_vocab + 1, dtype=np.int64)
     np.cumsum(np.bincount(cols, minlength=n_vocab), out=indptr[1:])
-    order = np.argsort(cols, kind="stable")
+    order = stable_order(cols)
     return Matrix(scores[order].astype(DTYPE), rows[order], indptr, n_docs)
 
 

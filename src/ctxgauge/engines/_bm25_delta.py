@@ -20,6 +20,8 @@ from collections import Counter
 
 import numpy as np
 
+from ctxgauge.engines._keyed import sum_by_key
+
 Counts = tuple[np.ndarray, np.ndarray, int]
 """(term ids, sorted; their counts; number of tokens): `_bm25_terms.Counts`."""
 
@@ -83,13 +85,3 @@ def apply_delta(old: Counts, lost: Counts, gained: Counts) -> Counts:
         raise ValueError("a line delta removed terms the old counts do not hold")
     return ids[keep], total[keep], old[2] - lost[2] + gained[2]
 
-
-def sum_by_key(keys: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The distinct `keys`, ascending, and the sum of `values` over each: one stable sort (keys made of a
-    few sorted runs merge in about linear time), then one `np.add.reduceat` over the runs of equal keys."""
-    order = np.argsort(keys, kind="stable")
-    keys, values = keys[order], values[order]
-    first = np.ones(len(keys), dtype=bool)
-    first[1:] = keys[1:] != keys[:-1]
-    starts = np.flatnonzero(first)
-    return keys[starts], (np.add.reduceat(values, starts) if len(starts) else values[:0])
