@@ -8,8 +8,8 @@ import re
 
 from ctxgauge import cache
 from ctxgauge.corpora import Corpus
-from ctxgauge.engines import _tokens, get_engine
-from ctxgauge.engines._tokens import STOPWORDS, _word_tokens, code_tokens, word_tokens
+from ctxgauge.engines import _bm25_terms, _tokens, get_engine
+from ctxgauge.engines._tokens import STOPWORDS, _split_word, _word_tokens, code_tokens, split_words
 
 _PART = r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+"
 
@@ -33,8 +33,28 @@ def test_a_word_splits_as_defined():
     words = WORDS + ["".join(rng.choice(alphabet) for _ in range(rng.randint(1, 12))) for _ in range(5000)]
     for word in words:
         for min_len in (2, 3):
-            assert _word_tokens(word, min_len) == word_tokens(word, min_len) == _by_definition(word, min_len), word
+            assert _word_tokens(word, min_len) == _split_word(word, min_len) == _by_definition(word, min_len), word
         assert tuple(code_tokens(word)) == _by_definition(word, 2) or not word.isascii(), word
+
+
+def test_many_words_split_at_once_as_one_by_one():
+    # split_words (the ASCII words of word_counts, all at once in numpy) gives each word the tokens the
+    # definition gives it, in order: words of one part or many, numbers, stopwords, lone and runs of `_`.
+    rng = random.Random(3)
+    alphabet = "aAzZbB09_xXyYcC"
+    words = [w for w in WORDS if w and w.isascii()]
+    words += ["".join(rng.choice(alphabet) for _ in range(rng.randint(1, 14))) for _ in range(20000)]
+    words += ["x" * 300 + "Y", "9" * 3, "HTTP2Server", "the_of", "Is_A"]
+    for min_len in (1, 2, 3):
+        tokens, counts = split_words([w.encode() for w in words], min_len)
+        assert len(counts) == len(words) and sum(counts.tolist()) == len(tokens)
+        got, at = [], 0
+        for n in counts.tolist():
+            got.append(tuple(tokens[at:at + n]))
+            at += n
+        assert got == [_by_definition(w, min_len) for w in words]
+    tokens, counts = split_words([])
+    assert tokens == [] and len(counts) == 0
 
 
 def test_two_bm25_builds_share_no_tokeniser_work(tmp_path, monkeypatch):
@@ -47,9 +67,9 @@ def test_two_bm25_builds_share_no_tokeniser_work(tmp_path, monkeypatch):
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text(text)
     corpus = Corpus.from_directory(root)
-    calls: list[str] = []
-    real = _tokens._split_word
-    monkeypatch.setattr(_tokens, "_split_word", lambda w, n: calls.append(w) or real(w, n))
+    calls: list[bytes] = []
+    real = _tokens.split_words
+    monkeypatch.setattr(_bm25_terms, "split_words", lambda words, *a: calls.extend(words) or real(words, *a))
     with cache.disabled():
         get_engine("bm25").build(corpus, tmp_path / "a")
         first = sorted(calls)

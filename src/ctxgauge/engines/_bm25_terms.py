@@ -18,7 +18,7 @@ import ctxgauge.cache as work_cache
 from ctxgauge.corpora import Corpus, CorpusFile
 from ctxgauge.engines._bm25_delta import apply_delta, line_delta
 from ctxgauge.engines._keyed import sum_by_key
-from ctxgauge.engines._tokens import path_tokens, word_counts, word_tokens
+from ctxgauge.engines._tokens import path_tokens, split_words, word_counts
 
 Counts = tuple[np.ndarray, np.ndarray, int]
 """(term ids, sorted; their counts; number of tokens)"""
@@ -38,7 +38,7 @@ class Terms:
         self._sorted_ids = np.zeros(0, dtype=np.int64)
         self._order_terms: list[str] = []  # every interned term, in term order
         self._order_ids: list[int] = []  # their ids, in the same order
-        self.word_terms: dict[bytes, tuple[int, ...]] = {}  # word -> its tokens' stemmed term ids
+        self.word_terms = WordTerms()  # word -> its tokens' stemmed term ids
         self.blob_counts: dict[str, Counts] = {}
         self.path_counts: dict[str, Counts] = {}
 
@@ -201,13 +201,42 @@ class Terms:
     # -- index --------------------------------------------------------------------------------------------
 
 
-def count_terms(blobs: Sequence[bytes], terms_of: dict[bytes, tuple[int, ...]], term_id: dict[str, int],
+class WordTerms:
+    """Each word a vocabulary has met -> the term ids of its tokens (`split_words`, stemmed, interned), as
+    rows of one CSR table (`row`: word -> row, in first-seen order; row r's ids are `ids[ptr[r]:ptr[r+1]]`),
+    so the words of a batch of blobs are looked up by one `map` in C and their ids gathered by numpy."""
+
+    def __init__(self):
+        self.row: dict[bytes, int] = {}
+        self.ptr = np.zeros(1, dtype=np.int64)
+        self.ids = np.zeros(0, dtype=np.int64)
+
+    def __len__(self) -> int:
+        return len(self.row)
+
+    def add(self, words: list[bytes], sizes: np.ndarray, ids: np.ndarray) -> None:
+        """Rows for new `words`: word i's ids are the next `sizes[i]` of `ids`."""
+        self.row.update(zip(words, range(len(self.row), len(self.row) + len(words))))
+        self.ptr = np.concatenate([self.ptr, self.ptr[-1] + np.cumsum(sizes)])
+        self.ids = np.concatenate([self.ids, ids])
+
+    def gather(self, words: list[bytes]) -> tuple[np.ndarray, np.ndarray]:
+        """(each word's number of term ids, all their ids concatenated word by word)."""
+        rows = np.fromiter(map(self.row.__getitem__, words), dtype=np.int64, count=len(words))
+        starts = self.ptr[rows]
+        lens = self.ptr[rows + 1] - starts
+        total = int(lens.sum())
+        at = np.arange(total, dtype=np.int64) + np.repeat(starts - (np.cumsum(lens) - lens), lens)
+        return lens, self.ids[at]
+
+
+def count_terms(blobs: Sequence[bytes], terms_of: WordTerms, term_id: dict[str, int],
                 terms: list[str], stem: Callable[[list[str]], list[str]]) -> list[Counts]:
     """Each blob's `_counts(stem(code_tokens(blob.decode("utf-8", "replace"))))`, computed per distinct word:
-    each word's term ids are made once per vocabulary (`terms_of`: word -> term ids; `term_id`/`terms`: the
-    interned terms, new ones appended in first-seen order) and its occurrences added up, and the blobs'
-    (term, occurrences) pairs are summed in one numpy pass for them all (a numpy sort per blob cost more than
-    counting its words; tested equal to the per-token definition). bm25 and graph both count content this way."""
+    each word's term ids are made once per vocabulary (`terms_of`; `term_id`/`terms`: the interned terms,
+    new ones appended in first-seen order) and its occurrences added up, and the blobs' (term, occurrences)
+    pairs are summed in one numpy pass for them all (a numpy sort per blob cost more than counting its
+    words; tested equal to the per-token definition). bm25 and graph both count content this way."""
     words: list[bytes] = []
     times: list[int] = []
     sizes: list[int] = []
@@ -219,23 +248,20 @@ def count_terms(blobs: Sequence[bytes], terms_of: dict[bytes, tuple[int, ...]], 
     # Words this vocabulary has not met, first seen first (so terms are numbered as blob by blob):
     # split, stem and intern them. dict.fromkeys dedups in C (a blob's words recur in the next ones).
     distinct = dict.fromkeys(words)
-    new = [w for w in distinct if w not in terms_of] if terms_of else list(distinct)
+    row = terms_of.row
+    new = [w for w in distinct if w not in row] if row else list(distinct)
     if new:
-        split = [word_tokens(w.decode("ascii")) for w in new]
-        tokens = list(dict.fromkeys(chain.from_iterable(split)))
-        ids = {}
-        for token, stemmed in zip(tokens, stem(tokens)):
-            i = term_id.get(stemmed)
-            if i is None:
-                i = term_id[stemmed] = len(terms)
-                terms.append(stemmed)
-            ids[token] = i
-        get = ids.__getitem__
-        terms_of.update(zip(new, [tuple(map(get, ts)) for ts in split]))
-    per_word = list(map(terms_of.__getitem__, words))  # each word's term ids, in C
+        tokens, per_word = split_words(new)
+        distinct_tokens = list(dict.fromkeys(tokens))
+        stemmed = stem(distinct_tokens)
+        fresh = [t for t in dict.fromkeys(stemmed) if t not in term_id]  # new terms, first seen first
+        term_id.update(zip(fresh, range(len(terms), len(terms) + len(fresh))))
+        terms.extend(fresh)
+        token_id = dict(zip(distinct_tokens, map(term_id.__getitem__, stemmed)))
+        terms_of.add(new, per_word, np.fromiter(map(token_id.__getitem__, tokens), dtype=np.int64,
+                                                count=len(tokens)))
     # every (blob, term, occurrences of its word) triple, summed per (blob, term) by one sort
-    lens = np.fromiter(map(len, per_word), dtype=np.int64, count=len(words))
-    flat = np.fromiter(chain.from_iterable(per_word), dtype=np.int64, count=int(lens.sum()))
+    lens, flat = terms_of.gather(words)
     occurrences = np.repeat(np.array(times, dtype=np.int64), lens)
     blob = np.repeat(np.repeat(np.arange(len(sizes), dtype=np.int64), sizes), lens)
     return sum_per_doc(blob, flat, occurrences, len(sizes), len(terms))

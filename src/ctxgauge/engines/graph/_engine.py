@@ -64,7 +64,7 @@ from ctxgauge._io import canonical_json, write_text_atomic
 from ctxgauge.corpora import Change, Corpus
 from ctxgauge.engines._base import Engine, Hit, rank
 from ctxgauge.engines._spec import Param
-from ctxgauge.engines._bm25_terms import count_terms
+from ctxgauge.engines._bm25_terms import WordTerms, count_terms
 from ctxgauge.engines._tokens import code_tokens, path_tokens
 
 FORMAT = "ctxgauge-graph/2"
@@ -106,7 +106,7 @@ class GraphEngine(Engine):
         self._def_tokens: dict[tuple[str, str], Counter] = {}  # (grammar, blob) -> definition token counts
         self._path_docs: dict[str, Counter] = {}  # path -> its weighted path tokens
         self._content: dict[str, tuple] = {}  # blob -> (term ids, counts) of its content tokens (`_content_counts`)
-        self._word_terms: dict[bytes, tuple[int, ...]] = {}  # word -> the term ids of its tokens as indexed
+        self._word_terms = WordTerms()  # word -> the term ids of its tokens as indexed
         self._terms: list[str] = []  # term id -> term (ids in first-seen order, private to this object)
         self._term_id: dict[str, int] = {}
         self._manifests: dict[str, str] = {}  # blob -> text of a go.mod / Cargo.toml / package.json
