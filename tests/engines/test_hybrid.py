@@ -197,6 +197,10 @@ def _default_trio_ready() -> str | None:
 def test_default_trio(corpus: Corpus, tmp_path: Path) -> None:
     engine = get_engine("hybrid")
     assert [d for d, *_ in engine.subs] == ["bm25", "minilm", "graph"]
+    # its minilm is capped (hybrid's own choice), the name stays plain, and the uncapped trio is another engine
+    assert engine.subs[1][2].params["max_chunks_per_file"] == 6 and engine.subs[1][2].params["test_chunks"] == 1
+    assert engine.name == "hybrid" and get_engine('hybrid(engines="bm25,minilm,graph")').name != "hybrid"
+    assert get_engine('hybrid(engines="bm25,minilm,graph")').identity() != engine.identity()
     assert engine.available() == (True, None)
     engine.build(corpus, tmp_path / "one")
     get_engine("hybrid").build(corpus, tmp_path / "two")

@@ -460,6 +460,25 @@ def test_translation_catalogues_embed_only_their_head(tmp_path):
     assert MiniLMEngine(locale_chunks=3).identity() != MiniLMEngine().identity() and LOCALE_CHUNKS == 1
 
 
+def test_test_files_embed_only_their_head(tmp_path):
+    from ctxgauge.engines._chunks import chunk_limit
+
+    assert chunk_limit("pkg/store_test.go", 64, 1, 2) == 2 and chunk_limit("tests/test_app.py", 64, 1, 0) == 0
+    assert chunk_limit("src/app.ts", 64, 1, 2) == 64 and chunk_limit("src/app.test.ts", 1, 1, 4) == 1
+    assert chunk_limit("pkg/store_test.go", 64, 1) == 64  # no cap of its own unless one is given
+    assert chunk_limit("tests/locales/da.json", 64, 1, 5) == 1  # a catalogue is a catalogue first
+    suite = "".join(f"def test_case_{i}():\n    assert store.get({i}) == {i}\n\n" for i in range(300))
+    corpus = write(tmp_path / "c", {"src/store.py": "def get(i):\n    return i\n", "tests/test_store.py": suite})
+    rows = {}
+    for limit in (0, 2, 64):
+        out = tmp_path / f"out{limit}"
+        MiniLMEngine(test_chunks=limit).build(corpus, out)
+        rows[limit] = [r for r in json.loads((out / "chunks.json").read_text()) if r["path"] == "tests/test_store.py"]
+    assert [(r["chunk"], r["lines"]) for r in rows[0]] == [(0, [0, 0])]  # its path only
+    assert len(rows[2]) == 2 and rows[2] == rows[64][:2] and len(rows[64]) > 2
+    assert MiniLMEngine(test_chunks=3).identity() != MiniLMEngine().identity()
+
+
 def test_embedding_hands_freed_memory_back(small, monkeypatch, tmp_path):
     import ctxgauge.engines.minilm as minilm
 

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ctxgauge.engines._locales import is_locale
+from ctxgauge.engines._request import path_kind
 
 SPECIAL_TOKENS = 2  # [CLS] and [SEP], which the model adds to every input and which count toward its window
 BLOCK_LINES = 512  # lines tokenised at a time, so a huge file stops being tokenised once its cap is reached
@@ -207,10 +208,19 @@ def skip_reason(path: str, text: str) -> str | None:
     return None
 
 
-def chunk_limit(path: str, max_chunks: int, locale_chunks: int) -> int:
+def chunk_limit(path: str, max_chunks: int, locale_chunks: int, test_chunks: int | None = None) -> int:
     """How many chunks of a file are embedded (0: its path only). A translation catalogue (`_locales`) gets
     `locale_chunks`: one language's copy of words that the program's own files and its source-language
     catalogue already hold, in a language this English model reads poorly, and on a project translated into
     dozens of languages the catalogues were a quarter of the cold build's tokens (usememos/memos: 44 files,
-    0.43M of 1.91M tokens). Its path still names it, and the language its name gives."""
-    return min(max_chunks, locale_chunks) if is_locale(path) else max_chunks
+    0.43M of 1.91M tokens). Its path still names it, and the language its name gives.
+
+    A test file (`_request.path_kind`: by its folder or its name) gets `test_chunks` (None: no cap of its
+    own): its head (imports, the first cases) says what it tests, and the rest calls the code it tests with
+    the same words as that code, so it matched requests about the code over the files a request is about;
+    on usememos/memos tests were a quarter of the tokens embedded."""
+    if is_locale(path):
+        return min(max_chunks, locale_chunks)
+    if test_chunks is not None and path_kind(path) == "test":
+        return min(max_chunks, test_chunks)
+    return max_chunks

