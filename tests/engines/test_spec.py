@@ -50,7 +50,9 @@ def test_engine_name_is_its_canonical_spec():
     ("bm25(k1=1.0)", "bm25(k1=1.0)"),
     ("bm25(path_weight=2.0)", "bm25"),             # an integral float is the integer
     ("graph(stem=true,k1=1.2,damping=0.5)", "graph"),
-    ('hybrid(engines="bm25(k1=1.2),minilm,graph",rrf_k=60)', "hybrid"),  # sub-engines by their canonical spec
+    # sub-engines by their canonical spec
+    ('hybrid(engines="bm25(k1=1.2),minilm(test_chunks=1,max_chunks_per_file=6),graph",rrf_k=60)', "hybrid"),
+    ('hybrid(engines="bm25,minilm(max_chunks_per_file=64),graph")', 'hybrid(engines="bm25,minilm,graph")'),
     ('hybrid(engines="bm25(k1=2),grep")', 'hybrid(engines="bm25(k1=2.0),grep")'),
     ('command(cmd="prog",timeout=120)', 'command(cmd="prog")'),
 ])
