@@ -70,6 +70,29 @@ def test_cat_file_streams_more_than_a_pipe_buffer(repo_builder):
         assert repo.read_blob(entries[-1].oid) == files[entries[-1].path].encode()
 
 
+def test_a_small_request_of_large_blobs_is_written_without_a_thread(repo_builder, monkeypatch):
+    # SMALL_REQUEST ids are written by the caller itself; their replies (256 KiB each) still stream through
+    # the reply pipe, and the one request of more ids takes the writer thread.
+    import threading
+
+    from ctxgauge.git import _blobs
+
+    b = repo_builder()
+    files = {f"f{i:02}.txt": f"{i:02}\n" * (1 << 16) for i in range(_blobs.SMALL_REQUEST + 1)}
+    head = b.commit("large", files)
+    started = []
+    real = threading.Thread.start
+    monkeypatch.setattr(threading.Thread, "start", lambda self: started.append(self.name) or real(self))
+    with Repo(b.path) as repo:
+        entries = repo.tree(head)
+        small = [e.oid for e in entries[:_blobs.SMALL_REQUEST]]
+        assert [blob_id(d) for _, d in repo.read_blobs(small)] == small and not started
+        for _ in repo.read_blobs(small):
+            break
+        assert repo.read_blob(entries[0].oid) == files[entries[0].path].encode() and not started
+        assert len(dict(repo.read_blobs(e.oid for e in entries))) == len(entries) and len(started) == 1
+
+
 def test_missing_object_is_none(repo_builder):
     b = repo_builder()
     b.commit("one", {"a": "a"})

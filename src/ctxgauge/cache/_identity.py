@@ -7,6 +7,7 @@ work its previous version produced.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib
 import importlib.metadata
@@ -26,6 +27,7 @@ def _source_hash(module: str) -> str:
     return _source_hashes[module]
 
 
+@functools.cache  # asked once per stage lookup (a replay looks its stages up every commit): ~1 ms each
 def _version(dist: str) -> str | None:
     try:
         return importlib.metadata.version(dist)
