@@ -8,6 +8,7 @@ import pytest
 
 from ctxgauge.corpora import Corpus
 from ctxgauge.engines import get_engine
+from ctxgauge.engines import _path_kinds as pk
 from ctxgauge.engines import _request as rq
 from ctxgauge.engines.fusion import LONG_WEIGHTS, FusionEngine, fuse
 from ctxgauge.git import Repo
@@ -48,7 +49,7 @@ def test_query_is_the_weighted_sum_of_components(built) -> None:
             expected[f] = expected.get(f, 0.0) + float(eng.params[name]) * s
     factor = {"test": eng.params["tests"], "generated": eng.params["generated"], "docs": eng.params["docs"],
               "manifest": eng.params["manifests"]}
-    expected = {f: s * factor.get(rq.path_kind(f), 1.0) for f, s in expected.items()}
+    expected = {f: s * factor.get(pk.path_kind(f), 1.0) for f, s in expected.items()}
     hits = eng.query(out, text, 10)
     assert [h.path for h in hits][0] == "src/db/pool.py"
     assert {h.path: h.score for h in hits} == pytest.approx({f: s for f, s in expected.items() if s > 0})
@@ -63,7 +64,7 @@ def test_a_lockfile_the_rule_names_escapes_the_generated_multiplier(built) -> No
     hits = eng.query(out, text, 3)
     assert hits[0].path == "package-lock.json"
     assert hits[0].score == pytest.approx(total)  # not times `generated`, although a lockfile is generated
-    assert rq.path_kind("package-lock.json") == "generated" and eng.params["generated"] < 1
+    assert pk.path_kind("package-lock.json") == "generated" and eng.params["generated"] < 1
 
 
 def test_a_long_request_reads_the_long_twin_of_every_weight() -> None:
@@ -109,14 +110,14 @@ def test_mentions_in_a_stack_trace(built) -> None:
 
 
 def test_path_kinds() -> None:
-    assert [rq.path_kind(p) for p in ("tests/test_a.py", "pkg/a_test.go", "src/x.spec.ts", "dist/axios.min.js",
+    assert [pk.path_kind(p) for p in ("tests/test_a.py", "pkg/a_test.go", "src/x.spec.ts", "dist/axios.min.js",
                                       "CHANGELOG.md", "yarn.lock", "docs/guide.md", "src/a.py",
                                       "web/package.json", "requirements-dev.txt")] == [
         "test", "test", "test", "generated", "generated", "generated", "docs", None, "manifest", "manifest"]
 
 
 def test_ci_configuration_is_its_own_path_kind() -> None:
-    assert [rq.path_kind(p) for p in (".github/workflows/ci.yml", ".github/ISSUE_TEMPLATE/bug.yml",
+    assert [pk.path_kind(p) for p in (".github/workflows/ci.yml", ".github/ISSUE_TEMPLATE/bug.yml",
                                       ".github/dependabot.yml", ".gitlab-ci.yml", "ci/install-packages",
                                       ".github/CONTRIBUTING.md", "src/ci/runner.go", ".github/tests/a.py")] == [
         "ci", "ci", "ci", "ci", "ci", "docs", None, "test"]
@@ -244,8 +245,8 @@ def test_a_lockfile_request_names_its_folder(repo_builder, tmp_path: Path) -> No
     corpus = Corpus.from_git(Repo(b.path), "HEAD")
     eng = get_engine("fusion")
     eng.build(corpus, tmp_path / "f")
-    assert rq.is_lockfile("tools/wasm/pylock.wasm.toml") and rq.is_lockfile("pylock.toml")
-    assert rq.path_kind("tools/wasm/requirements.in") == "manifest"
+    assert pk.is_lockfile("tools/wasm/pylock.wasm.toml") and pk.is_lockfile("pylock.toml")
+    assert pk.path_kind("tools/wasm/requirements.in") == "manifest"
     assert rq.locked_packages("pylock.toml", 'lock-version = "1.0"\n[[packages]]\nname = "NumPy"\n') == {"numpy"}
     top = [h.path for h in eng.query(tmp_path / "f", "update wasm lockfile", 3)]
     assert top[:2] == ["tools/wasm/pylock.wasm.toml", "tools/wasm/requirements.in"]

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from ctxgauge.corpora import Corpus
 from ctxgauge.engines import _locales as lc
+from ctxgauge.engines import _path_kinds as pk
 from ctxgauge.engines import _request as rq
 from ctxgauge.engines import get_engine
 from ctxgauge.git import Repo
@@ -16,8 +17,8 @@ def test_language_of_a_locale_file() -> None:
                                         "public/locales/pt/common.json", "po/de.po", "lib/translations/pt_BR.yml",
                                         "src/form.ts", "src/tests/locales/fr.test.ts")] == [
         "fr", "zh", None, "pt", "de", "pt", None, "fr"]
-    assert rq.path_kind("web/src/locales/en.json") == "locale"
-    assert rq.path_kind("src/tests/locales/fr.test.ts") == "test"  # a locale's test is a test
+    assert pk.path_kind("web/src/locales/en.json") == "locale"
+    assert pk.path_kind("src/tests/locales/fr.test.ts") == "test"  # a locale's test is a test
 
 
 def test_named_languages_by_code_or_by_name_beside_a_translation_word() -> None:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping, Sequence
 
-from ctxgauge.engines._request import path_kind
+from ctxgauge.engines._path_kinds import path_kind
 
 MAX_FILES = 5
 """A named function, or a callee, defined in more files than this is too common to point anywhere."""

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ctxgauge.engines._locales import is_locale
-from ctxgauge.engines._request import path_kind
+from ctxgauge.engines._path_kinds import path_kind
 
 SPECIAL_TOKENS = 2  # [CLS] and [SEP], which the model adds to every input and which count toward its window
 BLOCK_LINES = 512  # lines tokenised at a time, so a huge file stops being tokenised once its cap is reached
@@ -215,7 +215,7 @@ def chunk_limit(path: str, max_chunks: int, locale_chunks: int, test_chunks: int
     dozens of languages the catalogues were a quarter of the cold build's tokens (usememos/memos: 44 files,
     0.43M of 1.91M tokens). Its path still names it, and the language its name gives.
 
-    A test file (`_request.path_kind`: by its folder or its name) gets `test_chunks` (None: no cap of its
+    A test file (`_path_kinds.path_kind`: by its folder or its name) gets `test_chunks` (None: no cap of its
     own): its head (imports, the first cases) says what it tests, and the rest calls the code it tests with
     the same words as that code, so it matched requests about the code over the files a request is about;
     on usememos/memos tests were a quarter of the tokens embedded."""

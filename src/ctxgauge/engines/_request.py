@@ -17,7 +17,8 @@ import re
 from collections import defaultdict
 from typing import Iterable, Mapping, Sequence
 
-from ctxgauge.engines._locales import LOCALE_WORDS, is_locale, named_languages
+from ctxgauge.engines._locales import LOCALE_WORDS, named_languages
+from ctxgauge.engines._path_kinds import base_name
 from ctxgauge.engines._tokens import split_identifier
 
 _EXT = (r"py|pyi|pyx|js|jsx|mjs|cjs|ts|tsx|go|rs|java|kt|rb|c|h|cc|cpp|hpp|cs|php|swift|scala|toml|json|"
@@ -49,12 +50,6 @@ _VERSION = re.compile(r"\bv?\d+\.\d+")
 # advisory, not the request, names the package.
 ADVISORY = re.compile(r"(?<![\w-])(?:rustsec-\d{4}-\d{3,}|cve-\d{4}-\d{4,}|ghsa(?:-[0-9a-z]{4}){3})(?![\w-])", re.I)
 _PACKAGE_LIKE = re.compile(r".*[\d_\-@/.].*")
-MANIFESTS = frozenset(("package.json", "go.mod", "cargo.toml", "pyproject.toml", "setup.py", "setup.cfg",
-                       "requirements.txt", "pom.xml", "build.gradle", "build.gradle.kts", "gemfile",
-                       "composer.json", "deno.json", "pipfile"))
-LOCKFILES = frozenset(("package-lock.json", "yarn.lock", "pnpm-lock.yaml", "bun.lockb", "bun.lock", "go.sum",
-                       "cargo.lock", "poetry.lock", "uv.lock", "pipfile.lock", "gemfile.lock", "composer.lock",
-                       "deno.lock", "npm-shrinkwrap.json"))
 RUNTIME_PINS: Mapping[str, tuple[str, ...]] = {
     "node": (".nvmrc", ".node-version", ".tool-versions"),
     "nodejs": (".nvmrc", ".node-version", ".tool-versions"),
@@ -71,37 +66,10 @@ RUNTIME_PINS: Mapping[str, tuple[str, ...]] = {
 }
 
 
-def base_name(path: str) -> str:
-    return path.rsplit("/", 1)[-1].lower()
-
-
-def is_manifest(path: str) -> bool:
-    name = base_name(path)
-    # requirements*.in: pip-tools' input, compiled into a lockfile
-    return name in MANIFESTS or (name.startswith("requirements") and name.endswith((".txt", ".in")))
-
-
-def is_lockfile(path: str) -> bool:
-    name = base_name(path)
-    # pylock.toml and pylock.<name>.toml: the standard Python lockfile (PEP 751)
-    return name in LOCKFILES or (name.startswith("pylock.") and name.endswith(".toml"))
-
-
-_GENERATED_DIRS = frozenset(("dist", "vendor", "node_modules", "__snapshots__", "third_party", "_vendor"))
-_GENERATED_SUFFIXES = (".min.js", ".min.css", ".map", ".snap", ".pb.go", "_pb2.py", ".generated.ts")
-_TEST_DIRS = frozenset(("test", "tests", "__tests__", "spec", "specs", "testing", "testdata", "e2e"))
-_TEST_FILE = re.compile(r"(^test_.*\.py$|.*_test\.(py|go|rs)$|.*\.(test|spec)\.[cm]?[jt]sx?$|.*Tests?\.(java|kt)$)")
-
-
-_DOC_SUFFIXES = (".md", ".mdx", ".rst", ".txt", ".adoc")
-_CI_DIRS = frozenset((".github", ".gitlab", ".circleci", ".buildkite", ".azure-pipelines", "ci"))
-_CI_FILES = frozenset((".gitlab-ci.yml", ".travis.yml", "appveyor.yml", ".appveyor.yml", "azure-pipelines.yml",
-                       "jenkinsfile", ".cirrus.yml", "codecov.yml", ".codecov.yml"))
-
-# Words by which a one-line request asks for a kind of file that is otherwise pushed down (`path_kind`):
-# "docs: explain X" wants prose, "ci: cache the toolchain" a workflow. The fusion engine leaves the
-# multiplier of an asked kind off for subjects (an issue text names tests and docs in passing). Not tests:
-# "add a test for X" still wants X first (on the tune half exempting tests lowered MRR).
+# Words by which a one-line request asks for a kind of file that is otherwise pushed down
+# (`_path_kinds.path_kind`): "docs: explain X" wants prose, "ci: cache the toolchain" a workflow. The fusion
+# engine leaves the multiplier of an asked kind off for subjects (an issue text names tests and docs in
+# passing). Not tests: "add a test for X" still wants X first (on the tune half exempting tests lowered MRR).
 ASKED_WORDS: Mapping[str, frozenset[str]] = {
     "docs": frozenset("doc docs documentation document documents documented readme guide typo typos".split()),
     "locale": LOCALE_WORDS,
@@ -118,33 +86,6 @@ def asked_kinds(text: str) -> frozenset[str]:
     if "locale" in kinds or named_languages(text):
         kinds.add("locale")
     return frozenset(kinds)
-_CHANGELOG = re.compile(r"^(changelog|changes|history|news|release[-_ ]?notes)([.\-_].*)?$", re.I)
-
-
-def path_kind(path: str) -> str | None:
-    """`test`, `generated` (bundles, maps, snapshots, vendored code, lockfiles, changelogs: files nobody
-    edits by hand for a request), `docs` (prose), `ci` (continuous-integration and repository-host
-    configuration: `.github/` workflows, templates and bots, other CI services' files; they change with
-    many commits and hold every tool's name), `locale` (translations, `_locales`: they hold every
-    user-facing word), `manifest` (`MANIFESTS`: they name every dependency, so
-    their words match many requests that are about code) or None, from the path alone."""
-    parts = path.lower().split("/")
-    name = path.rsplit("/", 1)[-1]
-    if _CHANGELOG.match(name):
-        return "generated"
-    if is_lockfile(path) or any(p in _GENERATED_DIRS for p in parts[:-1]) or name.lower().endswith(_GENERATED_SUFFIXES):
-        return "generated"
-    if any(p in _TEST_DIRS for p in parts[:-1]) or _TEST_FILE.match(name):
-        return "test"
-    if is_locale(path):
-        return "locale"
-    if name.lower().endswith(_DOC_SUFFIXES) and not is_manifest(path):
-        return "docs"
-    if is_manifest(path):
-        return "manifest"
-    if (len(parts) > 1 and parts[0] in _CI_DIRS) or parts[-1] in _CI_FILES:
-        return "ci"
-    return None
 
 
 class PathIndex:

@@ -84,6 +84,7 @@ from ctxgauge.engines._base import Engine, Hit, rank
 from ctxgauge.engines import _calls as cl
 from ctxgauge.engines import _frames as fr
 from ctxgauge.engines import _literals as lit
+from ctxgauge.engines import _path_kinds as pk
 from ctxgauge.engines import _request as rq
 from ctxgauge.engines._locales import locale_files
 
@@ -112,7 +113,7 @@ def fuse(comp: dict[str, dict[str, float]], weights: dict, exclude: Sequence[str
          long: bool = False, asked: Collection[str] = ()) -> dict[str, float]:
     """sum over components of weight * score, then times `tests` for test files, `generated` for generated
     or vendored files, `docs` for prose, `ci` for CI configuration and `manifests` for manifests
-    (`_request.path_kind`); a generated file or manifest the `rule` component names keeps its sum (the
+    (`_path_kinds.path_kind`); a generated file or manifest the `rule` component names keeps its sum (the
     lockfile a dependency request asks for), and so does a file of a kind a short request `asked` for by
     word (`_request.asked_kinds`). A long request reads every weight from its `long_<name>` twin where one
     is given. Components are added in COMPONENTS order and files in path order, so the sum is the same bits
@@ -135,7 +136,7 @@ def fuse(comp: dict[str, dict[str, float]], weights: dict, exclude: Sequence[str
     ruled = comp.get("rule", {}) if "rule" not in exclude else {}
     out = {}
     for f, s in total.items():
-        kind = rq.path_kind(f)
+        kind = pk.path_kind(f)
         # A lockfile or manifest the dependency rule names is the answer, not noise: no multiplier.
         out[f] = s if ruled.get(f) and kind in RULE_KINDS else s * factor.get(kind, 1.0)
     return out
@@ -181,6 +182,7 @@ class FusionEngine(Engine):
     libraries: tuple[str, ...] = ()
     artifact_file = ARTIFACT
     identity_modules = ("ctxgauge.engines._base", "ctxgauge.engines._literals", "ctxgauge.engines._request",
+                        "ctxgauge.engines._path_kinds",
                         "ctxgauge.engines._tokens", "ctxgauge.engines._locales", "ctxgauge.engines._frames",
                         "ctxgauge.engines._calls")
 
@@ -218,13 +220,13 @@ class FusionEngine(Engine):
 
     # -- build --------------------------------------------------------------------------------------------
     def _write(self, corpus: Corpus, out_dir: Path) -> None:
-        manifests = [f for f in corpus.files if rq.is_manifest(f.path)]
-        lockfiles = [f for f in corpus.files if rq.is_lockfile(f.path)]
+        manifests = [f for f in corpus.files if pk.is_manifest(f.path)]
+        lockfiles = [f for f in corpus.files if pk.is_lockfile(f.path)]
         # Keyed by blob and path: the same bytes read as a manifest and as a lockfile give different names.
-        todo = [f for f in manifests + lockfiles if (f.blob, rq.base_name(f.path)) not in self._manifest_cache]
+        todo = [f for f in manifests + lockfiles if (f.blob, pk.base_name(f.path)) not in self._manifest_cache]
         for f, data in corpus.iter_bytes(todo):
-            read = rq.locked_packages if rq.is_lockfile(f.path) else rq.declared_packages
-            self._manifest_cache[(f.blob, rq.base_name(f.path))] = read(f.path, data.decode("utf-8", "replace"))
+            read = rq.locked_packages if pk.is_lockfile(f.path) else rq.declared_packages
+            self._manifest_cache[(f.blob, pk.base_name(f.path))] = read(f.path, data.decode("utf-8", "replace"))
         code = [f for f in corpus.files if lit.is_code(f.path)] if self._wants_literals() else []
         # Keyed by blob and suffix: whether backticks quote a string depends on the language.
         todo = [f for f in code if (f.blob, _suffix(f.path)) not in self._literal_cache]
@@ -235,9 +237,9 @@ class FusionEngine(Engine):
             "format": FORMAT,
             "params": self.params,
             "paths": corpus.paths,
-            "manifests": {f.path: sorted(self._manifest_cache[(f.blob, rq.base_name(f.path))]) for f in manifests},
+            "manifests": {f.path: sorted(self._manifest_cache[(f.blob, pk.base_name(f.path))]) for f in manifests},
             "lockfiles": [f.path for f in lockfiles],
-            "locked": {f.path: sorted(self._manifest_cache[(f.blob, rq.base_name(f.path))]) for f in lockfiles},
+            "locked": {f.path: sorted(self._manifest_cache[(f.blob, pk.base_name(f.path))]) for f in lockfiles},
             "literals": {f.path: self._literal_cache[(f.blob, _suffix(f.path))] for f in code
                          if self._literal_cache[(f.blob, _suffix(f.path))]},
             "calls": calls,

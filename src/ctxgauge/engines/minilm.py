@@ -75,7 +75,7 @@ FILES_PER_ROUND = 256  # files chunked and embedded per round, to bound the text
 BACKENDS = {"float32": "torch float32, unpadded equal-length batches",
             "bfloat16": "torch bfloat16 linear layers (float32 norms and sums), one text per pass, one thread"}
 QUERY_BACKEND = "numpy float64"
-_MODULES = ("ctxgauge.engines._chunks", "ctxgauge.engines._locales", "ctxgauge.engines._request",
+_MODULES = ("ctxgauge.engines._chunks", "ctxgauge.engines._locales", "ctxgauge.engines._path_kinds",
             "ctxgauge.engines._minilm_model", "ctxgauge.engines._minilm_vectors")
 
 # Opt-in, process-wide sharing of embedded chunks between engine objects (see `shared_embeddings`).
