@@ -53,12 +53,8 @@ class Terms:
 
     def ids(self, terms: list[str]) -> np.ndarray:
         """Each term's id, a new term given the next id (first seen, first numbered)."""
-        term_id = self.term_id
-        for t in terms:
-            if t not in term_id:
-                term_id[t] = len(self.terms)
-                self.terms.append(t)
-        return np.fromiter(map(term_id.__getitem__, terms), dtype=np.int64, count=len(terms))
+        intern(terms, self.term_id, self.terms)
+        return np.fromiter(map(self.term_id.__getitem__, terms), dtype=np.int64, count=len(terms))
 
     def counts(self, tokens: list[str], weight: int = 1) -> Counts:
         ids = self.ids(tokens)
@@ -201,6 +197,14 @@ class Terms:
     # -- index --------------------------------------------------------------------------------------------
 
 
+def intern(new: Sequence[str], term_id: dict[str, int], terms: list[str]) -> None:
+    """Give each term of `new` not yet in `term_id` the next id (first seen, first numbered; `terms`: id ->
+    term), by dict operations rather than a Python step per term."""
+    fresh = [t for t in dict.fromkeys(new) if t not in term_id]
+    term_id.update(zip(fresh, range(len(terms), len(terms) + len(fresh))))
+    terms.extend(fresh)
+
+
 class WordTerms:
     """Each word a vocabulary has met -> the term ids of its tokens (`split_words`, stemmed, interned), as
     rows of one CSR table (`row`: word -> row, in first-seen order; row r's ids are `ids[ptr[r]:ptr[r+1]]`),
@@ -210,9 +214,6 @@ class WordTerms:
         self.row: dict[bytes, int] = {}
         self.ptr = np.zeros(1, dtype=np.int64)
         self.ids = np.zeros(0, dtype=np.int64)
-
-    def __len__(self) -> int:
-        return len(self.row)
 
     def add(self, words: list[bytes], sizes: np.ndarray, ids: np.ndarray) -> None:
         """Rows for new `words`: word i's ids are the next `sizes[i]` of `ids`."""
@@ -254,9 +255,7 @@ def count_terms(blobs: Sequence[bytes], terms_of: WordTerms, term_id: dict[str, 
         tokens, per_word = split_words(new)
         distinct_tokens = list(dict.fromkeys(tokens))
         stemmed = stem(distinct_tokens)
-        fresh = [t for t in dict.fromkeys(stemmed) if t not in term_id]  # new terms, first seen first
-        term_id.update(zip(fresh, range(len(terms), len(terms) + len(fresh))))
-        terms.extend(fresh)
+        intern(stemmed, term_id, terms)
         token_id = dict(zip(distinct_tokens, map(term_id.__getitem__, stemmed)))
         terms_of.add(new, per_word, np.fromiter(map(token_id.__getitem__, tokens), dtype=np.int64,
                                                 count=len(tokens)))
