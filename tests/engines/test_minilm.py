@@ -443,6 +443,16 @@ def test_generated_minified_and_vendored_files_keep_only_their_path(tmp_path):
     assert len([r for r in json.loads((out2 / "chunks.json").read_text()) if r["path"] == "uv.lock"]) > 1
 
 
+def _rows_by_limit(corpus, tmp_path, path, param, limits):
+    """`path`'s rows of chunks.json when the corpus is built with `param` set to each of `limits`."""
+    rows = {}
+    for limit in limits:
+        out = tmp_path / f"out{limit}"
+        MiniLMEngine(**{param: limit}).build(corpus, out)
+        rows[limit] = [r for r in json.loads((out / "chunks.json").read_text()) if r["path"] == path]
+    return rows
+
+
 def test_translation_catalogues_embed_only_their_head(tmp_path):
     from ctxgauge.engines._chunks import LOCALE_CHUNKS, chunk_limit
 
@@ -450,11 +460,7 @@ def test_translation_catalogues_embed_only_their_head(tmp_path):
     assert chunk_limit("src/app.py", 64, 2) == 64 and chunk_limit("web/src/locales/da.json", 1, 4) == 1
     catalogue = "{\n" + "".join(f'  "key.{i}": "word number {i} of the danish catalogue",\n' for i in range(400)) + "}\n"
     corpus = write(tmp_path / "c", {"src/app.py": "def main():\n    return 'hello'\n", "locales/da.json": catalogue})
-    rows = {}
-    for limit in (0, 3, 64):
-        out = tmp_path / f"out{limit}"
-        MiniLMEngine(locale_chunks=limit).build(corpus, out)
-        rows[limit] = [r for r in json.loads((out / "chunks.json").read_text()) if r["path"] == "locales/da.json"]
+    rows = _rows_by_limit(corpus, tmp_path, "locales/da.json", "locale_chunks", (0, 3, 64))
     assert [(r["chunk"], r["lines"]) for r in rows[0]] == [(0, [0, 0])]  # its path only
     assert len(rows[3]) == 3 and rows[3] == rows[64][:3] and len(rows[64]) > 3
     assert MiniLMEngine(locale_chunks=3).identity() != MiniLMEngine().identity() and LOCALE_CHUNKS == 1
@@ -469,11 +475,7 @@ def test_test_files_embed_only_their_head(tmp_path):
     assert chunk_limit("tests/locales/da.json", 64, 1, 5) == 1  # a catalogue is a catalogue first
     suite = "".join(f"def test_case_{i}():\n    assert store.get({i}) == {i}\n\n" for i in range(300))
     corpus = write(tmp_path / "c", {"src/store.py": "def get(i):\n    return i\n", "tests/test_store.py": suite})
-    rows = {}
-    for limit in (0, 2, 64):
-        out = tmp_path / f"out{limit}"
-        MiniLMEngine(test_chunks=limit).build(corpus, out)
-        rows[limit] = [r for r in json.loads((out / "chunks.json").read_text()) if r["path"] == "tests/test_store.py"]
+    rows = _rows_by_limit(corpus, tmp_path, "tests/test_store.py", "test_chunks", (0, 2, 64))
     assert [(r["chunk"], r["lines"]) for r in rows[0]] == [(0, [0, 0])]  # its path only
     assert len(rows[2]) == 2 and rows[2] == rows[64][:2] and len(rows[64]) > 2
     assert MiniLMEngine(test_chunks=3).identity() != MiniLMEngine().identity()

@@ -32,10 +32,10 @@ from ctxgauge._io import write_text_atomic
 from ctxgauge.corpora import Change, Corpus
 from ctxgauge.engines import _bm25_csc as _csc
 from ctxgauge.engines._base import Engine, Hit, rank
-from ctxgauge.engines._keyed import sum_by_key
 from ctxgauge.engines._bm25_live import LiveIndex, lucene_entries, lucene_idf, mean_length, top_candidates
 from ctxgauge.engines._bm25_stamp import DOCS_FILE, INDEX_FILES, NONOCCURRENCE_FILE, Held, Stamp, stat_of
 from ctxgauge.engines._bm25_terms import Counts, Terms
+from ctxgauge.engines._keyed import sum_by_key
 from ctxgauge.engines._spec import Param
 from ctxgauge.engines._tokens import code_tokens
 

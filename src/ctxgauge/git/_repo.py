@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
-import re
 from typing import Iterable, Iterator, Sequence
 
 from ctxgauge.errors import UserError
