@@ -95,6 +95,7 @@ class GraphEngine(Engine):
                  "tree-sitter-go", "tree-sitter-java", "tree-sitter-rust", "numpy", "PyStemmer")
     artifact_file = "graph.json"
     identity_modules = ("ctxgauge.engines._base", "ctxgauge.engines._tokens", "ctxgauge.engines.graph._parse",
+                        "ctxgauge.engines.graph._definitions",
                         "ctxgauge.engines.graph._paths", "ctxgauge.engines.graph._resolve",
                         "ctxgauge.engines.graph._resolve_js", "ctxgauge.engines.graph._resolve_rust",
                         "ctxgauge.engines.graph._rank")
@@ -191,19 +192,21 @@ class GraphEngine(Engine):
         if store is None:
             return None
         return store.stage("graph.parse", work_cache.stage_identity(
-            ("ctxgauge.engines.graph._parse",), {"format": 1},
+            ("ctxgauge.engines.graph._parse", "ctxgauge.engines.graph._definitions"), {"format": 1},
             [d for d in self.libraries if d.startswith("tree-sitter")]))
 
     def _parser_id(self) -> str:
-        """SHA-256 of the extraction module's source and the grammar packages' versions."""
+        """SHA-256 of the extraction modules' sources (_parse, then _definitions) and the grammar packages' versions."""
         if self._parser_hash is None:
             import hashlib
             import inspect
 
+            import ctxgauge.engines.graph._definitions as definitions_module
             import ctxgauge.engines.graph._parse as parse_module
             from ctxgauge.engines._base import distribution_version
 
             h = hashlib.sha256(inspect.getsource(parse_module).encode())
+            h.update(inspect.getsource(definitions_module).encode())
             for dist in self.libraries:
                 if dist.startswith("tree-sitter"):
                     h.update(f"\0{dist}={distribution_version(dist)}".encode())
