@@ -9,6 +9,7 @@ library until `main` imports the app inside its guard.
 
 from __future__ import annotations
 
+import os
 import signal
 
 from ctxgauge.cli._crash import crash_before_app
@@ -27,6 +28,7 @@ def __getattr__(name: str):
 
 def main() -> None:
     """Entry point of the `ctxgauge` script and `python -m ctxgauge`."""
+    _quiet_blas_threads()
     _unwind_on_sigterm()
     with process_scratch():  # every temporary file of the command in one directory, removed at the end
         _run()
@@ -58,6 +60,20 @@ class Terminated(KeyboardInterrupt):
     Ctrl-C does: the run is recorded `cancelled` (resumable), temporary directories are removed and engine
     processes closed. Python's default action for SIGTERM ends the process at once, which left the run
     `started` and every suite's temporary directory (a cases run's indexes: hundreds of MB) behind."""
+
+
+# OpenBLAS (numpy's BLAS) starts a worker per core when numpy is imported, and a worker with no work spins
+# for 2^28 cycles (about 0.1 s here) before it sleeps: at import and after every product. A command that
+# runs no product (bm25, graph, every suite's bookkeeping) paid that as CPU it never used: 0.1-0.14 CPU s of
+# a 1.9 s determinism run on usememos/memos. 2^4 cycles lets idle workers sleep at once; products still run
+# on every worker (OpenBLAS splits no sum by its thread count, and this changes no count), so no score changes
+# (minilm query on psf/requests: the same JSON with and without). A value the user set is kept.
+BLAS_THREAD_TIMEOUT = "4"
+
+
+def _quiet_blas_threads() -> None:
+    """Before numpy is imported (nothing this module imports loads it)."""
+    os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", BLAS_THREAD_TIMEOUT)
 
 
 def _unwind_on_sigterm() -> None:
