@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import atexit
 import importlib.util
 import os
 import shutil
@@ -18,6 +19,7 @@ import pytest
 # own (`_work_cache` below), so no test sees work another left behind. CLI subprocesses inherit it.
 _SESSION_CACHE = tempfile.mkdtemp(prefix="ctxgauge-test-cache-")
 os.environ["CTXGAUGE_CACHE"] = _SESSION_CACHE
+atexit.register(shutil.rmtree, _SESSION_CACHE, ignore_errors=True)  # every session left one behind in /tmp
 
 
 @pytest.fixture(autouse=True)
