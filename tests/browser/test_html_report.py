@@ -96,7 +96,10 @@ def browser(tmp_path):
     profile = tmp_path / "chromium-profile"  # a fresh profile: no cache, no extension, no saved state
     proc = subprocess.Popen([exe, *FLAGS, f"--user-data-dir={profile}", "--remote-debugging-port=0",
                              f"--window-size={WIDTH},{HEIGHT}", "about:blank"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            # its singleton socket directory (org.chromium.Chromium.*) goes to TMPDIR, where
+                            # nothing removed it: each test left one in /tmp
+                            env={**os.environ, "TMPDIR": str(tmp_path)})
     try:
         port_file = profile / "DevToolsActivePort"
         deadline = time.monotonic() + 30
