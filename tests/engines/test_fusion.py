@@ -10,7 +10,7 @@ from ctxgauge.corpora import Corpus
 from ctxgauge.engines import get_engine
 from ctxgauge.engines import _path_kinds as pk
 from ctxgauge.engines import _request as rq
-from ctxgauge.engines.fusion import LONG_WEIGHTS, FusionEngine, fuse
+from ctxgauge.engines.fusion import LONG_WEIGHTS, FusionEngine, fuse, is_long
 from ctxgauge.git import Repo
 
 
@@ -303,3 +303,42 @@ def test_a_runtime_is_no_package_and_a_lockfile_word_keeps_its_folder() -> None:
     got = rule("Fix Pyodide lockfile")
     assert got["tools/pyodide/pylock.toml"] == 1.0 and got["core/pyproject.toml"] == 1.0
     assert rule("bump pyodide") == {"core/pyproject.toml": 1.0, "core/uv.lock": 0.9}  # no lockfile word
+
+
+PIP_LIST = """Package    Version
+---------- -------
+attrs      19.3.0
+express    4.18.2
+pluggy     0.13.1
+shell-quote 1.7.0
+"""
+
+
+def test_an_environment_listing_is_taken_out_of_a_request() -> None:
+    issue = "pool leaks connections\n\nWhen the pool is closed...\n\n"
+    # pip list, pip freeze and show_versions() forms; an editable install's path column
+    for listing in (PIP_LIST, "attrs==19.3.0\npluggy==0.13.1\npy==1.8.1\n",
+                    "xarray: 0.16.1\npandas: 1.1.3\nnumpy: 1.19.1\n",
+                    "- pytest 6.2.5\n- pluggy 1.0.0\n- app 0.1.dev3   /home/me/src/app\n"):
+        cleaned = rq.without_environment(issue + listing + "end of report\n")
+        assert cleaned.startswith(issue) and cleaned.endswith("end of report\n"), listing
+        assert not any(ch.isdigit() for ch in cleaned.replace(issue, "")), (listing, cleaned)
+    # fewer than ENVIRONMENT_LINES version lines are a clue, not a listing; code and prose stay
+    two = "fails on numpy 1.19.1\nnumpy: 1.19.1\npandas: 1.1.3\n"
+    assert rq.without_environment(two) == two
+    code = "x = 1.5\ny = 2.25\nz = 3.0\nassert f(1.5) == 2.0\nPython 3.8 only\n"
+    assert rq.without_environment(code) == code
+
+
+def test_a_listing_changes_no_component_of_a_long_request(built) -> None:
+    eng, out, _ = built
+    issue = ("ConnectionPool never releases: after acquire() the pool keeps every connection, so a long-running "
+             "server runs out of connections within minutes and each request waits for a timeout before it "
+             "fails with a pool exhausted error, which the log shows for every request after the first few\n")
+    assert is_long(issue, eng.params["long_words"])
+    with_listing = issue + "\n" + PIP_LIST
+    assert eng.components(out, with_listing) == eng.components(out, issue)
+    assert [h.path for h in eng.query(out, with_listing, 5)] == [h.path for h in eng.query(out, issue, 5)]
+    # two version lines are no listing: their package names stay in the request and reach the components
+    clue = issue + "\nexpress 4.18.2\nshell-quote 1.7.0\n"
+    assert eng.components(out, clue) != eng.components(out, issue)

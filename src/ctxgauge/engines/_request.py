@@ -140,6 +140,29 @@ def mentioned_files(text: str, index: PathIndex) -> dict[str, float]:
     return out
 
 
+# One installed package and its version on a line of its own: `pip list` (`attrs   19.3.0`), `pip freeze`
+# (`attrs==19.3.0`), `xr.show_versions()` (`numpy: 1.19.1`), a bullet's `- pytest 6.2.5`.
+_VERSION_LINE = re.compile(r"^\s*(?:[-*]\s+)?[A-Za-z][\w.\-\[\]]*\s*(?:==|>=|<=|~=|:|\s)\s*v?\d+(?:\.\d+)+[\w.+\-]*"
+                           r"(?:\s+\S*[/\\]\S*)?\s*$")  # pip list's last column: an editable install's path
+_LISTING_FRAME = re.compile(r"^\s*(?:package\s+version(?:\s+\S+)?|[-=][-=\s]*)\s*$", re.I)  # pip list's head and rule
+ENVIRONMENT_LINES = 3
+"""A request with at least this many version lines carries an environment listing."""
+
+
+def without_environment(text: str) -> str:
+    """The request without the lines of an environment listing (`pip list`, `pip freeze`, a
+    `show_versions()` dump) when it holds at least ENVIRONMENT_LINES of them: hundreds of package names say
+    nothing about which file to change, yet match every manifest, CI file and changelog naming those
+    packages (an issue's `pip list` put `setup.cfg` and `tox.ini` on top); a listing's head (`Package
+    Version`) and rules (`-------`) go with it. Fewer version lines stay (`fails on numpy 1.19.1` is a
+    clue)."""
+    lines = text.splitlines(keepends=True)
+    listed = [bool(_VERSION_LINE.match(line)) for line in lines]
+    if sum(listed) < ENVIRONMENT_LINES:
+        return text
+    return "".join(line for line, drop in zip(lines, listed) if not (drop or _LISTING_FRAME.match(line)))
+
+
 def title(text: str) -> str:
     """A long request's first non-blank line: an issue's title, a commit message's subject."""
     return next((line.strip() for line in text.splitlines() if line.strip()), "")
