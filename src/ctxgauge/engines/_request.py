@@ -142,9 +142,12 @@ def mentioned_files(text: str, index: PathIndex) -> dict[str, float]:
 
 # One installed package and its version on a line of its own: `pip list` (`attrs   19.3.0`), `pip freeze`
 # (`attrs==19.3.0`), `xr.show_versions()` (`numpy: 1.19.1`), a bullet's `- pytest 6.2.5`.
-_VERSION_LINE = re.compile(r"^\s*(?:[-*]\s+)?[A-Za-z][\w.\-\[\]]*\s*(?:==|>=|<=|~=|:|\s)\s*v?\d+(?:\.\d+)+[\w.+\-]*"
+# (The separator is one alternation, `\s*op\s*` or `\s+`: `\s*(?:op|\s)\s*` tried every split of a run of
+# blanks, and a line of 10,000 spaces took 1 s.)
+_VERSION_LINE = re.compile(r"^[ \t]*(?:[-*][ \t]+)?[A-Za-z][\w.\-\[\]]*(?:[ \t]*(?:==|>=|<=|~=|:)[ \t]*|[ \t]+)v?\d+(?:\.\d+)+"
+                           r"[\w.+\-]*"
                            r"(?:\s+\S*[/\\]\S*)?\s*$")  # pip list's last column: an editable install's path
-_LISTING_FRAME = re.compile(r"^\s*(?:package\s+version(?:\s+\S+)?|[-=][-=\s]*)\s*$", re.I)  # pip list's head and rule
+_LISTING_FRAME = re.compile(r"^\s*(?:package[ \t]+version(?:[ \t]+\S+)?\s*|[-=][-=\s]*)$", re.I)  # pip list's head and rule
 ENVIRONMENT_LINES = 3
 """A request with at least this many version lines carries an environment listing."""
 
