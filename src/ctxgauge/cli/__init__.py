@@ -65,9 +65,9 @@ class Terminated(KeyboardInterrupt):
 # OpenBLAS (numpy's BLAS) starts a worker per core when numpy is imported, and a worker with no work spins
 # for 2^28 cycles (about 0.1 s here) before it sleeps: at import and after every product. A command that
 # runs no product (bm25, graph, every suite's bookkeeping) paid that as CPU it never used: 0.1-0.14 CPU s of
-# a 1.9 s determinism run on usememos/memos. 2^4 cycles lets idle workers sleep at once; products still run
-# on every worker (OpenBLAS splits no sum by its thread count, and this changes no count), so no score changes
-# (minilm query on psf/requests: the same JSON with and without). A value the user set is kept.
+# a 1.9 s determinism run on usememos/memos. 2^4 cycles lets idle workers sleep at once; the number of workers
+# and how a product is split among them do not change, so no score does (minilm query on psf/requests: the
+# same JSON with and without). A value the user set is kept.
 BLAS_THREAD_TIMEOUT = "4"
 
 

@@ -5,6 +5,7 @@ Issue texts and stack traces name the files they are about (`File ".../sympy/cor
 `lambdify(`, `` `ManyToManyField` ``); dependency requests name a package (`bump shell-quote to 1.8`) and
 belong to the manifest declaring it and that manifest's lockfile; runtime requests (`use node 20`) belong
 to version pin files. Each function here maps a request to path -> weight; the fusion engine adds them.
+An environment listing an issue pastes (`pip list`) is taken out first (`without_environment`).
 
 Mentions are matched against the corpus by path suffix at a `/` boundary, the longest suffix that matches
 anything winning (an absolute site-packages path still finds the repository's file); a mention matching n
