@@ -18,6 +18,7 @@ import json
 import os
 import shutil
 import subprocess
+import tempfile
 import time
 import urllib.request
 from pathlib import Path
@@ -94,12 +95,14 @@ def browser(tmp_path):
     if importlib.util.find_spec("websockets") is None:
         _missing("the DevTools client needs websockets (pip install websockets, in the test extra)")
     profile = tmp_path / "chromium-profile"  # a fresh profile: no cache, no extension, no saved state
+    scratch = tempfile.mkdtemp(prefix="chr-")
     proc = subprocess.Popen([exe, *FLAGS, f"--user-data-dir={profile}", "--remote-debugging-port=0",
                              f"--window-size={WIDTH},{HEIGHT}", "about:blank"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             # its singleton socket directory (org.chromium.Chromium.*) goes to TMPDIR, where
-                            # nothing removed it: each test left one in /tmp
-                            env={**os.environ, "TMPDIR": str(tmp_path)})
+                            # nothing removed it: each test left one in /tmp. A short directory of its own, so
+                            # the socket's path stays within a Unix socket's 108 bytes however deep tmp_path is
+                            env={**os.environ, "TMPDIR": scratch})
     try:
         port_file = profile / "DevToolsActivePort"
         deadline = time.monotonic() + 30
@@ -120,6 +123,8 @@ def browser(tmp_path):
             proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
             proc.kill()
+            proc.wait()
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 FIGURES_JS = """JSON.stringify({
