@@ -90,14 +90,13 @@ class Terms:
         start = len(self._order_ids)
         if start < len(self.terms):
             terms = self.terms
-            new = sorted(range(start, len(terms)), key=terms.__getitem__)
-            if len(new) > 64:  # many new terms (a first build): one sort of everything is cheaper
+            if len(terms) - start > 64:  # many new terms (a first build): one sort of everything is cheaper
                 # the terms are distinct, so sorting them (no key function) and looking their ids up gives
                 # the order of a sort of the ids by term, in half its time
                 self._order_terms = sorted(terms)
                 self._order_ids = list(map(self.term_id.__getitem__, self._order_terms))
-            else:  # a few new terms (an update): insert each at its place
-                for i in new:
+            else:  # a few new terms (an update): insert each at its place (distinct: in any order)
+                for i in range(start, len(terms)):
                     at = bisect.bisect_left(self._order_terms, terms[i])
                     self._order_terms.insert(at, terms[i])
                     self._order_ids.insert(at, i)
