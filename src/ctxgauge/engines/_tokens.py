@@ -11,7 +11,6 @@ from __future__ import annotations
 import functools
 import re
 from collections import Counter
-from itertools import chain
 from typing import Sequence
 
 import numpy as np
