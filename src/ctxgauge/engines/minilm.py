@@ -50,7 +50,7 @@ import json
 from contextlib import contextmanager
 from itertools import groupby
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Iterator, NamedTuple, Sequence
 
 import numpy as np
 
@@ -104,6 +104,18 @@ def shared_embeddings() -> Iterator[None]:
             _shared = None
 
 
+class WorkKey(NamedTuple):
+    """`MiniLMEngine._work_key`: the chunking (caps) and then the `_text_key` (rounding, precision, threads)."""
+
+    max_chunks: int
+    skip_generated: bool
+    locale_chunks: int
+    test_chunks: int | None
+    decimals: int
+    precision: str
+    threads: int
+
+
 class MiniLMEngine(Engine):
     """Embedding engine over the packaged all-MiniLM-L6-v2 weights (CPU, offline).
 
@@ -154,10 +166,10 @@ class MiniLMEngine(Engine):
         at batch 5 on 2 threads moved bits against 1 thread: a thread count is not speed only)."""
         return int(self.params["decimals"]), str(self.params["precision"]), self._threads()
 
-    def _work_key(self) -> tuple:
+    def _work_key(self) -> "WorkKey":
         """What decides a file version's chunks and vectors (the batch size, by design, does not)."""
-        return (int(self.params["max_chunks_per_file"]), bool(self.params["skip_generated"]),
-                int(self.params["locale_chunks"]), self.params["test_chunks"], *self._text_key())
+        return WorkKey(int(self.params["max_chunks_per_file"]), bool(self.params["skip_generated"]),
+                       int(self.params["locale_chunks"]), self.params["test_chunks"], *self._text_key())
 
     def available(self) -> tuple[bool, str | None]:
         # find_spec only locates the packages: importing torch here would cost seconds for every listing.
@@ -243,10 +255,11 @@ class MiniLMEngine(Engine):
         store = work_cache.current()
         if store is None:
             return None
-        cap, skip, locale, tests, decimals, _, threads = self._work_key()
-        config = {"decimals": decimals, "max_chunks_per_file": cap, "skip_generated": skip, "locale_chunks": locale,
-                  "test_chunks": tests,
-                  "window": WINDOW, "dim": DIM, "backend": self._backend(), "threads": threads,
+        work = self._work_key()
+        config = {"decimals": work.decimals, "max_chunks_per_file": work.max_chunks,
+                  "skip_generated": work.skip_generated, "locale_chunks": work.locale_chunks,
+                  "test_chunks": work.test_chunks,
+                  "window": WINDOW, "dim": DIM, "backend": self._backend(), "threads": work.threads,
                   "weights": self._weights_hash(store), "format": 2}
         return store.stage("minilm.chunks", work_cache.stage_identity((__name__, *_MODULES), config, self.libraries))
 
@@ -281,14 +294,14 @@ class MiniLMEngine(Engine):
         texts_stage = self._text_stage() if todo else None
         embedded = 0
         progress = Throughput(f"{self.name}: embedding", 0)
-        cap, _, locale, tests, decimals, _, _ = self._work_key()
+        work = self._work_key()
         for first in range(0, len(todo), FILES_PER_ROUND):
             tokenizer = self._tokenizer()
             keys, rows, digests = [], [], []
             missing: dict[str, str] = {}  # digest -> text, for texts neither in memory nor in the cache
             for f, data in corpus.iter_bytes(todo[first:first + FILES_PER_ROUND]):
                 text = data.decode("utf-8", "replace")
-                limit = chunk_limit(f.path, cap, locale, tests)
+                limit = chunk_limit(f.path, work.max_chunks, work.locale_chunks, work.test_chunks)
                 if not limit or (self.params["skip_generated"] and skip_reason(f.path, text)):
                     text, limit = "", 1  # its path-only chunk
                 chunks = chunk_file(f.path, text, tokenizer, WINDOW, limit)
@@ -307,7 +320,7 @@ class MiniLMEngine(Engine):
             # the total is known round by round; until the last, it is estimated from the chunks per file so far
             done_files = min(first + FILES_PER_ROUND, len(todo))
             progress.set_total(round((embedded + len(missing)) * len(todo) / done_files))
-            vectors = self._embed(list(missing.values()), decimals, progress.advance)
+            vectors = self._embed(list(missing.values()), work.decimals, progress.advance)
             for digest, vector in zip(missing, vectors):
                 self._vectors[digest] = vector
                 if texts_stage is not None:
