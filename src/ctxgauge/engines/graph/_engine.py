@@ -68,6 +68,9 @@ from ctxgauge.engines._bm25_terms import WordTerms, count_terms
 from ctxgauge.engines._tokens import code_tokens, path_tokens
 
 FORMAT = "ctxgauge-graph/2"
+PARSER_MODULES = ("ctxgauge.engines.graph._parse", "ctxgauge.engines.graph._definitions")
+"""The modules whose source decides what a file parses to: the parse stage's identity and graph.json's
+parser id hash them, in this order."""
 LANGUAGES = ("python", "javascript", "typescript", "go", "java", "rust")
 
 
@@ -94,8 +97,7 @@ class GraphEngine(Engine):
     libraries = ("tree-sitter", "tree-sitter-python", "tree-sitter-javascript", "tree-sitter-typescript",
                  "tree-sitter-go", "tree-sitter-java", "tree-sitter-rust", "numpy", "PyStemmer")
     artifact_file = "graph.json"
-    identity_modules = ("ctxgauge.engines._base", "ctxgauge.engines._tokens", "ctxgauge.engines.graph._parse",
-                        "ctxgauge.engines.graph._definitions",
+    identity_modules = ("ctxgauge.engines._base", "ctxgauge.engines._tokens", *PARSER_MODULES,
                         "ctxgauge.engines.graph._paths", "ctxgauge.engines.graph._resolve",
                         "ctxgauge.engines.graph._resolve_js", "ctxgauge.engines.graph._resolve_rust",
                         "ctxgauge.engines.graph._rank")
@@ -192,21 +194,20 @@ class GraphEngine(Engine):
         if store is None:
             return None
         return store.stage("graph.parse", work_cache.stage_identity(
-            ("ctxgauge.engines.graph._parse", "ctxgauge.engines.graph._definitions"), {"format": 1},
+            PARSER_MODULES, {"format": 1},
             [d for d in self.libraries if d.startswith("tree-sitter")]))
 
     def _parser_id(self) -> str:
-        """SHA-256 of the extraction modules' sources (_parse, then _definitions) and the grammar packages' versions."""
+        """SHA-256 of the extraction modules' sources (`PARSER_MODULES`) and the grammar packages' versions."""
         if self._parser_hash is None:
-            import hashlib
+            import importlib
             import inspect
 
-            import ctxgauge.engines.graph._definitions as definitions_module
-            import ctxgauge.engines.graph._parse as parse_module
             from ctxgauge.engines._base import distribution_version
 
-            h = hashlib.sha256(inspect.getsource(parse_module).encode())
-            h.update(inspect.getsource(definitions_module).encode())
+            h = hashlib.sha256()
+            for module in PARSER_MODULES:
+                h.update(inspect.getsource(importlib.import_module(module)).encode())
             for dist in self.libraries:
                 if dist.startswith("tree-sitter"):
                     h.update(f"\0{dist}={distribution_version(dist)}".encode())
