@@ -1,17 +1,19 @@
-"""The work cache's store: entries round-trip, torn entries read as misses, concurrent writers, pruning,
-stage keys, and where the cache lives (environment, overrides, off)."""
+"""The work cache's store: entries round-trip, damaged entries and databases read as misses, concurrent
+writers, pruning, the older format swept, stage keys, and where the cache lives (environment, overrides,
+off)."""
 
 from __future__ import annotations
 
 import multiprocessing
 import os
+import sqlite3
 from pathlib import Path
 
 import pytest
 
 from ctxgauge import cache
 from ctxgauge.cache import WorkCache, parse_size, stage_identity
-from ctxgauge.cache._store import FORMAT_DIR, MAGIC
+from ctxgauge.cache._store import DB_FILE, FORMAT_DIR
 from ctxgauge.errors import UserError
 
 BLOB = "0123456789abcdef0123456789abcdef01234567"
@@ -33,25 +35,55 @@ def test_another_stage_identity_never_sees_the_entry(tmp_path):
     assert store.stage("u", {"v": 1}).get(BLOB) is None
 
 
-def test_a_torn_entry_is_a_miss_and_is_removed(tmp_path):
-    stage = WorkCache(tmp_path).stage("t", {})
+def _entries(root: Path) -> list[tuple]:
+    con = sqlite3.connect(root / FORMAT_DIR / DB_FILE)
+    try:
+        return con.execute("SELECT id, size, used FROM entries ORDER BY id").fetchall()
+    finally:
+        con.close()
+
+
+def test_a_damaged_entry_is_a_miss_and_is_removed(tmp_path):
+    store = WorkCache(tmp_path)
+    stage = store.stage("t", {})
     stage.put(BLOB, b"x" * 1000)
-    path = stage._path(BLOB)
-    data = path.read_bytes()
-    path.write_bytes(data[:-10])  # cut short, as a full disk would leave it
+    store.close()
+    con = sqlite3.connect(tmp_path / FORMAT_DIR / DB_FILE)
+    con.execute("UPDATE entries SET payload = ? WHERE id = ?", (b"x" * 990, BLOB))  # cut short
+    con.commit()
+    con.close()
     assert stage.get(BLOB) is None
-    assert not path.exists()
+    assert _entries(tmp_path) == []
     stage.put(BLOB, b"y" * 10)
-    path.write_bytes(b"junk")  # not even a header
-    assert stage.get(BLOB) is None
+    assert stage.get(BLOB) == b"y" * 10
 
 
-def test_names_that_are_not_hex_cannot_escape_the_stage(tmp_path):
+def test_a_database_that_is_not_one_is_begun_again(tmp_path):
+    store = WorkCache(tmp_path)
+    stage = store.stage("t", {})
+    stage.put(BLOB, b"kept?")
+    store.close()
+    (tmp_path / FORMAT_DIR / DB_FILE).write_bytes(b"junk, not a database" * 100)
+    fresh = WorkCache(tmp_path)  # another process: it meets the junk first
+    assert fresh.stage("t", {}).get(BLOB) is None  # the work is gone, never misread
+    fresh.stage("t", {}).put(BLOB, b"again")
+    assert WorkCache(tmp_path).stage("t", {}).get(BLOB) == b"again"
+
+
+def test_reading_an_empty_cache_creates_nothing(tmp_path):
+    store = WorkCache(tmp_path / "c")
+    assert store.stage("t", {}).get(BLOB) is None
+    assert store.usage() == [] and store.prune(0) == (0, 0)
+    assert not (tmp_path / "c").exists()
+
+
+def test_any_content_id_is_only_a_key(tmp_path):
     stage = WorkCache(tmp_path / "c").stage("t", {})
     stage.put("../../../escape", b"z")
     assert stage.get("../../../escape") == b"z"
     assert not any(p.name == "escape" for p in tmp_path.rglob("*"))
-    assert stage._path("../../../escape").resolve().is_relative_to((tmp_path / "c").resolve())
+    files = {p.name for p in (tmp_path / "c").rglob("*") if p.is_file()}
+    assert files <= {DB_FILE, f"{DB_FILE}-wal", f"{DB_FILE}-shm"} and DB_FILE in files
 
 
 def _writer(root: str, worker: int, rounds: int) -> None:
@@ -75,8 +107,27 @@ def test_several_processes_writing_at_once_never_read_a_torn_entry(tmp_path):
     stage = WorkCache(tmp_path).stage("race", {})
     for key in range(8):
         assert stage.get(f"{key:040x}") == bytes([key]) * 200_000
-    leftovers = [p for p in (tmp_path / FORMAT_DIR).rglob(".*.tmp")]
-    assert leftovers == []
+    assert len(_entries(tmp_path)) == 8
+
+
+def _distinct_writer(root: str, worker: int, n: int) -> None:
+    stage = WorkCache(Path(root)).stage("many", {})
+    for i in range(n):
+        stage.put(f"{worker:020x}{i:020x}", bytes([worker]) * (1000 + i))
+
+
+def test_several_processes_writing_different_entries_lose_none(tmp_path):
+    ctx = multiprocessing.get_context("spawn")
+    procs = [ctx.Process(target=_distinct_writer, args=(str(tmp_path), w, 200)) for w in range(4)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(120)
+    assert [p.exitcode for p in procs] == [0, 0, 0, 0]
+    stage = WorkCache(tmp_path).stage("many", {})
+    assert all(stage.get(f"{w:020x}{i:020x}") == bytes([w]) * (1000 + i) for w in range(4) for i in range(200))
+    [usage] = WorkCache(tmp_path).usage()
+    assert usage.entries == 800
 
 
 def test_prune_removes_least_recently_used_first(tmp_path):
@@ -84,15 +135,26 @@ def test_prune_removes_least_recently_used_first(tmp_path):
     stage = store.stage("t", {})
     for i in range(5):
         stage.put(f"{i:040x}", b"a" * 1000)
-        os.utime(stage._path(f"{i:040x}"), ns=(10**18 + i, 10**18 + i))
-    os.utime(stage._path(f"{0:040x}"), ns=(2 * 10**18, 2 * 10**18))  # 0 was used last
-    entry = 1000 + len(MAGIC) + 32
-    removed, freed = store.prune(3 * entry)
-    assert (removed, freed) == (2, 2 * entry)
-    present = [i for i in range(5) if stage._path(f"{i:040x}").exists()]
-    assert present == [0, 3, 4]
+    assert stage.get(f"{0:040x}") is not None  # 0 is now the most recently used
+    removed, freed = store.prune(3 * 1000)
+    assert (removed, freed) == (2, 2 * 1000)
+    assert [i for i in range(5) if stage.get(f"{i:040x}") is not None] == [0, 3, 4]
     [usage] = store.usage()
-    assert (usage.name, usage.entries, usage.bytes) == ("t", 3, 3 * entry)
+    assert (usage.name, usage.entries, usage.bytes) == ("t", 3, 3 * 1000)
+
+
+def test_a_use_seen_by_another_process_counts_once_recorded(tmp_path):
+    writer = WorkCache(tmp_path, max_bytes=10**9)
+    for i in range(3):
+        writer.stage("t", {}).put(f"{i:040x}", b"a" * 100)
+    writer.close()
+    reader = WorkCache(tmp_path, max_bytes=10**9)  # another process reads 0 and ends
+    assert reader.stage("t", {}).get(f"{0:040x}") == b"a" * 100
+    reader.close()
+    used = {cid: u for cid, _, u in _entries(tmp_path)}
+    assert used[f"{0:040x}"] > used[f"{2:040x}"] > used[f"{1:040x}"]
+    assert WorkCache(tmp_path).prune(100) == (2, 200)
+    assert [cid for cid, *_ in _entries(tmp_path)] == [f"{0:040x}"]
 
 
 def test_the_size_bound_holds_while_writing(tmp_path):
@@ -162,24 +224,15 @@ def test_the_test_session_never_uses_the_users_cache():
     assert not any(os.scandir(os.environ["CTXGAUGE_CACHE"]))  # and a fresh one for each test
 
 
-def test_sweep_removes_only_temporaries_a_killed_writer_left_long_ago(tmp_path):
-    import time
-
-    from ctxgauge.cache._store import STALE_TEMP_SECONDS
-
+def test_sweep_removes_the_older_format_and_nothing_of_this_one(tmp_path):
+    old = tmp_path / "v1" / ("ab" * 32) / "01"
+    old.mkdir(parents=True)
+    (old / ("2" * 38)).write_bytes(b"x" * 100)  # a v1 entry
+    (old / f".{'3' * 38}.456.cd.tmp").write_bytes(b"y" * 50)  # a killed v1 writer's temporary
     store = WorkCache(tmp_path, max_bytes=10**9)
     stage = store.stage("t", {})
     stage.put(f"{1:040x}", b"kept")
-    shard = stage._path(f"{1:040x}").parent
-    old, fresh = shard / f".{'2' * 38}.123.ab.tmp", shard / f".{'3' * 38}.456.cd.tmp"
-    meta_tmp = stage._path(f"{1:040x}").parent.parent / ".stage.json.9.ef.tmp"
-    for p in (old, fresh, meta_tmp):
-        p.write_bytes(b"x" * 100)
-    past = time.time() - STALE_TEMP_SECONDS - 60
-    os.utime(old, (past, past))
-    os.utime(meta_tmp, (past, past))
-    assert store.sweep() == (2, 200)
-    assert not old.exists() and not meta_tmp.exists()
-    assert fresh.exists(), "a temporary file a live writer may still rename is left alone"
+    assert store.sweep() == (2, 150)
+    assert not (tmp_path / "v1").exists()
     assert stage.get(f"{1:040x}") == b"kept"
     assert store.sweep() == (0, 0)

@@ -51,18 +51,19 @@ def test_a_bad_size_is_one_line_and_exit_2(tmp_path):
     assert r.returncode == 2 and "not a size" in r.stderr and "Traceback" not in r.stderr
 
 
-def test_prune_sweeps_what_a_killed_writer_left(tmp_path):
-    import time
-
+def test_prune_removes_the_older_format_and_keeps_this_ones_entries(tmp_path):
     cache_dir = tmp_path / "cache"
     assert _cli("--cache-dir", str(cache_dir), "query", str(_tree(tmp_path)), "handler", "--json").returncode == 0
-    entry = next(p for p in (cache_dir / "v1").rglob("*") if p.is_file() and not p.name.startswith((".", "stage")))
-    left = entry.parent / f".{entry.name}.4242.beef.tmp"  # a writer killed between write and rename
-    left.write_bytes(b"half an entry")
-    past = time.time() - 3600
-    os.utime(left, (past, past))
+    before = json.loads(_cli("--cache-dir", str(cache_dir), "cache", "show", "--json").stdout)
+    assert before["entries"] > 0
+    left = cache_dir / "v1" / ("ab" * 32) / "cd"  # what an earlier ctxgauge wrote: a file per entry
+    left.mkdir(parents=True)
+    (left / ("e" * 38)).write_bytes(b"an old entry")
+    (left / f".{'f' * 38}.4242.beef.tmp").write_bytes(b"half")  # and a killed writer's temporary
     pruned = json.loads(_cli("--cache-dir", str(cache_dir), "cache", "prune", "--json").stdout)
-    assert (pruned["stale_temporaries"], pruned["stale_bytes"], pruned["removed"]) == (1, 13, 0)
-    assert not left.exists() and entry.exists()
+    assert (pruned["stale_temporaries"], pruned["stale_bytes"], pruned["removed"]) == (2, 16, 0)
+    assert not (cache_dir / "v1").exists()
+    after = json.loads(_cli("--cache-dir", str(cache_dir), "cache", "show", "--json").stdout)
+    assert (after["entries"], after["bytes"]) == (before["entries"], before["bytes"])
     text = _cli("--cache-dir", str(cache_dir), "cache", "prune").stdout
-    assert "removed 0 entries" in text and "temporary" not in text
+    assert "removed 0 entries" in text and "older format" not in text

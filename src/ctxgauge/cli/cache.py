@@ -63,7 +63,7 @@ def prune(
     json_out: bool = typer.Option(False, "--json", help="Print JSON: {dir, removed, freed_bytes, bytes, stale_temporaries, stale_bytes}."),
 ) -> None:
     """Remove least recently used entries until the cache fits its bound (or --max-size, or nothing with --all),
-    and temporary files that writers killed mid-write left behind (older than 15 minutes)."""
+    and what an earlier ctxgauge's cache format left (a file per entry, and its killed writers' temporaries)."""
     from ctxgauge.cache import parse_size
 
     store = _store()
@@ -75,6 +75,6 @@ def prune(
         print_json({"dir": str(store.root), "removed": removed, "freed_bytes": freed, "bytes": left,
                     "stale_temporaries": stale, "stale_bytes": stale_bytes})
         return
-    swept = f", and {stale} temporary files a killed writer left ({_size(stale_bytes)})" if stale else ""
+    swept = f", and {stale} files of an older format ({_size(stale_bytes)})" if stale else ""
     console.print(f"removed {removed} entries ({_size(freed)}){swept}; {_size(left)} left in {plain(store.root)}",
                   soft_wrap=True)
