@@ -70,6 +70,26 @@ def test_a_database_that_is_not_one_is_begun_again(tmp_path):
     assert WorkCache(tmp_path).stage("t", {}).get(BLOB) == b"again"
 
 
+def test_a_database_broken_while_open_is_dropped_and_begun_again(tmp_path):
+    store = WorkCache(tmp_path)
+    stage = store.stage("t", {})
+    stage.put(BLOB, b"x")
+
+    class Broken:  # what a connection does once the file under it is damaged
+        def execute(self, *args):
+            raise sqlite3.DatabaseError("database disk image is malformed")
+
+        def close(self):
+            pass
+
+    store._con = Broken()
+    assert stage.get(BLOB) is None  # a miss: no error, no hang
+    assert not (tmp_path / FORMAT_DIR / DB_FILE).exists()
+    stage.put(BLOB, b"again")
+    assert stage.get(BLOB) == b"again"
+    assert [(u.name, u.entries) for u in store.usage()] == [("t", 1)]
+
+
 def test_reading_an_empty_cache_creates_nothing(tmp_path):
     store = WorkCache(tmp_path / "c")
     assert store.stage("t", {}).get(BLOB) is None

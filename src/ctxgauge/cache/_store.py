@@ -103,7 +103,7 @@ class WorkCache:
         self.path = self.root / FORMAT_DIR / DB_FILE
         self._written = 0
         self._stages: dict[str, Stage] = {}
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # re-entered: a failed statement drops the connection under it
         self._con: sqlite3.Connection | None = None
         self._pid = 0
         self._unwritable = False
@@ -143,6 +143,8 @@ class WorkCache:
                 con.execute("PRAGMA synchronous = NORMAL")
                 con.executescript(_SCHEMA)
                 self._con, self._pid = con, os.getpid()
+                for stage in self._stages.values():  # a new database (or one begun again) names its stages anew
+                    stage._described = False
                 return con
             except sqlite3.OperationalError:  # cannot be made or opened here, or busy for too long
                 if con is not None:
@@ -167,8 +169,14 @@ class WorkCache:
         """A statement failed: a broken database is dropped (begun again on the next write); anything else
         (busy, disk full) costs only this entry."""
         if not isinstance(exc, sqlite3.OperationalError):
-            self.close()
-            self._remove_files()
+            with self._lock:
+                con, self._con, self._touched = self._con, None, []
+                if con is not None:
+                    try:
+                        con.close()
+                    except sqlite3.Error:
+                        pass
+                self._remove_files()
 
     def _now(self) -> int:
         """A clock for `used` that never goes back within a process (the least recently used go first)."""
