@@ -24,6 +24,7 @@ import torch  # noqa: E402
 import ctxgauge.cache as work_cache  # noqa: E402
 from ctxgauge.corpora import Change, Corpus  # noqa: E402
 from ctxgauge.engines._chunks import SPECIAL_TOKENS, chunk_file, split_lines  # noqa: E402
+from ctxgauge.engines._minilm_model import DEFAULT_PRECISION  # noqa: E402
 from ctxgauge.engines.minilm import DIM, WINDOW, MiniLMEngine  # noqa: E402
 from ctxgauge.errors import UserError  # noqa: E402
 
@@ -164,24 +165,38 @@ def test_a_vector_does_not_depend_on_its_batch(base, precision):
 
 def test_precision_is_part_of_what_the_vectors_are(small, tmp_path):
     """float32 and bfloat16 are two engines: other identities, other work-cache stages, other vectors, the
-    same best file for a plain request."""
+    same best file for a plain request. The default is the CPU's (`DEFAULT_PRECISION`); the other is named."""
     corpus, out = small
-    assert MiniLMEngine().params["precision"] == "bfloat16"
-    f32 = MiniLMEngine(precision="float32")
-    assert f32.name == 'minilm(precision="float32")' and f32.identity() != MiniLMEngine().identity()
-    assert f32._work_key() != MiniLMEngine()._work_key() and f32._backend() != MiniLMEngine()._backend()
-    f32.build(corpus, tmp_path)
+    assert MiniLMEngine().params["precision"] == DEFAULT_PRECISION
+    other = "float32" if DEFAULT_PRECISION == "bfloat16" else "bfloat16"
+    alt = MiniLMEngine(precision=other)
+    assert alt.name == f'minilm(precision="{other}")' and alt.identity() != MiniLMEngine().identity()
+    assert alt._work_key() != MiniLMEngine()._work_key() and alt._backend() != MiniLMEngine()._backend()
+    alt.build(corpus, tmp_path)
     a, b = np.load(out / "vectors.npy").astype(float), np.load(tmp_path / "vectors.npy").astype(float)
     assert a.shape == b.shape and not np.array_equal(a, b)
     assert ((a * b).sum(1) / np.linalg.norm(a, axis=1) / np.linalg.norm(b, axis=1)).min() > 0.999
-    assert json.loads((tmp_path / "params.json").read_text())["backend"]["chunks"].startswith("torch float32")
+    assert json.loads((tmp_path / "params.json").read_text())["backend"]["chunks"].startswith(f"torch {other}")
     text = "how much is the fine for returning a book late"
-    assert f32.query(tmp_path, text, 1)[0].path == MiniLMEngine().query(out, text, 1)[0].path == "src/billing/fees.py"
+    assert alt.query(tmp_path, text, 1)[0].path == MiniLMEngine().query(out, text, 1)[0].path == "src/billing/fees.py"
     with pytest.raises(UserError):
         MiniLMEngine(precision="float16")
     # float32's thread count can move bits, so it keys the vectors; bfloat16 always runs on one thread
+    f32 = MiniLMEngine(precision="float32")
     assert MiniLMEngine(precision="float32", threads=2)._text_key() != f32._text_key()
-    assert MiniLMEngine(threads=2)._text_key() == MiniLMEngine()._text_key()
+    b16 = MiniLMEngine(precision="bfloat16")
+    assert MiniLMEngine(precision="bfloat16", threads=2)._text_key() == b16._text_key()
+
+
+def test_the_default_precision_follows_the_cpus_amx_flag(tmp_path):
+    from ctxgauge.engines._minilm_model import has_amx_bfloat16
+
+    amx, avx2 = tmp_path / "amx", tmp_path / "avx2"
+    amx.write_text("processor\t: 0\nflags\t\t: fpu sse2 avx2 avx512f amx_bf16 amx_tile amx_int8\n")
+    avx2.write_text("processor\t: 0\nflags\t\t: fpu sse2 avx2 avx512_bf16\n")  # no AMX: emulated or unmeasured
+    assert has_amx_bfloat16(str(amx)) and not has_amx_bfloat16(str(avx2))
+    assert not has_amx_bfloat16(str(tmp_path / "absent"))
+    assert DEFAULT_PRECISION == ("bfloat16" if has_amx_bfloat16() else "float32")
 
 
 def test_two_cold_builds_are_byte_identical(base, tmp_path):

