@@ -28,6 +28,12 @@ class Cell:
     wrap: bool = True
     """False keeps the text on one line (a time, an id)."""
 
+    def __post_init__(self) -> None:
+        # A cell's text often comes straight from a run record, which may come from anywhere and hold any JSON
+        # there (a fuzzed record's family status `true` reached the Markdown escaper as a bool).
+        if not isinstance(self.text, str):
+            self.text = str(self.text)
+
 
 def cell(value: Any, **kw: Any) -> Cell:
     """A Cell from a string or an existing Cell."""
