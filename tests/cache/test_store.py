@@ -116,14 +116,19 @@ def _writer(root: str, worker: int, rounds: int) -> None:
             assert got is None or got == bytes([key]) * 200_000, "torn entry read"
 
 
-def test_several_processes_writing_at_once_never_read_a_torn_entry(tmp_path):
+def _run_writers(target, tmp_path: Path, arg: int) -> list:
+    """Four spawned processes running `target(root, worker, arg)` at once; their exit codes."""
     ctx = multiprocessing.get_context("spawn")
-    procs = [ctx.Process(target=_writer, args=(str(tmp_path), w, 5)) for w in range(4)]
+    procs = [ctx.Process(target=target, args=(str(tmp_path), w, arg)) for w in range(4)]
     for p in procs:
         p.start()
     for p in procs:
         p.join(120)
-    assert [p.exitcode for p in procs] == [0, 0, 0, 0]
+    return [p.exitcode for p in procs]
+
+
+def test_several_processes_writing_at_once_never_read_a_torn_entry(tmp_path):
+    assert _run_writers(_writer, tmp_path, 5) == [0, 0, 0, 0]
     stage = WorkCache(tmp_path).stage("race", {})
     for key in range(8):
         assert stage.get(f"{key:040x}") == bytes([key]) * 200_000
@@ -137,13 +142,7 @@ def _distinct_writer(root: str, worker: int, n: int) -> None:
 
 
 def test_several_processes_writing_different_entries_lose_none(tmp_path):
-    ctx = multiprocessing.get_context("spawn")
-    procs = [ctx.Process(target=_distinct_writer, args=(str(tmp_path), w, 200)) for w in range(4)]
-    for p in procs:
-        p.start()
-    for p in procs:
-        p.join(120)
-    assert [p.exitcode for p in procs] == [0, 0, 0, 0]
+    assert _run_writers(_distinct_writer, tmp_path, 200) == [0, 0, 0, 0]
     stage = WorkCache(tmp_path).stage("many", {})
     assert all(stage.get(f"{w:020x}{i:020x}") == bytes([w]) * (1000 + i) for w in range(4) for i in range(200))
     [usage] = WorkCache(tmp_path).usage()
