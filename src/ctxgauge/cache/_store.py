@@ -35,8 +35,10 @@ import sqlite3
 import threading
 import time
 import weakref
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterator
 
 FORMAT_DIR = "v2"
 DB_FILE = "work.sqlite"
@@ -170,13 +172,18 @@ class WorkCache:
         (busy, disk full) costs only this entry."""
         if not isinstance(exc, sqlite3.OperationalError):
             with self._lock:
-                con, self._con, self._touched = self._con, None, []
-                if con is not None:
-                    try:
-                        con.close()
-                    except sqlite3.Error:
-                        pass
+                self._drop_connection()
+                self._touched = []
                 self._remove_files()
+
+    def _drop_connection(self) -> None:
+        """Close this process's connection (one a forked child inherited is only forgotten, never closed)."""
+        con, self._con = self._con, None
+        if con is not None and self._pid == os.getpid():
+            try:
+                con.close()
+            except sqlite3.Error:
+                pass
 
     def _now(self) -> int:
         """A clock for `used` that never goes back within a process (the least recently used go first)."""
@@ -193,8 +200,7 @@ class WorkCache:
                                   (stage.key, content_id)).fetchone()
                 if row is None:
                     return None
-                digest, payload = row
-                payload = bytes(payload)
+                digest, payload = row  # a BLOB reads as bytes
                 if hashlib.sha256(payload).digest() != digest:
                     con.execute("DELETE FROM entries WHERE stage = ? AND id = ?", (stage.key, content_id))
                     return None
@@ -238,19 +244,15 @@ class WorkCache:
     def flush(self) -> None:
         """Record the uses of entries read since the last flush (done by itself in batches and at exit)."""
         with self._lock:
-            if self._touched and self._db(create=False) is not None:
-                self._flush_touched(self._con)
+            con = self._db(create=False) if self._touched else None
+            if con is not None:
+                self._flush_touched(con)
 
     def close(self) -> None:
         """Flush recorded uses and close this process's connection (a later call opens it again)."""
         self.flush()
         with self._lock:
-            if self._con is not None and self._pid == os.getpid():
-                try:
-                    self._con.close()
-                except sqlite3.Error:
-                    pass
-            self._con = None
+            self._drop_connection()
 
     def _wrote(self, n: int) -> None:
         self._written += n
@@ -330,18 +332,13 @@ class WorkCache:
             shutil.rmtree(self.root / child, ignore_errors=True)
 
 
-class _transaction:
-    """BEGIN IMMEDIATE ... COMMIT (ROLLBACK on an error) on an autocommit connection."""
-
-    def __init__(self, con: sqlite3.Connection):
-        self.con = con
-
-    def __enter__(self) -> sqlite3.Connection:
-        self.con.execute("BEGIN IMMEDIATE")
-        return self.con
-
-    def __exit__(self, kind, *_) -> None:
-        self.con.execute("COMMIT" if kind is None else "ROLLBACK")
+@contextmanager
+def _transaction(con: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """BEGIN IMMEDIATE on an autocommit connection, then the connection's own context: COMMIT, or ROLLBACK on
+    an error."""
+    con.execute("BEGIN IMMEDIATE")
+    with con:
+        yield con
 
 
 _live: "weakref.WeakSet[WorkCache]" = weakref.WeakSet()

@@ -18,13 +18,11 @@ Determinism, which is what this tool measures, is designed in rather than hoped 
   also drops the padding's 3.7% of the tokens embedded on flask.
 - A request is embedded in numpy float64 (`NumpyEncoder`), so a query on a built index never imports torch;
   its rounded vector equalled the torch one's on the texts checked, and it is the same on every machine.
-- Precision: on a CPU with AMX, chunks are embedded with the linear layers in bfloat16 by default
-  (`precision`, see `TorchEncoder`; norms, sums and pooling stay float32), about 2.8x float32's tokens per
-  CPU second there; on any other CPU the default is float32, since emulated bfloat16 was 2.7x slower than
-  float32 on an AVX2-only one (`_minilm_model.DEFAULT_PRECISION`; the value is a parameter, so it is in the
-  identity). Its kernels moved bits with the batch size and with a second thread, so each
-  text goes through alone on one thread: still a function of its text alone, so cold, warm and updated
-  builds stay byte-identical. `precision=float32` is the pass bit-identical to sentence-transformers.
+- Precision: chunks are embedded with the linear layers in bfloat16 (norms, sums and pooling float32; see
+  `TorchEncoder`) or in float32; the default is the CPU's (`_minilm_model.DEFAULT_PRECISION`: bfloat16 only
+  with AMX, where it was measured faster). bfloat16's kernels moved bits with the batch size and with a
+  second thread, so each text goes through alone on one thread: still a function of its text alone, so
+  cold, warm and updated builds stay byte-identical. `precision=float32` is the pass bit-identical to sentence-transformers.
 - Threads: `threads` torch threads inside float32's calls, restored after (bfloat16 always uses one). The
   default is 1: on this project's 2-core machine, shared with other jobs, 1 thread embedded at 13 chunks per
   CPU-second against 8 to 9 for 2, and suites that run engines side by side would oversubscribe the cores
@@ -61,9 +59,9 @@ from ctxgauge._io import read_json, write_json_atomic
 from ctxgauge.corpora import Change, Corpus
 from ctxgauge.engines._base import Engine, Hit, distribution_version, rank
 from ctxgauge.engines._chunks import LOCALE_CHUNKS, chunk_file, chunk_limit, skip_reason
-from ctxgauge.engines._minilm_model import (DEFAULT_PRECISION, DIM, MODEL_NAME, MODEL_PACKAGE, PRECISIONS, TOKENIZER_FILE, WEIGHTS_FILE,
-                                            WINDOW, NumpyEncoder, TorchEncoder, WordPiece, model_dir, release_freed_memory,
-                                            torch_threads, weights_hash)
+from ctxgauge.engines._minilm_model import (DEFAULT_PRECISION, DIM, MODEL_NAME, MODEL_PACKAGE, PRECISIONS,
+                                            TOKENIZER_FILE, WEIGHTS_FILE, WINDOW, NumpyEncoder, TorchEncoder, WordPiece,
+                                            model_dir, release_freed_memory, torch_threads, weights_hash)
 from ctxgauge.engines._minilm_vectors import (PARAMS_FILE, Unit, best_per_file, read_units, round_vectors, text_id,
                                               unit_from_bytes, unit_id, unit_to_bytes, vector_from_bytes,
                                               vector_to_bytes, write_vectors)
