@@ -78,10 +78,10 @@ Session 17 (same tune half): minilm (`max_chunks_per_file=6,test_chunks=1`, its 
 max) tried as one more weighted term: on the 250 subjects no weight from .05 to 1 raised hit@5 above .820
 and left-one-repository-out chose weights that lost (.800 / .661 held out against none's .820 / .665); on
 the 46 issue texts .75 gained one instance (hit@5 .870 -> .891) and left-one-out lost MRR (.722 against
-.732). Not a component: it costs a cold embedding of every repository (~105 CPU s for 50 memos commits as
-hybrid's sub-engine) for no held-out gain. A re-run of the coordinate descent over the short weights moved
-four of them (literal .25, manifests .7, ci .5) for .832 / .664, but left-one-repository-out it lost
-(.804 / .644 held out against the defaults' .820 / .665): the defaults stay.
+.732). Not a component: it costs a cold embedding of every repository (hybrid, bm25 + this minilm + graph,
+took 106 CPU s for 50 memos commits, most of it minilm's) for no held-out gain. A re-run of the coordinate
+descent over the short weights moved three of them (literal .25, manifests .7, ci .5) for .832 / .664, but
+left-one-repository-out it lost (.804 / .644 held out against the defaults' .820 / .665): the defaults stay.
 No weight names a repository, commit or case.
 `benchmarks/quality.py` gives the figures on the report half, which tuning never read.
 """
