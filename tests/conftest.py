@@ -225,3 +225,21 @@ def script_engine(tmp_path: Path) -> Callable[..., str]:
     spec.hanging = where / "hanging"  # type: ignore[attr-defined]
     spec.mend = mend  # type: ignore[attr-defined]
     return spec
+
+
+def _sigint_default() -> None:
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+@pytest.fixture
+def ctrl_c_popen() -> Callable[..., subprocess.Popen]:
+    """`subprocess.Popen` for a child a test will Ctrl-C (SIGINT): the child starts with SIGINT at its default,
+    as a terminal starts a command. A shell without job control runs a background job (`make test &`) with
+    SIGINT ignored and every child inherits that, so ctxgauge rightly kept ignoring it (as under nohup) and the
+    test waited 120 s for an exit that never came."""
+    def popen(args, **kwargs) -> subprocess.Popen:
+        return subprocess.Popen(args, preexec_fn=_sigint_default if os.name == "posix" else None, **kwargs)
+
+    return popen

@@ -20,7 +20,7 @@ def wait_for(path: Path, proc: subprocess.Popen, timeout: float = 120) -> None:
         time.sleep(0.02)
 
 
-def test_ctrl_c_names_the_run_directory_and_the_resume_command(repo_builder, tmp_path, script_engine):
+def test_ctrl_c_names_the_run_directory_and_the_resume_command(repo_builder, tmp_path, script_engine, ctrl_c_popen):
     repo = repo_builder("repo")
     repo.commit("Start", {"a.py": "x = 0\n", "b.py": "y = 0\n"})
     for i in range(4):
@@ -31,7 +31,7 @@ def test_ctrl_c_names_the_run_directory_and_the_resume_command(repo_builder, tmp
     work = tmp_path / "work"
     work.mkdir()
     args = [sys.executable, "-m", "ctxgauge", "replay", str(repo.path), "--engine", engine, "--commits", "0"]
-    proc = subprocess.Popen(args, cwd=work, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = ctrl_c_popen(args, cwd=work, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     wait_for(script_engine.hanging, proc)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=120)

@@ -54,9 +54,9 @@ def test_a_normal_end_and_an_engine_crash_leave_no_temporary_directory(tmp_path,
 HANG = ("--hang-on=query:2",)
 
 
-def _signalled(args: list[str], env: dict[str, str], scratch: Path, run: Path, sig: int,
+def _signalled(popen, args: list[str], env: dict[str, str], scratch: Path, run: Path, sig: int,
                hanging: Path) -> tuple[int, str]:
-    proc = subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 120
     units = run / "units.jsonl"
     while not (hanging.exists() and units.exists() and units.read_text().strip()):
@@ -70,10 +70,10 @@ def _signalled(args: list[str], env: dict[str, str], scratch: Path, run: Path, s
 
 
 @pytest.mark.parametrize("sig, code, word", [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated")])
-def test_a_signal_cancels_the_run_removes_its_directory_and_resume_finishes(tmp_path, script_engine, sig, code,
-                                                                            word):
+def test_a_signal_cancels_the_run_removes_its_directory_and_resume_finishes(tmp_path, script_engine, ctrl_c_popen,
+                                                                            sig, code, word):
     args, env, scratch = _setup(tmp_path, N, script_engine(*HANG, timeout=600))
-    rc, err = _signalled(args, env, scratch, tmp_path / "run", sig, script_engine.hanging)
+    rc, err = _signalled(ctrl_c_popen, args, env, scratch, tmp_path / "run", sig, script_engine.hanging)
     assert rc == code, err
     assert err.strip().startswith(f"error: {word}; the run is recorded as cancelled") and "Traceback" not in err
     assert _leftovers(scratch) == []
@@ -91,10 +91,10 @@ def test_a_signal_cancels_the_run_removes_its_directory_and_resume_finishes(tmp_
     assert _leftovers(scratch) == []
 
 
-def test_sigkill_leaves_the_directory_until_the_next_command_and_loses_no_unit(tmp_path, script_engine):
+def test_sigkill_leaves_the_directory_until_the_next_command_and_loses_no_unit(tmp_path, script_engine, ctrl_c_popen):
     # What no process can clean up after: the next command sweeps it (its pid no longer runs).
     args, env, scratch = _setup(tmp_path, N, script_engine(*HANG, timeout=600))
-    rc, _ = _signalled(args, env, scratch, tmp_path / "run", signal.SIGKILL, script_engine.hanging)
+    rc, _ = _signalled(ctrl_c_popen, args, env, scratch, tmp_path / "run", signal.SIGKILL, script_engine.hanging)
     assert rc == -signal.SIGKILL
     assert len(_leftovers(scratch)) == 2
     kept = (tmp_path / "run" / "units.jsonl").read_text().splitlines()
