@@ -136,7 +136,7 @@ class BM25Engine(Engine):
             return _csc.dumps_vocab({**{t: c for c, t in enumerate(terms)}, "": len(terms)})
         quoted = self._quoted
         if len(quoted) < len(self._t.terms):  # each term is quoted once per engine object
-            quoted.extend(encode_basestring(t) for t in self._t.terms[len(quoted):])
+            quoted.extend(map(encode_basestring, self._t.terms[len(quoted):]))
         body = ", ".join([f"{quoted[i]}: {c}" for c, i in enumerate(vocab_ids.tolist())] + [f'"": {len(vocab_ids)}'])
         return "{" + body + "}"
 
