@@ -133,9 +133,10 @@ def test_minilm_equal_with_and_without_the_cache_and_warm_embeds_nothing(corpus,
     assert cold == off and warm == off
     assert [u.name for u in store.usage()] == ["minilm.chunk-vectors", "minilm.chunks", "minilm.weights-hash"]
     from ctxgauge.engines._minilm_model import weights_hash
+    from ctxgauge.engines._minilm_work import cached_weights_hash
 
     with cache.using(store):  # the remembered hash is the file's real one
-        assert MiniLMEngine()._weights_hash(store) == weights_hash()
+        assert cached_weights_hash(store) == weights_hash()
     with cache.using(store):
         engine = MiniLMEngine()
         assert engine.build(corpus, tmp_path / "again")["embedded"] == 0

@@ -3,7 +3,8 @@
 Files are cut into chunks of whole lines under the model's 256-token window, each chunk headed by the file's
 path so path words count (`_chunks.py`); a file's score is the best cosine of its chunks to the request. The
 model and its two forward passes are in `_minilm_model.py`, the stored vectors and artifact files in
-`_minilm_vectors.py`.
+`_minilm_vectors.py`, the work keys, work-cache stages and in-process sharing (`shared_embeddings`, imported
+from here) in `_minilm_work.py`.
 
 Determinism, which is what this tool measures, is designed in rather than hoped for:
 - Padding decides the last bits. Padded to the longest text of its batch (sentence-transformers' `encode`),
@@ -44,27 +45,26 @@ artifact was written by this same engine identity (a new process then embeds onl
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import json
-from contextlib import contextmanager
 from itertools import groupby
 from pathlib import Path
-from typing import Any, Callable, Iterator, NamedTuple, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
-import ctxgauge.cache as work_cache
 from ctxgauge._io import read_json, write_json_atomic
 from ctxgauge.corpora import Change, Corpus
 from ctxgauge.engines._base import Engine, Hit, distribution_version, rank
 from ctxgauge.engines._chunks import LOCALE_CHUNKS, chunk_file, chunk_limit, skip_reason
 from ctxgauge.engines._minilm_model import (DEFAULT_PRECISION, DIM, MODEL_NAME, MODEL_PACKAGE, PRECISIONS,
                                             TOKENIZER_FILE, WEIGHTS_FILE, WINDOW, NumpyEncoder, TorchEncoder, WordPiece,
-                                            model_dir, release_freed_memory, torch_threads, weights_hash)
+                                            model_dir, release_freed_memory, torch_threads)
 from ctxgauge.engines._minilm_vectors import (PARAMS_FILE, Unit, best_per_file, read_units, round_vectors, text_id,
                                               unit_from_bytes, unit_id, unit_to_bytes, vector_from_bytes,
                                               vector_to_bytes, write_vectors)
+from ctxgauge.engines._minilm_work import (WorkKey, chunk_stage, shared_embeddings,  # noqa: F401 (public here)
+                                           shared_table, text_stage)
 from ctxgauge.engines._progress import Throughput
 from ctxgauge.engines._spec import Param
 from ctxgauge.errors import UserError
@@ -76,45 +76,7 @@ BACKENDS = {"float32": "torch float32, unpadded equal-length batches",
             "bfloat16": "torch bfloat16 linear layers (float32 norms and sums), one text per pass, one thread"}
 QUERY_BACKEND = "numpy float64"
 _MODULES = ("ctxgauge.engines._chunks", "ctxgauge.engines._locales", "ctxgauge.engines._path_kinds",
-            "ctxgauge.engines._minilm_model", "ctxgauge.engines._minilm_vectors")
-
-# Opt-in, process-wide sharing of embedded chunks between engine objects (see `shared_embeddings`).
-_shared: dict[tuple, dict[tuple[str, str], Unit]] | None = None
-_shared_depth = 0
-
-
-@contextmanager
-def shared_embeddings() -> Iterator[None]:
-    """Within this block, minilm engine objects created with the same chunking and rounding share their
-    embedded chunks (a chunk's vector is a function of its text alone, so sharing changes no bit).
-
-    For replay and qa work, where several engine objects (minilm itself, hybrid's sub-engine, a `--vs`
-    pair) embed the same files. Never around Rebuild Identity, which must build cold or it would measure
-    the cache. Leaving the outermost block drops everything shared.
-    """
-    global _shared, _shared_depth
-    if _shared_depth == 0:
-        _shared = {}
-    _shared_depth += 1
-    try:
-        yield
-    finally:
-        _shared_depth -= 1
-        if _shared_depth == 0:
-            _shared = None
-
-
-class WorkKey(NamedTuple):
-    """`MiniLMEngine._work_key`: the chunking (caps) and then the `_text_key` (rounding, precision, threads)."""
-
-    max_chunks: int
-    skip_generated: bool
-    locale_chunks: int
-    test_chunks: int | None
-    decimals: int
-    precision: str
-    threads: int
-
+            "ctxgauge.engines._minilm_model", "ctxgauge.engines._minilm_vectors", "ctxgauge.engines._minilm_work")
 
 class MiniLMEngine(Engine):
     """Embedding engine over the packaged all-MiniLM-L6-v2 weights (CPU, offline).
@@ -152,10 +114,9 @@ class MiniLMEngine(Engine):
         self._query_encoder: NumpyEncoder | None = None
         self._wordpiece: WordPiece | None = None
         # (blob, path) -> its chunks and rounded vectors; shared between engines inside shared_embeddings().
-        self._units: dict[tuple[str, str], Unit] = {} if _shared is None else _shared.setdefault(self._work_key(), {})
+        self._units: dict[tuple[str, str], Unit] = shared_table(self._work_key())
         # chunk text's digest -> its rounded vector: what lets an edited file re-embed only its new chunks
-        self._vectors: dict[str, np.ndarray] = ({} if _shared is None
-                                                 else _shared.setdefault(("texts", *self._text_key()), {}))
+        self._vectors: dict[str, np.ndarray] = shared_table(("texts", *self._text_key()))
 
     def _threads(self) -> int:
         """torch threads of the chunk passes: bfloat16 always one (its kernels are not thread-invariant)."""
@@ -228,52 +189,17 @@ class MiniLMEngine(Engine):
         return out
 
     # -- build -----------------------------------------------------------------------------------------
-    def _weights_hash(self, store: work_cache.WorkCache) -> str:
-        """The weights' SHA-256, remembered in the work cache by the file's stat (path, size, mtime, ctime,
-        inode: what any rewrite of the file changes, as git's index trusts), so a warm process does not hash
-        90 MB again (about 0.2 CPU seconds, a sixth of a warm query)."""
-        path = model_dir() / WEIGHTS_FILE
-        st = path.stat()
-        stamp = f"{path}\0{st.st_size}\0{st.st_mtime_ns}\0{st.st_ctime_ns}\0{st.st_ino}"
-        key = hashlib.sha256(stamp.encode("utf-8", "surrogateescape")).hexdigest()
-        stage = store.stage("minilm.weights-hash", work_cache.stage_identity(("ctxgauge.engines._minilm_model",)))
-        known = stage.get(key)
-        if known is not None and known.startswith(b"sha256:"):
-            return known.decode()
-        digest = weights_hash()
-        stage.put(key, digest.encode())
-        return digest
-
     def _backend(self) -> str:
         """How chunk vectors are computed, in words (the work-cache stages' and the artifact's `backend`)."""
         return BACKENDS[str(self.params["precision"])]
 
     def _chunk_stage(self):
-        """The work cache's stage for a file version's chunks and vectors (None when the cache is off):
-        keyed by the chunking and embedding code, the rounding and cap, the library versions and the weights'
-        own hash, never by batch size or threads (which by design change no bit)."""
-        store = work_cache.current()
-        if store is None:
-            return None
-        work = self._work_key()
-        config = {"decimals": work.decimals, "max_chunks_per_file": work.max_chunks,
-                  "skip_generated": work.skip_generated, "locale_chunks": work.locale_chunks,
-                  "test_chunks": work.test_chunks,
-                  "window": WINDOW, "dim": DIM, "backend": self._backend(), "threads": work.threads,
-                  "weights": self._weights_hash(store), "format": 2}
-        return store.stage("minilm.chunks", work_cache.stage_identity((__name__, *_MODULES), config, self.libraries))
+        """The work cache's stage for a file version's chunks and vectors (`_minilm_work.chunk_stage`)."""
+        return chunk_stage(self._work_key(), self._backend(), (__name__, *_MODULES), self.libraries)
 
     def _text_stage(self):
-        """The work cache's stage for one chunk text's vector (None when the cache is off). A vector is a
-        function of the text alone, so this stage does not depend on the chunking: only on the model, its
-        backend, the window and the rounding."""
-        store = work_cache.current()
-        if store is None:
-            return None
-        config = {"decimals": int(self.params["decimals"]), "window": WINDOW, "dim": DIM, "backend": self._backend(),
-                  "threads": self._threads(), "weights": self._weights_hash(store), "format": 1}
-        return store.stage("minilm.chunk-vectors", work_cache.stage_identity(
-            ("ctxgauge.engines._minilm_model", "ctxgauge.engines._minilm_vectors"), config, self.libraries))
+        """The work cache's stage for one chunk text's vector (`_minilm_work.text_stage`)."""
+        return text_stage(int(self.params["decimals"]), self._threads(), self._backend(), self.libraries)
 
     def _embed_missing(self, corpus: Corpus) -> int:
         """Chunk and embed the files whose (blob, path) is not cached yet; returns the chunks embedded.
