@@ -6,6 +6,7 @@ import atexit
 import importlib.util
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -228,8 +229,6 @@ def script_engine(tmp_path: Path) -> Callable[..., str]:
 
 
 def _sigint_default() -> None:
-    import signal
-
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 

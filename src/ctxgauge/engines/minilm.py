@@ -78,6 +78,7 @@ QUERY_BACKEND = "numpy float64"
 _MODULES = ("ctxgauge.engines._chunks", "ctxgauge.engines._locales", "ctxgauge.engines._path_kinds",
             "ctxgauge.engines._minilm_model", "ctxgauge.engines._minilm_vectors", "ctxgauge.engines._minilm_work")
 
+
 class MiniLMEngine(Engine):
     """Embedding engine over the packaged all-MiniLM-L6-v2 weights (CPU, offline).
 
