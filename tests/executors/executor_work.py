@@ -18,3 +18,10 @@ def boom(item: int):
     if item == 1:
         raise ValueError("unit 1 failed")
     yield item
+
+
+def mark(path: str):
+    """Write a file at `path` (the unit ran), then yield its name."""
+    with open(path, "w") as fh:
+        fh.write("ran")
+    yield path

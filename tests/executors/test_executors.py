@@ -4,12 +4,14 @@ over real worker processes."""
 from __future__ import annotations
 
 import os
+import time
+from pathlib import Path
 
 import pytest
 
 from ctxgauge.errors import UserError
 from ctxgauge.executors import InlineExecutor, PoolExecutor, open_executor, parse_executor
-from executor_work import boom, parts  # type: ignore[import-not-found]
+from executor_work import boom, mark, parts  # type: ignore[import-not-found]
 
 pytest.importorskip("distributed")
 
@@ -72,3 +74,25 @@ def test_no_scheduler_at_the_address_is_a_user_error(monkeypatch):
     monkeypatch.setattr("ctxgauge.executors._dask.CONNECT_TIMEOUT", "1s")
     with pytest.raises(UserError, match="no Dask scheduler answers"):
         open_executor("dask://127.0.0.1:9")
+
+
+@pytest.mark.parametrize("spec", ["local:2", "dask-local:2"])
+def test_a_pool_starts_the_units_when_map_is_called_not_when_parts_are_read(spec, tmp_path: Path):
+    # The determinism suite hands its rebuilds over and builds the base while they run: map must not wait
+    # for the first read of its parts to send the units to the workers.
+    marks = [tmp_path / f"unit-{n}" for n in range(2)]
+    with open_executor(spec) as ex:
+        started = ex.map(mark, [str(m) for m in marks])
+        deadline = time.monotonic() + 60
+        while not all(m.exists() for m in marks) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert all(m.exists() for m in marks), "the units did not run before their parts were read"
+        assert [p.value for p in started] == [str(m) for m in marks]
+
+
+def test_this_process_runs_a_unit_only_when_its_parts_are_read(tmp_path: Path):
+    marks = [tmp_path / f"unit-{n}" for n in range(2)]
+    with open_executor("local") as ex:
+        started = ex.map(mark, [str(m) for m in marks])
+        assert not any(m.exists() for m in marks)
+        assert next(started).value == str(marks[0]) and not marks[1].exists()

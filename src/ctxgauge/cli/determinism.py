@@ -34,6 +34,7 @@ def determinism(
     fingerprint_dir: Optional[Path] = typer.Option(None, "--fingerprint-dir", help="Also write <engine>.fingerprint.json here."),
     out: Optional[Path] = out_option("determinism"),
     resume: bool = resume_option(),
+    executor: str = typer.Option("local", "--executor", help="Where rebuilds 2..R run: local (this process, one after another) or local:N (N worker processes, beside the base build; the record is the same)."),
     json_out: bool = typer.Option(False, "--json", help="Print JSON: {run_dir, corpus, queries, k, engines: {name: {status, level, label, drift, families, flags, fingerprint, ...}}}."),
 ) -> None:
     """Rebuild, query, drift, update and cross-machine identity of engines, graded as Context Trust Levels."""
@@ -51,6 +52,7 @@ def determinism(
         rebuilds=rebuilds, trials=trials, k=k, families=parse_list(families, DEFAULT_FAMILIES),
         update_from=update_from, against=tuple(against or ()), noise=parse_list(noise, ("prose",)),
         noise_dir=noise_dir, corpus_name=corpus_name, out=out, fingerprint_dir=fingerprint_dir, resume=resume,
+        executor=executor,
     )
     with ProgressDisplay("determinism") as progress:
         result = run_determinism(config, progress=progress)

@@ -77,6 +77,9 @@ class Executor:
     """How many units may run at once (a suite slices its work by it)."""
 
     def map(self, fn: Work, items: Sequence[Any]) -> Iterator[Part]:
+        """The parts of `fn(item)` for every item, in item order. A pool hands the units to its workers when
+        `map` is called, so the caller may work on while they run; this process's executor runs each unit
+        when its parts are read."""
         raise NotImplementedError
 
     def close(self) -> None:

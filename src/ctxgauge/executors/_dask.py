@@ -65,8 +65,12 @@ class DaskExecutor(Executor):
         return cls(client, None, f"dask://{address}")
 
     def map(self, fn: Work, items: Sequence[Any]) -> Iterator[Part]:
-        # pure=False: two equal items are still two units (a replay may hand the same slice twice).
+        # pure=False: two equal items are still two units (a replay may hand the same slice twice). Submitted
+        # now, not when the parts are first read (as the local pool).
         futures = [self._client.submit(run_collected, fn, item, pure=False) for item in items]
+        return self._parts(futures)
+
+    def _parts(self, futures: list) -> Iterator[Part]:
         try:
             yield from parts_in_order(futures)
         finally:

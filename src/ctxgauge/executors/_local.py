@@ -38,9 +38,15 @@ class PoolExecutor(Executor):
         self._pool: ProcessPoolExecutor | None = None
 
     def map(self, fn: Work, items: Sequence[Any]) -> Iterator[Part]:
+        # Not a generator function: the units go to the workers now, so a caller may do its own work while
+        # they run and read their parts later (the determinism suite's rebuilds beside its base build).
         if self._pool is None:
             self._pool = ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"))
         futures = [self._pool.submit(run_collected, fn, item) for item in items]
+        return self._parts(futures)
+
+    @staticmethod
+    def _parts(futures: list) -> Iterator[Part]:
         try:
             yield from parts_in_order(futures)
         finally:

@@ -76,6 +76,11 @@ class Repo:
         self._planned: dict[tuple[str, str], int] = {}  # each one not yet asked for -> its place in _plan
         self._changes: dict[tuple[str, str], tuple[list[str], list[TreeEntry]]] = {}  # read ahead, not asked
 
+    def __reduce__(self) -> tuple:
+        # Sent to a worker process (a git corpus's history goes with the corpus): the worker opens the
+        # repository itself; the blob reader process and what was read ahead stay this process's own.
+        return (Repo, (self.path,))
+
     # -- plumbing ---------------------------------------------------------------------------------------
     def run(self, args: list[str]) -> str:
         """Run a git command in the repository and return its standard output as text."""

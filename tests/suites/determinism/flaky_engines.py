@@ -4,12 +4,17 @@
 - shuffle:  every file scores 1 + the number of query words it contains, ties broken at random;
 - empty:    returns nothing, ever (perfectly repeatable, and useless);
 - constant: returns the same three files for every query;
-- absent:   not available on this machine.
+- absent:   not available on this machine;
+- homebound: like constant, but any build outside the process that started the run fails.
+
+`factory` makes them (and any registry engine) by spec: a module-level function, so worker processes of
+`--executor local:N` can import it by name (a registry patched in this process is not theirs).
 """
 
 from __future__ import annotations
 
 import json
+import multiprocessing
 import random
 import time
 from pathlib import Path
@@ -80,3 +85,25 @@ class AbsentEngine(_Docs):
 
     def query(self, out_dir: Path, text: str, k: int) -> list[Hit]:
         raise AssertionError("an unavailable engine must never be queried")
+
+
+class HomeboundEngine(ConstantEngine):
+    kind = "homebound"
+
+    def build(self, corpus: Corpus, out_dir: Path) -> dict:
+        if multiprocessing.parent_process() is not None:
+            raise RuntimeError("disk full in the worker")
+        return super().build(corpus, out_dir)
+
+
+_FLAKY = {"stamp": StampEngine, "shuffle": ShuffleEngine, "empty": EmptyEngine, "constant": ConstantEngine,
+          "absent": AbsentEngine, "homebound": HomeboundEngine}
+
+
+def factory(spec: str):  # type: ignore[no-untyped-def]
+    """An engine object for `spec`: one of the flawed engines here by name, else the registry's."""
+    if spec in _FLAKY:
+        return _FLAKY[spec]()
+    from ctxgauge.engines import get_engine
+
+    return get_engine(spec)

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from ctxgauge._io import read_data
 from ctxgauge.errors import UserError
+from ctxgauge.executors import parse_executor
 
 from ._noise import NOISE_KINDS
 from ._work import FAMILIES
@@ -56,6 +57,9 @@ class DeterminismConfig:
     """Where to write `<engine>.fingerprint.json` besides the run directory's `fingerprints/`."""
     resume: bool = False
     """Continue an unfinished run in `out`, skipping the families already recorded."""
+    executor: str = "local"
+    """Where Rebuild Identity's builds 2..R run: `local` (this process, one after another) or `local:N` (N
+    worker processes, beside the base build). Not a figure's input: the record is the same either way."""
 
     def validate(self) -> None:
         """Raise UserError for options that cannot give evidence (one rebuild, one trial) or are unknown."""
@@ -82,6 +86,9 @@ class DeterminismConfig:
             raise UserError("the number of derived queries must be at least 1")
         if self.queries is not None:
             _check_queries(list(self.queries), "queries")
+        if parse_executor(self.executor)[0] != "local":
+            raise UserError(f"--executor {self.executor}: determinism builds and queries on this machine "
+                            "(its queries read the build directories); use local or local:N")
 
 
 def parse_list(text: str | Sequence[str] | None, default: Sequence[str]) -> tuple[str, ...]:

@@ -1,9 +1,12 @@
 """Rebuild Identity: R cold builds of one corpus into fresh directories; are the artifacts the same bytes?
 
 The artifact hash is SHA-256 of the engine's declared `artifact_file`, else of the whole out directory
-(fingerprints.artifact_hash_of_dir). Every build uses a fresh engine object (Workspace.new_engine): an engine
-that caches per blob would otherwise serve builds 2..R from the memory of build 1, and the family would
-measure the cache instead of the build. Figures:
+(fingerprints.artifact_hash_of_dir). Every build uses a fresh engine object (the workspace's factory): an
+engine that caches per blob would otherwise serve builds 2..R from the memory of build 1, and the family
+would measure the cache instead of the build. Builds 2..R are units of the run's executor (`cold_build`):
+in this process one after another by default, or with `--executor local:N` in N worker processes while
+this one makes the base build and queries it (each worker process is a fresh interpreter: a build there
+shares not even a module's memory with any other). Figures:
 
     rebuilds         R, the number of builds compared (the base build counts as the first)
     distinct_hashes  how many different artifact hashes they gave (1 is identity)
@@ -15,26 +18,58 @@ measure the cache instead of the build. Figures:
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import ctxgauge.cache as work_cache
+from ctxgauge.corpora import Corpus
+from ctxgauge.engines import call_engine
 from ctxgauge.errors import EngineError
+from ctxgauge.executors import Executor, Part
+from ctxgauge.fingerprints import artifact_hash_of_dir
 
-from ._work import FAILED, OK, FamilyResult, Workspace, remove_dir
+from ._work import FAILED, OK, FamilyResult, Workspace, close_engine, remove_dir
 
-__all__ = ["run_rebuild"]
+__all__ = ["cold_build", "run_rebuild", "start_rebuilds"]
+
+BuildItem = tuple[Callable[[str], Any], str, Corpus, Path]
+"""(engine factory, engine spec, corpus, out directory): one cold build."""
 
 
-def run_rebuild(ws: Workspace, base_hash: str, rebuilds: int) -> FamilyResult:
-    """Compare the base build's hash (`base_hash`, itself a cold build) with rebuilds - 1 more cold builds."""
+def cold_build(item: BuildItem) -> Iterator[tuple[str, str | None]]:
+    """One unit: a fresh engine object builds the corpus into the (new) out directory with no work cache;
+    yields (artifact hash, artifact file or None). The directory is deleted and the engine closed after."""
+    factory, spec, corpus, out = item
+    engine = factory(spec)
+    try:
+        out.mkdir(parents=True)
+        with work_cache.disabled():
+            call_engine("build", engine, engine.build, corpus, out)
+        artifact_file = getattr(engine, "artifact_file", None)
+        digest = artifact_hash_of_dir(out, artifact_file)
+    finally:
+        remove_dir(out)  # large repositories: R builds would fill a disk
+        close_engine(engine)  # used for one build; a command engine's process ends here
+    yield digest, artifact_file
+
+
+def start_rebuilds(ws: Workspace, executor: Executor, rebuilds: int) -> Iterator[Part]:
+    """Hand builds 2..R to the executor (a pool starts them now) and return their parts, in build order."""
+    items = [(ws.factory, ws.spec, ws.corpus, ws.scratch / f"rebuild-{i}") for i in range(1, rebuilds)]
+    return executor.map(cold_build, items)
+
+
+def run_rebuild(ws: Workspace, base_hash: str, rebuilds: int, started: Iterator[Part]) -> FamilyResult:
+    """Compare the base build's hash (`base_hash`, itself a cold build) with the R - 1 cold builds
+    `started` (`start_rebuilds`) gives."""
     hashes = [base_hash]
     artifact_file = None
     try:
         for i in range(1, rebuilds):
-            engine = ws.new_engine()
-            artifact_file = getattr(engine, "artifact_file", None)
             ws.progress(f"{ws.spec}: rebuild {i + 1}/{rebuilds}", 0)
-            out, digest = ws.build(engine, ws.corpus, f"rebuild-{i}")
+            digest, artifact_file = next(started).value
             hashes.append(digest)
-            remove_dir(out)
-            ws.discard(engine)  # used for one build; a command engine's process ends here
             ws.progress(f"{ws.spec}: rebuild {i + 1}/{rebuilds}", 1)
     except EngineError as exc:
         return FamilyResult("rebuild", FAILED, str(exc), {"rebuilds_done": len(hashes)})

@@ -4,7 +4,8 @@ Per engine, in this order (each family is one unit `<engine>/<family>` of the ru
 as it finishes, so an interrupted run resumes at the first family not recorded):
 
 1. base build: a cold build of the corpus with a fresh engine object, kept for the query work;
-2. rebuild: R - 1 more cold builds, each with its own fresh engine object;
+2. rebuild: R - 1 more cold builds, each with its own fresh engine object; units of the run's executor,
+   handed to it before the base build, so with `local:N` they run in worker processes beside it
    (cold: no work cache is read or written, see `Workspace.build`)
 3. query: T trials per query on the base build (the engine object of the base build);
 4. drift: a noisy corpus built cold with a fresh engine object, its answers set beside the base build's;
@@ -28,6 +29,7 @@ from typing import Any
 from ctxgauge.engines import call_engine
 from ctxgauge.engines import engine_available, get_engine
 from ctxgauge.errors import EngineError, UserError
+from ctxgauge.executors import Executor, InlineExecutor, PoolExecutor, parse_executor
 from ctxgauge.records import RunDir, Subject, corpus_label, default_run_dir
 
 from ._config import DeterminismConfig
@@ -37,7 +39,7 @@ from ._fingerprint import build_fingerprint, save_fingerprint
 from ._levels import Flag, degenerate_flags
 from ._plan import Plan, make_plan
 from ._query import run_query
-from ._rebuild import run_rebuild
+from ._rebuild import run_rebuild, start_rebuilds
 from ._results import ENGINE_FAILED, MEASURED, SKIPPED, DeterminismResult, EngineResult
 from ._update import run_update
 from ctxgauge.suites._progress import Progress, Steps
@@ -60,12 +62,20 @@ def _steps(plan: Plan) -> int:
     return per_engine * len(plan.engines)
 
 
+def _builders(spec: str) -> Executor:
+    """Where builds 2..R run: `local:N` is N processes, this one (base build, queries, drift) and N - 1
+    workers for the rebuilds; `local` (or `local:1`) this process alone."""
+    processes = parse_executor(spec)[1]
+    return PoolExecutor(processes - 1) if processes > 1 else InlineExecutor()
+
+
 class _EngineRun:
     """One engine's pass through the pipeline, recording each family as a unit."""
 
     def __init__(self, plan: Plan, spec: str, run: RunDir, reporter: Steps,
-                 factory: Callable[[str], Any], scratch: Path):
+                 factory: Callable[[str], Any], scratch: Path, executor: Executor | None = None):
         self.plan, self.spec, self.run = plan, spec, run
+        self.executor = executor or InlineExecutor()
         self.ws = Workspace(spec, plan.corpus, plan.queries, plan.config.k, scratch, factory, reporter.step)
         self.result = EngineResult(engine=spec, status=MEASURED)
 
@@ -140,6 +150,10 @@ class _EngineRun:
         ok, why = engine_available(engine)
         if not ok:
             return self._skip(why or "not available")
+        config = self.plan.config
+        rebuilding = "rebuild" in config.families and self._reused("rebuild") is None
+        # handed over before the base build: a pool builds them while this process builds the base
+        started = start_rebuilds(ws, self.executor, config.rebuilds) if rebuilding else iter(())
         try:
             self.result.identity = call_engine("identity", engine, engine.identity)
             ws.progress(f"{self.spec}: base build", 0)
@@ -149,8 +163,14 @@ class _EngineRun:
             self.result.status, self.result.reason = ENGINE_FAILED, f"base build failed: {exc}"
             return self._all(FAILED, self.result.reason)
 
-        config = self.plan.config
-        self._family("rebuild", lambda: run_rebuild(ws, base_hash, config.rebuilds))
+        def rebuild() -> None:
+            self._family("rebuild", lambda: run_rebuild(ws, base_hash, config.rebuilds, started))
+
+        # In this process the rebuilds run when collected, right after the base build; in worker processes
+        # they are collected after query and drift, which this process does while they build.
+        beside = not isinstance(self.executor, InlineExecutor)
+        if not beside:
+            rebuild()
         rankings: dict[str, list[str]] = {}
 
         def query() -> FamilyResult:
@@ -172,6 +192,8 @@ class _EngineRun:
         self.result.flags = degenerate_flags(rankings)
 
         self._family("drift", lambda: run_drift(ws, engine, base_dir, rankings, config.noise, config.noise_dir))
+        if beside:
+            rebuild()
         self._family("update", lambda: run_update(ws, self.plan.old_corpus, self.plan.update_why_not, base_hash,
                                                   rankings))
         fp = build_fingerprint(getattr(engine, "name", self.spec), self.result.identity, ws.corpus, config.k,
@@ -221,9 +243,10 @@ def run_determinism(config: DeterminismConfig, *, progress: Progress | None = No
                           resume=config.resume, context={"corpus": plan.corpus.summary()}) as run:
             reporter.total = _steps(plan)
             engines: dict[str, EngineResult] = {}
-            with scratch_dir(Path(tempfile.mkdtemp(prefix="ctxgauge-determinism-"))) as scratch:
+            with scratch_dir(Path(tempfile.mkdtemp(prefix="ctxgauge-determinism-"))) as scratch, \
+                    _builders(config.executor) as executor:
                 for i, spec in enumerate(plan.engines):
-                    one = _EngineRun(plan, spec, run, reporter, factory, scratch / f"engine-{i}")
+                    one = _EngineRun(plan, spec, run, reporter, factory, scratch / f"engine-{i}", executor)
                     try:
                         engines[spec] = one.measure()
                     finally:
