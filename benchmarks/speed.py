@@ -22,7 +22,8 @@ ctxgauge command gets its own empty work-cache directory, so every figure is col
   without it, dies at drift (exit 1) after the other families, which would time a run that skipped a family.
   A reference run counts only when it wrote its report with all three families. The same corpus is not the
   same indexed files: the reference indexes only .ts .tsx .js .mjs .py .md .json .txt files, ctxgauge every
-  text file; both counts are printed. With --also-src, ctxgauge from that source tree too.
+  text file; both counts are printed. With --also-src, ctxgauge from that source tree too; with
+  --determinism-executor local:2, ctxgauge with its rebuilds in a worker process too (a third arm).
 - replay (with --repo): `ctxgauge replay REPO -e bm25 --commits 50` against the naive floor, per commit
   `git archive PARENT | tar -x` into a fresh directory with no index at all, on the same commits.
 - cases (with --swebench): `ctxgauge cases INSTANCES --repos DIR -e bm25` over the SWE-bench Lite instances
@@ -159,9 +160,11 @@ def compile_ctxgauge(src: Path | None = None) -> None:
     print(f"ctxgauge from {where} (compiled to bytecode first)", flush=True)
 
 
-def determinism_row(source: Path, cb: Path | None, rounds: int, tmp: Path, also_src: Path | None = None) -> None:
+def determinism_row(source: Path, cb: Path | None, rounds: int, tmp: Path, also_src: Path | None = None,
+                    executors: list[str] | None = None) -> None:
     """One corpus: ctxgauge's determinism suite and (with `cb`) the reference, interleaved; with `also_src`,
-    ctxgauge from that source tree too (before and after in one run)."""
+    ctxgauge from that source tree too (before and after in one run); with `executors`, ctxgauge with each
+    `--executor` too (rebuilds in worker processes)."""
     compile_ctxgauge()
     if also_src is not None:
         compile_ctxgauge(also_src)
@@ -171,12 +174,13 @@ def determinism_row(source: Path, cb: Path | None, rounds: int, tmp: Path, also_
     (corpus / "src" / "shared").mkdir(parents=True, exist_ok=True)
     print(f"determinism on {source.name}: bm25, {len(queries)} queries, k 10, 3 rebuilds, 5 trials, drift", flush=True)
 
-    def ours(i: int, src: Path | None = None, tag: str = ""):
+    def ours(i: int, src: Path | None = None, tag: str = "", executor: str = "local"):
         out = tmp / f"det-{source.name}{tag}-{i}"
         shutil.rmtree(out, ignore_errors=True)
         figures = timed([*CTXGAUGE, "--cache-dir", str(tmp / f"cache-det-{source.name}{tag}-{i}"), "determinism",
                          str(corpus), "-e", "bm25", "--queries", str(corpus / "queries.json"), "--rebuilds", "3",
-                         "--trials", "5", "-k", "10", "--families", "rebuild,query,drift", "--out", str(out)],
+                         "--trials", "5", "-k", "10", "--families", "rebuild,query,drift", "--out", str(out),
+                         *(["--executor", executor] if executor != "local" else [])],
                         env={"PYTHONPATH": str(src.resolve())} if src else None)
         if i == 0 and not tag:
             record = json.loads((out / "run.json").read_text())
@@ -203,7 +207,9 @@ def determinism_row(source: Path, cb: Path | None, rounds: int, tmp: Path, also_
                              f"(report: {sorted(report) or 'none'}); a corpus without src/shared/ kills its drift")
         return figures
 
-    others = {f"ctxgauge({also_src})": lambda i: ours(i, also_src, "-other")} if also_src else None
+    others = {f"ctxgauge({also_src})": lambda i: ours(i, also_src, "-other")} if also_src else {}
+    for spec in executors or ():
+        others[f"ctxgauge --executor {spec}"] = lambda i, spec=spec: ours(i, tag=f"-{spec}", executor=spec)
     row(f"determinism on {source.name} vs ContextBenchmark", reference, ours, rounds, others)
 
 
@@ -320,6 +326,8 @@ def main() -> int:
                     "against (this checkout's history)")
     ap.add_argument("--cases-lite", action="store_true", help=f"at most {LITE_PER_REPO} instances per repository")
     ap.add_argument("--cases-rounds", type=int, help="rounds of the cases row (default --rounds)")
+    ap.add_argument("--determinism-executor", action="append", default=[], metavar="SPEC",
+                    help="also time the determinism row with `--executor SPEC` (e.g. local:2; repeat for several)")
     ap.add_argument("--hybrid-repo", type=Path, help="a git repository for the hybrid replay row")
     ap.add_argument("--hybrid-rev", default="HEAD", help="the newest revision the hybrid row walks back from")
     ap.add_argument("--hybrid-rounds", type=int, default=1)
@@ -335,7 +343,7 @@ def main() -> int:
         corpora = ([memos_corpus(args.memos, args.memos_rev, tmp)] if args.memos else []) + args.corpus
         cb = args.contextbenchmark and reference_checkout(args.contextbenchmark, args.contextbenchmark_rev, tmp)
         for corpus in corpora:
-            determinism_row(corpus, cb, args.rounds, tmp, args.also_src)
+            determinism_row(corpus, cb, args.rounds, tmp, args.also_src, args.determinism_executor)
         if args.swebench:
             instances = swebench_instances(args.swebench, args.repos, args.cases_lite, tmp)
             cases_row(instances, args.repos, args.cases_baseline, args.cases_rounds or args.rounds, tmp)

@@ -18,6 +18,7 @@ shares not even a module's memory with any other). Figures:
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -31,7 +32,7 @@ from ctxgauge.fingerprints import artifact_hash_of_dir
 
 from ._work import FAILED, OK, FamilyResult, Workspace, close_engine, remove_dir
 
-__all__ = ["cold_build", "run_rebuild", "start_rebuilds"]
+__all__ = ["cold_build", "run_rebuild", "start_rebuilds", "warm"]
 
 BuildItem = tuple[Callable[[str], Any], str, Corpus, Path]
 """(engine factory, engine spec, corpus, out directory): one cold build."""
@@ -52,6 +53,15 @@ def cold_build(item: BuildItem) -> Iterator[tuple[str, str | None]]:
         remove_dir(out)  # large repositories: R builds would fill a disk
         close_engine(engine)  # used for one build; a command engine's process ends here
     yield digest, artifact_file
+
+
+def warm(item: tuple[Callable[[str], Any], str]) -> Iterator[str]:
+    """A unit that only readies a worker: imports what building the spec needs (an engine object is made and
+    closed; nothing is built). A spec the plan will refuse fails here unseen: the plan says why."""
+    factory, spec = item
+    with contextlib.suppress(Exception):
+        close_engine(factory(spec))
+    yield spec
 
 
 def start_rebuilds(ws: Workspace, executor: Executor, rebuilds: int) -> Iterator[Part]:

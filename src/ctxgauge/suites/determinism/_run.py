@@ -39,7 +39,7 @@ from ._fingerprint import build_fingerprint, save_fingerprint
 from ._levels import Flag, degenerate_flags
 from ._plan import Plan, make_plan
 from ._query import run_query
-from ._rebuild import run_rebuild, start_rebuilds
+from ._rebuild import run_rebuild, start_rebuilds, warm
 from ._results import ENGINE_FAILED, MEASURED, SKIPPED, DeterminismResult, EngineResult
 from ._update import run_update
 from ctxgauge.suites._progress import Progress, Steps
@@ -234,28 +234,38 @@ def run_determinism(config: DeterminismConfig, *, progress: Progress | None = No
     in its units and never raised.
     """
     reporter = Steps(progress)
-    plan = make_plan(config, factory)
-    try:
-        run_path = Path(config.out) if config.out is not None else default_run_dir(SUITE)
-        spec = plan.record_spec()
-        subject = Subject(dataset=corpus_label(spec["corpus"]), systems=list(plan.engines))
-        with RunDir.start(run_path, suite=SUITE, suite_version=SUITE_VERSION, subject=subject, spec=spec,
-                          resume=config.resume, context={"corpus": plan.corpus.summary()}) as run:
-            reporter.total = _steps(plan)
-            engines: dict[str, EngineResult] = {}
-            with scratch_dir(Path(tempfile.mkdtemp(prefix="ctxgauge-determinism-"))) as scratch, \
-                    _builders(config.executor) as executor:
-                for i, spec in enumerate(plan.engines):
-                    one = _EngineRun(plan, spec, run, reporter, factory, scratch / f"engine-{i}", executor)
-                    try:
-                        engines[spec] = one.measure()
-                    finally:
-                        one.close()
-            result = DeterminismResult(run.path, plan.corpus.summary(), plan.queries, config.k, engines)
-            results = result.to_json(record=True)
-            run.finish("success", results=results, headline=", ".join(
-                f"{name} {results['engines'][name].get('label')}" for name in plan.engines
-                if name in results["engines"]))
-        return result
-    finally:
-        plan.close()
+    config.validate()
+    with _builders(config.executor) as executor:
+        if "rebuild" in config.families:
+            # A worker takes about a second to start: a pool starts its workers now, beside the corpus read
+            # and the base build (this process's executor runs nothing until parts are read: these never).
+            executor.map(warm, [(factory, e) for e in config.engines for _ in range(executor.workers)])
+        plan = make_plan(config, factory)
+        try:
+            return _measure(plan, config, reporter, factory, executor)
+        finally:
+            plan.close()
+
+
+def _measure(plan: Plan, config: DeterminismConfig, reporter: Steps, factory: Callable[[str], Any],
+             executor: Executor) -> DeterminismResult:
+    run_path = Path(config.out) if config.out is not None else default_run_dir(SUITE)
+    spec = plan.record_spec()
+    subject = Subject(dataset=corpus_label(spec["corpus"]), systems=list(plan.engines))
+    with RunDir.start(run_path, suite=SUITE, suite_version=SUITE_VERSION, subject=subject, spec=spec,
+                      resume=config.resume, context={"corpus": plan.corpus.summary()}) as run:
+        reporter.total = _steps(plan)
+        engines: dict[str, EngineResult] = {}
+        with scratch_dir(Path(tempfile.mkdtemp(prefix="ctxgauge-determinism-"))) as scratch:
+            for i, spec in enumerate(plan.engines):
+                one = _EngineRun(plan, spec, run, reporter, factory, scratch / f"engine-{i}", executor)
+                try:
+                    engines[spec] = one.measure()
+                finally:
+                    one.close()
+        result = DeterminismResult(run.path, plan.corpus.summary(), plan.queries, config.k, engines)
+        results = result.to_json(record=True)
+        run.finish("success", results=results, headline=", ".join(
+            f"{name} {results['engines'][name].get('label')}" for name in plan.engines
+            if name in results["engines"]))
+    return result
