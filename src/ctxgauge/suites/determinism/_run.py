@@ -5,8 +5,8 @@ as it finishes, so an interrupted run resumes at the first family not recorded):
 
 1. base build: a cold build of the corpus with a fresh engine object, kept for the query work;
 2. rebuild: R - 1 more cold builds, each with its own fresh engine object; units of the run's executor,
-   handed to it before the base build, so with `local:N` they run in worker processes beside it
-   (cold: no work cache is read or written, see `Workspace.build`)
+   handed to it before the base build, so with `local:N` they run in worker processes beside steps 1-4
+   and the family is recorded after drift (cold: no work cache is read or written, see `Workspace.build`)
 3. query: T trials per query on the base build (the engine object of the base build);
 4. drift: a noisy corpus built cold with a fresh engine object, its answers set beside the base build's;
 5. update: build at revision A, update to the measured revision, with a fresh engine object (the work
