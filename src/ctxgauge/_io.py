@@ -84,6 +84,7 @@ def read_json(path: str | Path) -> Any:
 # systems treat `.GIT` as `.git`), or hold a separator or byte some file system reads as structure
 # (`\` on Windows, NUL, control characters, which also split the one-line error a user sees).
 _UNSAFE_CHARS = re.compile(r"[\\\x00-\x1f\x7f]")
+_SURROGATES = re.compile("[\ud800-\udfff]")  # what os.fsdecode makes of bytes that are not UTF-8
 
 
 def unsafe_name_reason(name: str) -> str | None:
@@ -97,7 +98,7 @@ def unsafe_name_reason(name: str) -> str | None:
     bad = _UNSAFE_CHARS.search(name)
     if bad:
         return f"{name!r} holds the character {bad.group()!r}"
-    if any(0xD800 <= ord(c) <= 0xDFFF for c in name):
+    if not name.isascii() and _SURROGATES.search(name):
         return f"{name!r} holds bytes that are not UTF-8"
     return None
 
