@@ -34,7 +34,7 @@ def determinism(
     fingerprint_dir: Optional[Path] = typer.Option(None, "--fingerprint-dir", help="Also write <engine>.fingerprint.json here."),
     out: Optional[Path] = out_option("determinism"),
     resume: bool = resume_option(),
-    executor: str = typer.Option("local", "--executor", help="Where rebuilds 2..R run: local (this process, one after another) or local:N (N worker processes, beside the base build; the record is the same)."),
+    executor: str = typer.Option("local", "--executor", help="Where rebuilds 2..R run: local (this process, one after another) or local:N (N processes: N - 1 workers make them while this one builds the base and runs the other families; the record is the same)."),
     json_out: bool = typer.Option(False, "--json", help="Print JSON: {run_dir, corpus, queries, k, engines: {name: {status, level, label, drift, families, flags, fingerprint, ...}}}."),
 ) -> None:
     """Rebuild, query, drift, update and cross-machine identity of engines, graded as Context Trust Levels."""

@@ -59,7 +59,8 @@ class DeterminismConfig:
     """Continue an unfinished run in `out`, skipping the families already recorded."""
     executor: str = "local"
     """Where Rebuild Identity's builds 2..R run: `local` (this process, one after another) or `local:N` (N
-    worker processes, beside the base build). Not a figure's input: the record is the same either way."""
+    processes: N - 1 workers make them while this one makes the base build and the other families). Not a
+    figure's input: the record is the same either way."""
 
     def validate(self) -> None:
         """Raise UserError for options that cannot give evidence (one rebuild, one trial) or are unknown."""
