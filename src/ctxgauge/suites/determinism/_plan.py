@@ -134,8 +134,8 @@ def _keep_published(config: DeterminismConfig, names: dict[str, str]) -> None:
 
 
 def make_plan(config: DeterminismConfig, factory: Callable[[str], Any] = get_engine) -> Plan:
-    """Validate the options and read what the run needs; UserError for anything the user must mend."""
-    config.validate()
+    """Read what the run needs (`config` already validated: `run_determinism` validates it before it opens
+    the executor); UserError for anything the user must mend."""
     engines = _engines(config, factory)
     names = fingerprint_file_names(engines)  # two specs sharing a file name: refused before anything runs
     _keep_published(config, names)

@@ -4,7 +4,7 @@ The artifact hash is SHA-256 of the engine's declared `artifact_file`, else of t
 (fingerprints.artifact_hash_of_dir). Every build uses a fresh engine object (the workspace's factory): an
 engine that caches per blob would otherwise serve builds 2..R from the memory of build 1, and the family
 would measure the cache instead of the build. Builds 2..R are units of the run's executor (`cold_build`):
-in this process one after another by default, or with `--executor local:N` in N worker processes while
+in this process one after another by default, or with `--executor local:N` in N - 1 worker processes while
 this one makes the base build and queries it (each worker process is a fresh interpreter: a build there
 shares not even a module's memory with any other). Figures:
 
@@ -23,14 +23,11 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-import ctxgauge.cache as work_cache
 from ctxgauge.corpora import Corpus
-from ctxgauge.engines import call_engine
 from ctxgauge.errors import EngineError
 from ctxgauge.executors import Executor, Part
-from ctxgauge.fingerprints import artifact_hash_of_dir
 
-from ._work import FAILED, OK, FamilyResult, Workspace, close_engine, remove_dir
+from ._work import FAILED, OK, FamilyResult, Workspace, build_into, close_engine, remove_dir
 
 __all__ = ["cold_build", "run_rebuild", "start_rebuilds", "warm"]
 
@@ -45,14 +42,11 @@ def cold_build(item: BuildItem) -> Iterator[tuple[str, str | None]]:
     engine = factory(spec)
     try:
         out.mkdir(parents=True)
-        with work_cache.disabled():
-            call_engine("build", engine, engine.build, corpus, out)
-        artifact_file = getattr(engine, "artifact_file", None)
-        digest = artifact_hash_of_dir(out, artifact_file)
+        digest = build_into(engine, corpus, out)
     finally:
         remove_dir(out)  # large repositories: R builds would fill a disk
         close_engine(engine)  # used for one build; a command engine's process ends here
-    yield digest, artifact_file
+    yield digest, getattr(engine, "artifact_file", None)
 
 
 def warm(item: tuple[Callable[[str], Any], str]) -> Iterator[str]:

@@ -73,9 +73,8 @@ class _EngineRun:
     """One engine's pass through the pipeline, recording each family as a unit."""
 
     def __init__(self, plan: Plan, spec: str, run: RunDir, reporter: Steps,
-                 factory: Callable[[str], Any], scratch: Path, executor: Executor | None = None):
-        self.plan, self.spec, self.run = plan, spec, run
-        self.executor = executor or InlineExecutor()
+                 factory: Callable[[str], Any], scratch: Path, executor: Executor):
+        self.plan, self.spec, self.run, self.executor = plan, spec, run, executor
         self.ws = Workspace(spec, plan.corpus, plan.queries, plan.config.k, scratch, factory, reporter.step)
         self.result = EngineResult(engine=spec, status=MEASURED)
 

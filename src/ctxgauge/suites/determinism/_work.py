@@ -14,7 +14,7 @@ from ctxgauge.engines import call_engine, checked_hits
 from ctxgauge.corpora import Corpus
 from ctxgauge.fingerprints import artifact_hash_of_dir
 
-__all__ = ["FAMILIES", "OK", "FAILED", "NOT_MEASURED", "FamilyResult", "Workspace", "close_engine"]
+__all__ = ["FAMILIES", "OK", "FAILED", "NOT_MEASURED", "FamilyResult", "Workspace", "build_into", "close_engine"]
 
 FAMILIES: Final = ("rebuild", "query", "drift", "update", "cross-machine")
 """Every family, in the order the pipeline runs them (cross-machine needs the fingerprint the others make)."""
@@ -99,9 +99,7 @@ class Workspace:
         With no work cache unless `cached`: the base build, every rebuild and drift's noisy build must each
         compute everything themselves, or Rebuild Identity would measure the cache instead of the build."""
         out = self.new_dir(label)
-        with contextlib.nullcontext() if cached else work_cache.disabled():
-            call_engine("build", engine, engine.build, corpus, out)
-        return out, artifact_hash_of_dir(out, getattr(engine, "artifact_file", None))
+        return out, build_into(engine, corpus, out, cached=cached)
 
     def rank(self, engine: Any, out_dir: Path, query: str, corpus: Corpus | None = None) -> list[str]:
         """The ranked paths of one query, after checking the answer keeps the engine contract."""
@@ -122,6 +120,14 @@ class Workspace:
         """Close every engine object made here (external engines end their process)."""
         while self._engines:
             close_engine(self._engines.pop())
+
+
+def build_into(engine: Any, corpus: Corpus, out: Path, *, cached: bool = False) -> str:
+    """Build `corpus` with `engine` into the existing directory `out` and return the artifact hash; with no
+    work cache unless `cached` (`Workspace.build`, and Rebuild Identity's units in any process)."""
+    with contextlib.nullcontext() if cached else work_cache.disabled():
+        call_engine("build", engine, engine.build, corpus, out)
+    return artifact_hash_of_dir(out, getattr(engine, "artifact_file", None))
 
 
 def close_engine(engine: Any) -> None:
