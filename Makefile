@@ -1,6 +1,6 @@
 # Two commands, each doing its own set-up on a fresh machine:
 #   make demo   creates .venv, installs ctxgauge with every extra, runs the main job on the bundled sample
-#   make test   same venv, runs the default (offline, fast) test tiers
+#   make test   same venv, runs the default (offline, fast) test tiers, one pytest-xdist worker per core
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
@@ -19,8 +19,11 @@ install: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/ctxgauge demo
 
+# -n auto: a worker per core (pytest-xdist, in the test extra); PYTEST_WORKERS=0 runs in this one process.
+PYTEST_WORKERS ?= auto
+
 test: $(STAMP)
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n $(PYTEST_WORKERS)
 
 test-slow: $(STAMP)
 	CTXGAUGE_SLOW=1 $(BIN)/python -m pytest -q -m slow
