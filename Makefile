@@ -19,11 +19,12 @@ install: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/ctxgauge demo
 
-# -n auto: a worker per core (pytest-xdist, in the test extra); PYTEST_WORKERS=0 runs in this one process.
+# -n auto: a worker per core (pytest-xdist, in the test extra), at most 8 (a worker peaks near 1 GB with the
+# embedding model loaded); PYTEST_WORKERS=0 runs in this one process.
 PYTEST_WORKERS ?= auto
 
 test: $(STAMP)
-	$(BIN)/python -m pytest -q -n $(PYTEST_WORKERS)
+	$(BIN)/python -m pytest -q -n $(PYTEST_WORKERS) --maxprocesses 8
 
 test-slow: $(STAMP)
 	CTXGAUGE_SLOW=1 $(BIN)/python -m pytest -q -m slow
