@@ -13,7 +13,7 @@ and reranks the held-out repository's 50 newest subjects: the top `--candidates`
 ranking, each described by fusion's score and rank, every component's score and rank within the component,
 its path kind, depth, how many of its file-name and folder words the request holds, and the request's
 length. Printed per repository and pooled: fusion's defaults (tuned on all five, so in-sample) and the
-reranker held out, hit@5 and MRR as `quality_tune.evaluate` computes them.
+reranker held out, hit@5 and MRR as `quality_tune.hit5_mrr` computes them.
 
 Measured at stop 30 (main a1c353d, lightgbm 4.7.0, 50 commits each of the five tune repositories): fusion
 .820 / .665 in-sample; the reranker held out .824 / .654 (100 trees, 7 leaves), .796 / .610 (200 trees, 15
@@ -27,12 +27,12 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import statistics
 import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+from quality_tune import fused, hit5_mrr  # noqa: E402
 
 KINDS = ("test", "generated", "docs", "ci", "locale", "manifest")
 PARAMS = {
@@ -48,13 +48,11 @@ def features(row: dict, candidates: int):
     import numpy as np
 
     from ctxgauge.engines import _path_kinds as pk
-    from ctxgauge.engines._request import asked_kinds
     from ctxgauge.engines._tokens import code_tokens
-    from ctxgauge.engines.fusion import COMPONENTS, FusionEngine, fuse
+    from ctxgauge.engines.fusion import COMPONENTS, FusionEngine
 
     comp, request = row["comp"], row["request"]
-    total = fuse(comp, FusionEngine.defaults, long=row.get("long", False), asked=asked_kinds(request))
-    order = [f for f, s in sorted(total.items(), key=lambda x: (-x[1], x[0])) if s > 0][:100]
+    total, order = fused(row, FusionEngine.defaults)
     cand = order[:candidates]
     top = total[order[0]] if order else 1.0
     ranks = {n: {f: i for i, (f, _) in enumerate(sorted(comp.get(n, {}).items(), key=lambda x: (-x[1], x[0])))}
@@ -102,15 +100,6 @@ def rerank(model, prepared: list) -> list[list[str]]:
     return out
 
 
-def figures(orders: list[list[str]], rows: list[dict]) -> tuple[float, float]:
-    hits, rrs = [], []
-    for order, r in zip(orders, rows):
-        first = next((i for i, f in enumerate(order) if f in set(r["relevant"])), None)
-        hits.append(1.0 if first is not None and first < 5 else 0.0)
-        rrs.append(1.0 / (first + 1) if first is not None else 0.0)
-    return (statistics.fmean(hits), statistics.fmean(rrs)) if rows else (0.0, 0.0)
-
-
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--cache", type=Path, default=HERE / ".quality-out" / "tune-components.json",
@@ -139,21 +128,21 @@ def main() -> int:
         print("fewer than two tune repositories recorded: nothing to hold out", file=sys.stderr)
         return 7
     prep_held = {r: [features(x, args.candidates) for x in held[r]] for r in repos}
-    prep_train = {r: [features(x, args.candidates) for x in trains[r]] for r in repos}
-    base_all, rows_all = [], []
-    for r in repos:
-        base_all += [p[0] for p in prep_held[r]]
-        rows_all += held[r]
-    print(f"fusion defaults (in-sample), {len(rows_all)} subjects: hit@5 %.3f MRR %.3f" % figures(base_all, rows_all))
+    # The same rows (the default) are described once.
+    prep_train = prep_held if train_n == args.commits else {
+        r: [features(x, args.candidates) for x in trains[r]] for r in repos}
+    base = {r: hit5_mrr([p[0] for p in prep_held[r]], held[r]) for r in repos}
+    rows_all = [x for r in repos for x in held[r]]
+    print(f"fusion defaults (in-sample), {len(rows_all)} subjects: hit@5 %.3f MRR %.3f"
+          % hit5_mrr([p[0] for r in repos for p in prep_held[r]], rows_all))
     for name in args.params or ["small", "medium", "regularised"]:
         orders: list[list[str]] = []
         for r in repos:
             model = train([p for o in repos if o != r for p in prep_train[o]], PARAMS[name])
             got = rerank(model, prep_held[r])
             orders += got
-            base = figures([p[0] for p in prep_held[r]], held[r])
-            print(f"  {name:12s} {r:24s} fusion %.3f %.3f  reranker held out %.3f %.3f" % (*base, *figures(got, held[r])))
-        print(f"{name}: reranker left one repository out, pooled: hit@5 %.3f MRR %.3f" % figures(orders, rows_all))
+            print(f"  {name:12s} {r:24s} fusion %.3f %.3f  reranker held out %.3f %.3f" % (*base[r], *hit5_mrr(got, held[r])))
+        print(f"{name}: reranker left one repository out, pooled: hit@5 %.3f MRR %.3f" % hit5_mrr(orders, rows_all))
     return 0
 
 

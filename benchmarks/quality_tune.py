@@ -106,19 +106,28 @@ def code_identity(eng) -> str:
     return h.hexdigest()
 
 
-def evaluate(rows: list[dict], weights: dict, long: bool = False) -> tuple[float, float]:
+def fused(row: dict, weights: dict, long: bool = False) -> tuple[dict[str, float], list[str]]:
+    """fusion's sum over a recorded row's components with `weights`, and its ranking (top 100, ties by path)."""
     from ctxgauge.engines._request import asked_kinds
     from ctxgauge.engines.fusion import fuse
 
+    total = fuse(row["comp"], weights, long=row.get("long", long), asked=asked_kinds(row.get("request", "")))
+    return total, [f for f, s in sorted(total.items(), key=lambda x: (-x[1], x[0])) if s > 0][:100]
+
+
+def hit5_mrr(orders: list[list[str]], rows: list[dict]) -> tuple[float, float]:
+    """Mean hit@5 and MRR of rankings against each row's relevant files."""
     hits, rrs = [], []
-    for r in rows:
-        total = fuse(r["comp"], weights, long=r.get("long", long), asked=asked_kinds(r.get("request", "")))
-        order = [f for f, s in sorted(total.items(), key=lambda x: (-x[1], x[0])) if s > 0][:100]
+    for order, r in zip(orders, rows):
         rel = set(r["relevant"])
         first = next((i for i, f in enumerate(order) if f in rel), None)
         hits.append(1.0 if first is not None and first < 5 else 0.0)
         rrs.append(1.0 / (first + 1) if first is not None else 0.0)
     return (statistics.fmean(hits), statistics.fmean(rrs)) if rows else (0.0, 0.0)
+
+
+def evaluate(rows: list[dict], weights: dict, long: bool = False) -> tuple[float, float]:
+    return hit5_mrr([fused(r, weights, long)[1] for r in rows], rows)
 
 
 def main() -> int:
