@@ -19,14 +19,14 @@ import pytest
 # before anything runs (collection, session fixtures), and every test then gets a fresh empty one of its
 # own (`_work_cache` below), so no test sees work another left behind. CLI subprocesses inherit it.
 _SESSION_CACHE = tempfile.mkdtemp(prefix="ctxgauge-test-cache-")
+os.environ["CTXGAUGE_CACHE"] = _SESSION_CACHE
+atexit.register(shutil.rmtree, _SESSION_CACHE, ignore_errors=True)  # every session left one behind in /tmp
 
 # A test sets the terminal width it reads (CliRunner's env, a subprocess's env). The CLI's console is made at
 # import, and rich fixes its width then if COLUMNS is set: a pytest-xdist worker starts with COLUMNS=80 and
 # LINES=24 in its environment, so every later `COLUMNS=300` was ignored and tables wrapped at 80 columns.
 for _name in ("COLUMNS", "LINES"):
     os.environ.pop(_name, None)
-os.environ["CTXGAUGE_CACHE"] = _SESSION_CACHE
-atexit.register(shutil.rmtree, _SESSION_CACHE, ignore_errors=True)  # every session left one behind in /tmp
 
 
 @pytest.fixture(autouse=True)
