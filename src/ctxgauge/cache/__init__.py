@@ -7,7 +7,7 @@ ranking, so every query is really run. See `_scope` for where the cache lives an
 `_store` for the on-disk format.
 """
 
-from ._identity import stage_identity
+from ._identity import distribution_version, stage_identity
 from ._scope import (
     ENV_DIR, ENV_MAX, configured_dir, current, default_dir, disabled, max_bytes, open_cache, parse_size, using,
 )
@@ -15,5 +15,5 @@ from ._store import DEFAULT_MAX_BYTES, Stage, StageUsage, WorkCache
 
 __all__ = [
     "DEFAULT_MAX_BYTES", "ENV_DIR", "ENV_MAX", "Stage", "StageUsage", "WorkCache", "configured_dir", "current",
-    "default_dir", "disabled", "max_bytes", "open_cache", "parse_size", "stage_identity", "using",
+    "default_dir", "disabled", "distribution_version", "max_bytes", "open_cache", "parse_size", "stage_identity", "using",
 ]

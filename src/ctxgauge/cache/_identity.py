@@ -27,8 +27,9 @@ def _source_hash(module: str) -> str:
     return _source_hashes[module]
 
 
-@functools.cache  # asked once per stage lookup (a replay looks its stages up every commit): ~1 ms each
-def _version(dist: str) -> str | None:
+@functools.cache  # asked for every stage lookup, engine identity and record (~1 ms each uncached)
+def distribution_version(dist: str) -> str | None:
+    """The installed version of a distribution, None when it is not installed. Read once per process."""
     try:
         return importlib.metadata.version(dist)
     except importlib.metadata.PackageNotFoundError:
@@ -41,5 +42,5 @@ def stage_identity(modules: Iterable[str], config: dict[str, Any] | None = None,
     return {
         "modules": {m: _source_hash(m) for m in sorted(set(modules))},
         "config": dict(sorted((config or {}).items())),
-        "libraries": {d: _version(d) for d in sorted(set(libraries))},
+        "libraries": {d: distribution_version(d) for d in sorted(set(libraries))},
     }

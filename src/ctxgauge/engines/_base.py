@@ -8,7 +8,6 @@ too or be any object with the same attributes (see `EngineLike`).
 from __future__ import annotations
 
 import hashlib
-import importlib.metadata
 import inspect
 import json
 import sys
@@ -16,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Protocol, Sequence, runtime_checkable
 
+from ctxgauge.cache import distribution_version
 from ctxgauge.corpora import Change, Corpus
 from ctxgauge.engines._spec import EngineSpec, resolve_params
 
@@ -50,13 +50,6 @@ class EngineLike(Protocol):
     def build(self, corpus: Corpus, out_dir: Path) -> dict | None: ...
 
     def query(self, out_dir: Path, text: str, k: int) -> Sequence[Hit]: ...
-
-
-def distribution_version(dist: str) -> str | None:
-    try:
-        return importlib.metadata.version(dist)
-    except importlib.metadata.PackageNotFoundError:
-        return None
 
 
 class Engine:

@@ -66,10 +66,10 @@ def csc(scores: np.ndarray, doc: np.ndarray, col: np.ndarray, n_docs: int, n_voc
 
 def params_json(k1: float, b: float, method: str, num_docs: int) -> str:
     """The params file `BM25.save` writes for a numpy-backend BM25 with these parameters."""
-    from importlib.metadata import version
+    from ctxgauge.cache import distribution_version
 
     params = dict(k1=k1, b=b, delta=DELTA, method=method, idf_method=method, dtype=DTYPE, int_dtype=INT_DTYPE,
-                  num_docs=num_docs, version=version("bm25s"), backend="numpy")
+                  num_docs=num_docs, version=distribution_version("bm25s"), backend="numpy")
     return json.dumps(params, indent=4)
 
 

@@ -54,8 +54,9 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ctxgauge._io import read_json, write_json_atomic
+from ctxgauge.cache import distribution_version
 from ctxgauge.corpora import Change, Corpus
-from ctxgauge.engines._base import Engine, Hit, distribution_version, rank
+from ctxgauge.engines._base import Engine, Hit, rank
 from ctxgauge.engines._chunks import LOCALE_CHUNKS, chunk_file, chunk_limit, skip_reason
 from ctxgauge.engines._minilm_model import (DEFAULT_PRECISION, DIM, MODEL_NAME, MODEL_PACKAGE, PRECISIONS,
                                             TOKENIZER_FILE, WEIGHTS_FILE, WINDOW, NumpyEncoder, TorchEncoder, WordPiece,

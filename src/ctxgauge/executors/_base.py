@@ -97,10 +97,20 @@ def run_collected(fn: Work, item: Any) -> tuple[list[Any], str]:
     return list(fn(item)), worker_name()
 
 
-def parts_in_order(futures: Sequence[Any]) -> Iterator[Part]:
+def parts_in_order(futures: list[Any], cancel: Callable[[list[Any]], Any]) -> Iterator[Part]:
     """The parts of submitted `run_collected` futures (anything with `.result()`), unit by unit in the order
-    submitted, whichever finished first: what every pool-backed executor's `map` yields."""
-    for i, fut in enumerate(futures):
-        values, worker = fut.result()
-        for value in values:
-            yield Part(i, value, worker)
+    submitted, whichever finished first: what every pool-backed executor's `map` yields. When the caller
+    stops reading (an error, a closed generator), `cancel(futures)` drops the units not yet run."""
+    try:
+        for i, fut in enumerate(futures):
+            values, worker = fut.result()
+            for value in values:
+                yield Part(i, value, worker)
+    finally:
+        cancel(futures)
+
+
+def cancel_each(futures: list[Any]) -> None:
+    """Cancel `concurrent.futures` futures one by one (a running or finished one stays as it is)."""
+    for fut in futures:
+        fut.cancel()

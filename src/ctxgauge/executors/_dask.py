@@ -68,13 +68,7 @@ class DaskExecutor(Executor):
         # pure=False: two equal items are still two units (a replay may hand the same slice twice). Submitted
         # now, not when the parts are first read (as the local pool).
         futures = [self._client.submit(run_collected, fn, item, pure=False) for item in items]
-        return self._parts(futures)
-
-    def _parts(self, futures: list) -> Iterator[Part]:
-        try:
-            yield from parts_in_order(futures)
-        finally:
-            self._client.cancel(futures)
+        return parts_in_order(futures, self._client.cancel)
 
     def close(self) -> None:
         if self._client is not None:

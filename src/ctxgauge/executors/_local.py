@@ -6,7 +6,7 @@ import multiprocessing
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any, Iterator, Sequence
 
-from ctxgauge.executors._base import Executor, Part, Work, parts_in_order, run_collected
+from ctxgauge.executors._base import Executor, Part, Work, cancel_each, parts_in_order, run_collected
 
 
 class InlineExecutor(Executor):
@@ -43,15 +43,7 @@ class PoolExecutor(Executor):
         if self._pool is None:
             self._pool = ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"))
         futures = [self._pool.submit(run_collected, fn, item) for item in items]
-        return self._parts(futures)
-
-    @staticmethod
-    def _parts(futures: list) -> Iterator[Part]:
-        try:
-            yield from parts_in_order(futures)
-        finally:
-            for fut in futures:
-                fut.cancel()
+        return parts_in_order(futures, cancel_each)
 
     def close(self) -> None:
         if self._pool is not None:

