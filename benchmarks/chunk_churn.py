@@ -4,7 +4,7 @@
 
 Walks the commits `ctxgauge replay REPO --rev REV --commits N` would score (oldest first, each parent's corpus
 listed from the previous one, as replay does), chunks every file version not chunked before with minilm's
-chunker (`engines/_chunks.py` as imported: point PYTHONPATH at another checkout to measure its chunker), and
+chunker (`engines/minilm/_chunks.py` as imported: point PYTHONPATH at another checkout to measure its chunker), and
 counts the chunks whose exact text is new: minilm embeds a chunk's text once, so these are the embedding work.
 Needs no model run, only the packaged tokenizer, so it costs seconds, not the hours an embedding replay does.
 
@@ -21,9 +21,9 @@ import sys
 import time
 from pathlib import Path
 
-from ctxgauge.corpora import Corpus
-from ctxgauge.engines import _chunks
-from ctxgauge.engines._minilm_model import WINDOW, WordPiece, model_dir
+from ctxgauge.corpus import Corpus
+import ctxgauge.engines.minilm._chunks as _chunks
+from ctxgauge.engines.minilm._model import WINDOW, WordPiece, model_dir
 from ctxgauge.git import Repo
 from ctxgauge.suites.replay._select import select_commits
 

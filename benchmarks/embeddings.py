@@ -105,10 +105,10 @@ def main() -> None:
     import torch
     from sentence_transformers import SentenceTransformer
 
-    from ctxgauge.corpora import open_corpus
-    from ctxgauge.engines._chunks import chunk_file, skip_reason
-    from ctxgauge.engines._minilm_model import WINDOW, NumpyEncoder, TorchEncoder, WordPiece, model_dir, torch_threads
-    from ctxgauge.engines._minilm_vectors import round_vectors
+    from ctxgauge.corpus import open_corpus
+    from ctxgauge.engines.minilm._chunks import chunk_file, skip_reason
+    from ctxgauge.engines.minilm._model import WINDOW, NumpyEncoder, TorchEncoder, WordPiece, model_dir, torch_threads
+    from ctxgauge.engines.minilm._vectors import round_vectors
 
     print(f"load average at start: {os.getloadavg()}")
     corpus = open_corpus(args.source)

@@ -26,7 +26,7 @@ ENGINES = ("grep", "bm25", "minilm", "graph", "hybrid")
 
 
 def worker(args: argparse.Namespace) -> None:
-    from ctxgauge.corpora import open_corpus
+    from ctxgauge.corpus import open_corpus
     from ctxgauge.engines import engine_available, get_engine
     from ctxgauge.fingerprints import artifact_hash_of_dir
     from ctxgauge.suites._requests import recent_requests

@@ -46,7 +46,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--grid", default="{}", help="JSON: query parameter -> list of values")
     ap.add_argument("--build", default="{}", help="JSON: build parameters fixed for the whole grid")
     args = ap.parse_args(argv)
-    from ctxgauge.corpora import Corpus
+    from ctxgauge.corpus import Corpus
     from ctxgauge.engines.graph import GraphEngine
     from ctxgauge.git import Repo
 

@@ -92,7 +92,7 @@ def _engine(spec: str):
 
 def cold_build(spec: str, clone: Path) -> dict:
     """One cold build at HEAD in a fresh engine object: seconds and bytes written."""
-    from ctxgauge.corpora import open_corpus
+    from ctxgauge.corpus import open_corpus
 
     eng, _ = _engine(spec)
     corpus = open_corpus(clone)

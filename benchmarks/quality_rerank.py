@@ -47,9 +47,9 @@ def features(row: dict, candidates: int):
     """fusion's ranking of `row` (top 100), its top `candidates`, their feature rows and labels."""
     import numpy as np
 
-    from ctxgauge.engines import _path_kinds as pk
-    from ctxgauge.engines._tokens import code_tokens
-    from ctxgauge.engines.fusion import COMPONENTS, FusionEngine
+    import ctxgauge.engines._text.path_kinds as pk
+    from ctxgauge.engines._text.tokens import code_tokens
+    from ctxgauge.engines.fusion._engine import COMPONENTS, FusionEngine
 
     comp, request = row["comp"], row["request"]
     total, order = fused(row, FusionEngine.defaults)

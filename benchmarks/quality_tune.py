@@ -50,8 +50,8 @@ def _trim(comp: dict) -> dict:
 
 
 def replay_components(clone: Path, commits: int) -> list[dict]:
-    from ctxgauge.corpora import Corpus
-    from ctxgauge.engines.fusion import is_long
+    from ctxgauge.corpus import Corpus
+    from ctxgauge.engines.fusion._engine import is_long
     from ctxgauge.suites.replay import ReplayConfig, label, plan
 
     p = plan(ReplayConfig(repo=clone, engine="fusion", commits=commits))
@@ -74,7 +74,7 @@ def replay_components(clone: Path, commits: int) -> list[dict]:
 
 
 def swe_components(instances: Path, paths: dict, mirror: Path | None) -> list[dict]:
-    from ctxgauge.corpora import open_corpus
+    from ctxgauge.corpus import open_corpus
     from ctxgauge.engines import get_engine
     from ctxgauge.suites.cases import patch_files
 
@@ -108,8 +108,8 @@ def code_identity(eng) -> str:
 
 def fused(row: dict, weights: dict, long: bool = False) -> tuple[dict[str, float], list[str]]:
     """fusion's sum over a recorded row's components with `weights`, and its ranking (top 100, ties by path)."""
-    from ctxgauge.engines._request import asked_kinds
-    from ctxgauge.engines.fusion import fuse
+    from ctxgauge.engines.fusion._request import asked_kinds
+    from ctxgauge.engines.fusion._engine import fuse
 
     total = fuse(row["comp"], weights, long=row.get("long", long), asked=asked_kinds(row.get("request", "")))
     return total, [f for f, s in sorted(total.items(), key=lambda x: (-x[1], x[0])) if s > 0][:100]
@@ -144,7 +144,7 @@ def main() -> int:
                          "alone: multipliers, path kinds; the components themselves must be the same)")
     args = ap.parse_args()
     from ctxgauge.engines import get_engine
-    from ctxgauge.engines.fusion import FusionEngine
+    from ctxgauge.engines.fusion._engine import FusionEngine
 
     split = json.loads(SPLIT.read_text())
     paths = json.loads(args.paths.read_text()) if args.paths else {}

@@ -31,7 +31,7 @@ def _peak_mib() -> float:
 
 def naive_one(repo, spec: str, parent: str, request: str, depth: int) -> tuple[list[tuple[str, float]], float]:
     """One commit the naive way; returns (ranking, seconds)."""
-    from ctxgauge.corpora import Corpus
+    from ctxgauge.corpus import Corpus
     from ctxgauge.engines import get_engine
 
     t0 = time.perf_counter()

@@ -121,7 +121,7 @@ def measure(repo_path: Path, spec: str, query: str, mode: str, naive: bool = Tru
             ) -> tuple[dict[str, list[float]], float]:
     """Per-commit phase times of one mode (and of the naive floor when `naive`), and what a final `flush`
     costs (0 when nothing was deferred)."""
-    from ctxgauge.corpora import Corpus
+    from ctxgauge.corpus import Corpus
     from ctxgauge.engines import get_engine
     from ctxgauge.git import Repo
 

@@ -181,7 +181,7 @@ def _empty_repo(tmp: Path) -> Path:
 
 
 def check_corpus_git(case: dict, tmp: Path) -> None:
-    from ctxgauge.corpora import Corpus
+    from ctxgauge.corpus import Corpus
     from ctxgauge.git import Repo
 
     repo = _empty_repo(tmp)
@@ -289,7 +289,7 @@ def _make_dir(root: bytes, entries: list) -> None:
 
 
 def check_corpus_dir(case: list, tmp: Path) -> None:
-    from ctxgauge.corpora import Corpus
+    from ctxgauge.corpus import Corpus
 
     root = tmp / "src"
     root.mkdir()
@@ -418,7 +418,7 @@ def _run_dir(name: str) -> Callable[[bytes, Path], Any]:
 
 def _battery(name: str) -> Callable[[bytes, Path], Any]:
     def run(data: bytes, tmp: Path) -> Any:
-        from ctxgauge.suites.qa._battery import load_battery
+        from ctxgauge.suites.qa.sources._battery import load_battery
 
         bundled = sorted((ROOT / "src/ctxgauge/data/batteries").iterdir())[0]
         shutil.copytree(bundled, tmp / "battery")
@@ -433,7 +433,7 @@ def _loaders() -> dict[str, tuple[Callable[[bytes, Path], Any], Callable[[], byt
     from ctxgauge.providers._rates import load_rates
     from ctxgauge.suites.cases import load_cases, load_swebench, read_queries, read_rankings
     from ctxgauge.suites.determinism._config import load_queries
-    from ctxgauge.suites.qa._questions import load_question_set
+    from ctxgauge.suites.qa.sources._questions import load_question_set
 
     cases_doc = {"cases": [{"name": "fees", "query": "waive fees", "corpus": ".", "expected": ["src/fees.py"]},
                            {"name": "gap", "query": "x", "corpus": ".", "expected": ["a.py"], "known_gap": True}],
@@ -526,7 +526,7 @@ def check_loader(case: list, tmp: Path) -> None:
 
 def preload() -> None:
     """Import every module the checks use, so atheris can instrument them before the first input."""
-    import ctxgauge.corpora  # noqa: F401
+    import ctxgauge.corpus._corpus  # noqa: F401
     import ctxgauge.fingerprints  # noqa: F401
     import ctxgauge.git  # noqa: F401
     import ctxgauge.records  # noqa: F401
@@ -536,8 +536,8 @@ def preload() -> None:
     import ctxgauge.suites.replay._cases  # noqa: F401
     import ctxgauge.suites.replay._select  # noqa: F401
     import ctxgauge.suites.determinism._config  # noqa: F401
-    import ctxgauge.suites.qa._battery  # noqa: F401
-    import ctxgauge.suites.qa._questions  # noqa: F401
+    import ctxgauge.suites.qa.sources._battery  # noqa: F401
+    import ctxgauge.suites.qa.sources._questions  # noqa: F401
     import ctxgauge.trec  # noqa: F401
     import ctxgauge.providers._rates  # noqa: F401
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from ctxgauge._io import safe_file_names, safe_join, safe_relpath, unsafe_name_reason
-from ctxgauge.corpora import Corpus
+from ctxgauge.corpus import Corpus
 from ctxgauge.errors import UserError
 from ctxgauge.git import Repo
 
@@ -145,8 +145,8 @@ from ctxgauge.providers._rates import load_rates  # noqa: E402
 from ctxgauge.records import read_run, read_units  # noqa: E402
 from ctxgauge.suites.cases import load_cases, load_swebench, read_queries, read_rankings  # noqa: E402
 from ctxgauge.suites.determinism._config import load_queries  # noqa: E402
-from ctxgauge.suites.qa._battery import load_battery  # noqa: E402
-from ctxgauge.suites.qa._questions import load_question_set  # noqa: E402
+from ctxgauge.suites.qa.sources._battery import load_battery  # noqa: E402
+from ctxgauge.suites.qa.sources._questions import load_question_set  # noqa: E402
 
 
 def _in_file(name: str, fn):

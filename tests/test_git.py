@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from ctxgauge.corpora import Corpus, open_corpus
+from ctxgauge.corpus import Corpus, open_corpus
 from ctxgauge.errors import UserError
 from ctxgauge.git import FileChange, Repo, blob_id
 

@@ -17,8 +17,7 @@ where it does):
     engines                                 the contract and its checker, call guards, registry, engines
     cache                                   content-addressed work shared by engines and suites
     fingerprints · metrics · providers      fingerprint format; ranking metrics and scoring; LLM clients
-    corpora · sample · trec                 files of a directory or git tree; the bundled sample; TREC files
-    _corpus_listing · _corpus_readers       which files a corpus lists (and why not the rest); where bytes come from
+    corpus · sample · trec                  files of a directory or git tree; the bundled sample; TREC files
     git                                     read-only history of a repository
     _io · _redact                           atomic writes, safe names, THE JSON/YAML reader; split-key redaction
     _killpoints                             the kill/resume tests' hook in every record writer

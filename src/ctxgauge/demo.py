@@ -185,7 +185,7 @@ def run_demo(config: DemoConfig, progress: Progress = silent) -> DemoResult:
 def _sharing():
     """Yields a context-manager factory: minilm's shared embeddings when minilm can load, else a no-op."""
     try:
-        from ctxgauge.engines.minilm import shared_embeddings
+        from ctxgauge.engines.minilm._engine import shared_embeddings
     except ImportError:  # the [embed] extra is not installed: nothing to share
         shared_embeddings = contextlib.nullcontext
     yield shared_embeddings

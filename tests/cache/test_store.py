@@ -200,10 +200,10 @@ def test_a_read_only_cache_is_only_a_miss(tmp_path):
 
 
 def test_stage_identity_follows_source_config_and_versions():
-    a = stage_identity(["ctxgauge.engines._tokens"], {"x": 1}, ["numpy"])
-    assert a == stage_identity(["ctxgauge.engines._tokens"], {"x": 1}, ["numpy"])
-    assert a != stage_identity(["ctxgauge.engines._tokens"], {"x": 2}, ["numpy"])
-    assert a != stage_identity(["ctxgauge.engines._chunks"], {"x": 1}, ["numpy"])
+    a = stage_identity(["ctxgauge.engines._text.tokens"], {"x": 1}, ["numpy"])
+    assert a == stage_identity(["ctxgauge.engines._text.tokens"], {"x": 1}, ["numpy"])
+    assert a != stage_identity(["ctxgauge.engines._text.tokens"], {"x": 2}, ["numpy"])
+    assert a != stage_identity(["ctxgauge.engines.minilm._chunks"], {"x": 1}, ["numpy"])
     assert a["libraries"]["numpy"]
 
 

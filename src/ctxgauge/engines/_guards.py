@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from ctxgauge.corpora import Corpus
+from ctxgauge.corpus import Corpus
 from ctxgauge.engines._base import Hit
 from ctxgauge.errors import EngineError, UserError
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ctxgauge.corpora import open_corpus
+from ctxgauge.corpus import open_corpus
 from ctxgauge.engines._guards import call_engine, checked_hits
 from ctxgauge.engines._registry import engine_available, get_engine
 from ctxgauge.errors import UserError

@@ -12,16 +12,16 @@ from pathlib import Path
 from typing import Sequence
 
 from ctxgauge._io import write_text_atomic
-from ctxgauge.corpora import Change, Corpus, path_key
+from ctxgauge.corpus import Change, Corpus, path_key
 from ctxgauge.engines._base import Engine, Hit, rank
-from ctxgauge.engines._tokens import query_terms
+from ctxgauge.engines._text.tokens import query_terms
 
 
 class GrepEngine(Engine):
     kind = "grep"
     defaults: dict = {}
     artifact_file = "grep.jsonl"
-    identity_modules = ("ctxgauge.engines._base", "ctxgauge.engines._tokens")
+    identity_modules = ("ctxgauge.engines._base", "ctxgauge.engines._text.tokens")
 
     def build(self, corpus: Corpus, out_dir: Path) -> dict:
         docs = {f.path: (f.blob, data.decode("utf-8", "replace").lower()) for f, data in corpus.iter_bytes()}

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from ctxgauge._io import write_json_atomic
-from ctxgauge.corpora import Change, Corpus
+from ctxgauge.corpus import Change, Corpus
 from ctxgauge.engines._base import Engine, Hit, rank
 from ctxgauge.engines._registry import _load_factory, engine_available, engine_names, get_engine
 from ctxgauge.engines._spec import Param, parse_spec

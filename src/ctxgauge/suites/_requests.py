@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from ctxgauge.corpora import Corpus
+from ctxgauge.corpus import Corpus
 
 # `fix(gate): `, `feat!: `, `chore(deps)!: ` ... at the start of a subject.
 _CONVENTIONAL = re.compile(r"^\s*[A-Za-z]+(?:\([^)]*\))?!?:\s*")

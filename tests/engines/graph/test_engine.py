@@ -11,12 +11,12 @@ import numpy as np
 import pytest
 
 from ctxgauge.engines import check_engine
-from ctxgauge.corpora import Change, Corpus
+from ctxgauge.corpus import Change, Corpus
 from ctxgauge.engines import get_engine
 from ctxgauge.engines.graph._parse import SourceParser
 from ctxgauge.engines.graph._rank import Field, bm25, field, personalised_pagerank, postings
 from ctxgauge.engines.graph import GraphEngine
-from ctxgauge.engines._tokens import code_tokens
+from ctxgauge.engines._text.tokens import code_tokens
 from ctxgauge.errors import UserError
 from ctxgauge.git import Repo
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ctxgauge.corpora import Corpus
+from ctxgauge.corpus import Corpus
 from ctxgauge.engines.graph import GraphEngine
 
 

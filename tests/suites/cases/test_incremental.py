@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 import ctxgauge.cache as work_cache
-from ctxgauge.corpora import open_corpus
+from ctxgauge.corpus import open_corpus
 from ctxgauge.engines import get_engine
-from ctxgauge.engines.bm25 import BM25Engine
+from ctxgauge.engines.bm25._engine import BM25Engine
 from ctxgauge.suites.cases import CasesConfig, load_cases, run_cases
 
 BASE = {

@@ -19,9 +19,9 @@ import random
 import time
 from pathlib import Path
 
-from ctxgauge.corpora import Corpus
+from ctxgauge.corpus import Corpus
 from ctxgauge.engines import Engine, Hit, rank
-from ctxgauge.engines._tokens import query_terms
+from ctxgauge.engines._text.tokens import query_terms
 
 
 class _Docs(Engine):

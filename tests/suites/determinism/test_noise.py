@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from ctxgauge.corpora import Corpus
-from ctxgauge.engines._tokens import code_tokens, query_terms
+from ctxgauge.corpus import Corpus
+from ctxgauge.engines._text.tokens import code_tokens, query_terms
 from ctxgauge.errors import UserError
 from ctxgauge.suites.determinism import LARGE_BYTES, make_noise, noise_directory, unrelated_words
 

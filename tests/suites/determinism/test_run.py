@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ctxgauge.corpora import open_corpus
+from ctxgauge.corpus import open_corpus
 from ctxgauge.engines import get_engine
 from ctxgauge.errors import UserError
 from ctxgauge.fingerprints import artifact_hash_of_dir, query_hash, read_fingerprint
@@ -243,7 +243,7 @@ def test_the_sample_gives_the_same_figures_with_the_corpus_read_for_every_build(
         sample_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # Holding the corpus for every build (read from git once) changes no figure: the run whose builds each
     # read git again gives the same fingerprint and the same figures of every family.
-    import ctxgauge.corpora as corpora
+    import ctxgauge.corpus._corpus as corpora
 
     families = ("rebuild", "query", "drift", "update")
     fast = _run(sample_repo, tmp_path / "fast", engines=("bm25",), families=families, rebuilds=3, trials=3, k=10)

@@ -162,8 +162,7 @@ def test_a_context_engine_failing_identity_fails_its_arm_the_others_measure_and_
 
 def test_a_python_engine_raising_in_identity_is_a_failed_arm_not_a_crash(mini_battery, tmp_path, monkeypatch):
     from ctxgauge.engines import get_engine
-    from ctxgauge.suites.qa import _arms
-
+    import ctxgauge.suites.qa.arms._arms as _arms
     def crashing(spec):
         engine = get_engine(spec)
         if spec == "bm25":

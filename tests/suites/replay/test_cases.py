@@ -3,7 +3,7 @@ changelogs never, and the coverage gap against the parent's actual corpus."""
 
 from __future__ import annotations
 
-from ctxgauge.corpora import Corpus
+from ctxgauge.corpus import Corpus
 from ctxgauge.git import Commit, FileChange, Repo
 from ctxgauge.suites.replay import case_from_commit, label
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from ctxgauge.corpora import Corpus
+from ctxgauge.corpus import Corpus
 from ctxgauge.engines import engine_available, get_engine
 from ctxgauge.git import Repo
 from ctxgauge.suites.replay import ReplayConfig, replay
@@ -62,7 +62,7 @@ def test_the_bm25_index_replay_writes_is_the_one_bm25s_writes(sample_repo, tmp_p
         corpus = Corpus.from_git(repo, "HEAD")
         engine.build(first, tmp_path / "ours")   # warm the caches on another corpus, then update
         engine.update(tmp_path / "ours", corpus, first.changes_to(corpus))
-        from ctxgauge.engines._tokens import code_tokens, path_tokens
+        from ctxgauge.engines._text.tokens import code_tokens, path_tokens
 
         w = engine.params["path_weight"]
         docs = [engine._t.stem(code_tokens(corpus.text(p))) + engine._t.stem(path_tokens(p)) * w for p in corpus.paths]
@@ -79,8 +79,8 @@ def test_a_bm25_replay_commit_costs_the_change_not_the_repository(sample_repo, t
     # Replay lists each commit from the previous one by the tree diff, and bm25 moves a live index by the
     # changed files: no whole listing after the first, no score matrix derived, no artifact written, and
     # each blob tokenised once. The rankings are the ones a fresh build gives (the tests above).
-    from ctxgauge.engines import _bm25_terms
-    from ctxgauge.engines.bm25 import BM25Engine
+    import ctxgauge.engines._text.terms as _bm25_terms
+    from ctxgauge.engines.bm25._engine import BM25Engine
 
     listed, tokenised = [], []
     real_from_git, real_counts = Corpus.from_git.__func__, _bm25_terms.Terms.content_counts

@@ -61,11 +61,11 @@ from typing import Any, Mapping, Sequence
 
 import ctxgauge.cache as work_cache
 from ctxgauge._io import canonical_json, write_text_atomic
-from ctxgauge.corpora import Change, Corpus
+from ctxgauge.corpus import Change, Corpus
 from ctxgauge.engines._base import Engine, Hit, rank
 from ctxgauge.engines._spec import Param
-from ctxgauge.engines._bm25_terms import WordTerms, count_terms
-from ctxgauge.engines._tokens import code_tokens, path_tokens
+from ctxgauge.engines._text.terms import WordTerms, count_terms
+from ctxgauge.engines._text.tokens import code_tokens, path_tokens
 
 FORMAT = "ctxgauge-graph/2"
 PARSER_MODULES = ("ctxgauge.engines.graph._parse", "ctxgauge.engines.graph._definitions")
@@ -97,7 +97,7 @@ class GraphEngine(Engine):
     libraries = ("tree-sitter", "tree-sitter-python", "tree-sitter-javascript", "tree-sitter-typescript",
                  "tree-sitter-go", "tree-sitter-java", "tree-sitter-rust", "numpy", "PyStemmer")
     artifact_file = "graph.json"
-    identity_modules = ("ctxgauge.engines._base", "ctxgauge.engines._tokens", *PARSER_MODULES,
+    identity_modules = ("ctxgauge.engines._base", "ctxgauge.engines._text.tokens", *PARSER_MODULES,
                         "ctxgauge.engines.graph._paths", "ctxgauge.engines.graph._resolve",
                         "ctxgauge.engines.graph._resolve_js", "ctxgauge.engines.graph._resolve_rust",
                         "ctxgauge.engines.graph._rank")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import posixpath
 from typing import Iterable
 
-from ctxgauge.corpora import path_key
+from ctxgauge.corpus import path_key
 
 
 def dirname(path: str) -> str:

@@ -41,7 +41,7 @@ import posixpath
 import re
 from typing import Iterable, Mapping
 
-from ctxgauge.corpora import path_key
+from ctxgauge.corpus import path_key
 from ctxgauge.engines.graph._paths import dirname, join, nearest
 from ctxgauge.engines.graph._resolve_js import JsResolution
 from ctxgauge.engines.graph._resolve_rust import RustResolution

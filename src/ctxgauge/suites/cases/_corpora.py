@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ctxgauge.corpora import Corpus, is_git_source, open_corpus
+from ctxgauge.corpus import Corpus, is_git_source, open_corpus
 from ctxgauge.errors import UserError
 from ctxgauge.git import Repo
 from ctxgauge.suites.cases._model import CaseFile, split_corpus

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from ctxgauge.engines import ask_defer_writes, ask_identity, call_engine, checked_hits, refuse_same_system
-from ctxgauge.corpora import Corpus
+from ctxgauge.corpus import Corpus
 from ctxgauge.engines import engine_available, get_engine
 from ctxgauge.errors import EngineError, UserError
 from ctxgauge.records import RunDir, Subject, default_run_dir, figures_headline, unknown

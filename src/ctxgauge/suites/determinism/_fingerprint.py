@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from ctxgauge._io import safe_file_names
-from ctxgauge.corpora import Corpus
+from ctxgauge.corpus import Corpus
 from ctxgauge.fingerprints import IDENTITY_SOURCES, Fingerprint, make_fingerprint, write_fingerprint
 
 __all__ = ["FINGERPRINT_DIR", "RUNTIME_VARIABLES", "build_fingerprint", "fingerprint_file_name",

@@ -25,8 +25,8 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Final
 
-from ctxgauge.corpora import Corpus, path_key
-from ctxgauge.engines._tokens import code_tokens, query_terms
+from ctxgauge.corpus import Corpus, path_key
+from ctxgauge.engines._text.tokens import code_tokens, query_terms
 from ctxgauge.errors import UserError
 
 __all__ = ["LARGE_BYTES", "NOISE_KINDS", "NOISE_SEED", "Noise", "make_noise", "noise_directory", "unrelated_words"]

@@ -10,7 +10,7 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from ctxgauge.corpora import Corpus, open_corpus
+from ctxgauge.corpus import Corpus, open_corpus
 from ctxgauge.engines import canonical_spec, engine_names, get_engine, parse_spec
 from ctxgauge.errors import UserError
 from ctxgauge.fingerprints import Fingerprint, read_fingerprint

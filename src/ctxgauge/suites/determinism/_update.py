@@ -25,7 +25,7 @@ from collections.abc import Mapping, Sequence
 
 import ctxgauge.cache as work_cache
 from ctxgauge.engines import call_engine
-from ctxgauge.corpora import Corpus
+from ctxgauge.corpus import Corpus
 from ctxgauge.errors import EngineError
 from ctxgauge.fingerprints import artifact_hash_of_dir
 from ctxgauge.metrics import jaccard_at_k

@@ -11,7 +11,7 @@ from typing import Any, Final
 
 import ctxgauge.cache as work_cache
 from ctxgauge.engines import call_engine, checked_hits
-from ctxgauge.corpora import Corpus
+from ctxgauge.corpus import Corpus
 from ctxgauge.fingerprints import artifact_hash_of_dir
 
 __all__ = ["FAMILIES", "OK", "FAILED", "NOT_MEASURED", "FamilyResult", "Workspace", "build_into", "close_engine"]

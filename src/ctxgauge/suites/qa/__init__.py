@@ -12,22 +12,22 @@ as `_grounding` decides, with the optional judge panel (`_panel`). The trust gat
 (`_baseline`), the pipeline (`_run`: its phases `_plan`, `_answer`, `_record`) and rescoring (`_rescore`).
 """
 
-from ctxgauge.suites.qa._arms import ARM_KINDS, ArmSpec, parse_arm
+from ctxgauge.suites.qa.arms._arms import ARM_KINDS, ArmSpec, parse_arm
 from ctxgauge.suites.qa._baseline import compare_baseline, save_baseline
-from ctxgauge.suites.qa._battery import (
+from ctxgauge.suites.qa.sources._battery import (
     Battery, Exemplar, Gold, Question, bundled_batteries, check_evidence, load_battery, resolve_battery_dir,
 )
-from ctxgauge.suites.qa._grounding import Grounding, grounding_for, plan_grounding
-from ctxgauge.suites.qa._panel import ROLES, Panel, aggregate_panel
-from ctxgauge.suites.qa._protocols import PROTOCOLS, Answer
-from ctxgauge.suites.qa._questions import QuestionSet, SetRecord, load_question_set, question_set_hash
+from ctxgauge.suites.qa.judging._grounding import Grounding, grounding_for, plan_grounding
+from ctxgauge.suites.qa.judging._panel import ROLES, Panel, aggregate_panel
+from ctxgauge.suites.qa.arms._protocols import PROTOCOLS, Answer
+from ctxgauge.suites.qa.sources._questions import QuestionSet, SetRecord, load_question_set, question_set_hash
 from ctxgauge.suites.qa._rescore import rescore_run
-from ctxgauge.suites.qa._rubric import GROUNDED_WEIGHTS, WEIGHTS, RubricJudge, RubricScore, aggregate, mean_aggregate
+from ctxgauge.suites.qa.judging._rubric import GROUNDED_WEIGHTS, WEIGHTS, RubricJudge, RubricScore, aggregate, mean_aggregate
 from ctxgauge.suites.qa._config import SUITE, SUITE_VERSION, QAConfig
 from ctxgauge.suites.qa._plan import load_source
 from ctxgauge.suites.qa._run import run_qa
-from ctxgauge.suites.qa._scoring import Judge, Verdict, reads_as_pass, score_answer, tier1_match
-from ctxgauge.suites.qa._source import open_battery_corpus
+from ctxgauge.suites.qa.judging._scoring import Judge, Verdict, reads_as_pass, score_answer, tier1_match
+from ctxgauge.suites.qa.sources._source import open_battery_corpus
 from ctxgauge.suites.qa._trust import ArmScores, trust_gate
 
 __all__ = [

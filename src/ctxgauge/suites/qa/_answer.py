@@ -7,13 +7,13 @@ from __future__ import annotations
 from ctxgauge._io import write_text_atomic
 from ctxgauge.records import RunDir
 from ctxgauge.suites._progress import Steps
-from ctxgauge.suites.qa._battery import Battery
+from ctxgauge.suites.qa.sources._battery import Battery
 from ctxgauge.suites.qa._config import QAConfig
-from ctxgauge.suites.qa._grounding import Grounding, plan_grounding
+from ctxgauge.suites.qa.judging._grounding import Grounding, plan_grounding
 from ctxgauge.suites.qa._plan import Plan, question_files
-from ctxgauge.suites.qa._protocols import Answer, ArmContext, retrieve_only, run_protocol
+from ctxgauge.suites.qa.arms._protocols import Answer, ArmContext, retrieve_only, run_protocol
 from ctxgauge.suites.qa._record import answer_md, write_transcript
-from ctxgauge.suites.qa._scoring import SCORER_VERSION, score_answer
+from ctxgauge.suites.qa.judging._scoring import SCORER_VERSION, score_answer
 from ctxgauge.suites.qa._summary import unit_id
 
 

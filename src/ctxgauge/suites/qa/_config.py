@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from ctxgauge.suites.qa._scoring import SCORER_VERSION
+from ctxgauge.suites.qa.judging._scoring import SCORER_VERSION
 
 SUITE = "qa"
 SUITE_VERSION = 1

@@ -11,14 +11,14 @@ from typing import Mapping
 from ctxgauge._io import safe_file_names
 from ctxgauge.errors import UserError
 from ctxgauge.providers import Client, ProviderConfig, load_rates, make_client, provider_status
-from ctxgauge.suites.qa._arms import ArmSpec, parse_arm
-from ctxgauge.suites.qa._battery import Battery, load_battery, resolve_battery_dir
+from ctxgauge.suites.qa.arms._arms import ArmSpec, parse_arm
+from ctxgauge.suites.qa.sources._battery import Battery, load_battery, resolve_battery_dir
 from ctxgauge.suites.qa._config import SUITE_VERSION, QAConfig
-from ctxgauge.suites.qa._grounding import Grounding, plan_grounding
-from ctxgauge.suites.qa._prompts import PROMPT_VERSION
-from ctxgauge.suites.qa._protocols import PROTOCOLS
-from ctxgauge.suites.qa._questions import QuestionSet, load_question_set
-from ctxgauge.suites.qa._scoring import check_scorer
+from ctxgauge.suites.qa.judging._grounding import Grounding, plan_grounding
+from ctxgauge.suites.qa.judging._prompts import PROMPT_VERSION
+from ctxgauge.suites.qa.arms._protocols import PROTOCOLS
+from ctxgauge.suites.qa.sources._questions import QuestionSet, load_question_set
+from ctxgauge.suites.qa.judging._scoring import check_scorer
 
 
 def load_source(source: str) -> Battery | QuestionSet:

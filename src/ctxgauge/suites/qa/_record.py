@@ -51,11 +51,11 @@ from pathlib import Path
 from ctxgauge import __version__
 from ctxgauge._io import write_json_atomic, write_text_atomic
 from ctxgauge.records import RunDir, Unit, hash_files, machine, outcome_of, utc_now
-from ctxgauge.suites.qa._arms import parse_arm
+from ctxgauge.suites.qa.arms._arms import parse_arm
 from ctxgauge.suites.qa._config import QAConfig
-from ctxgauge.suites.qa._grounding import grounding_record
+from ctxgauge.suites.qa.judging._grounding import grounding_record
 from ctxgauge.suites.qa._plan import Plan
-from ctxgauge.suites.qa._protocols import Answer
+from ctxgauge.suites.qa.arms._protocols import Answer
 from ctxgauge.suites.qa._summary import adjudicated, all_verdicts, read_adjudications, run_record, summarize
 
 

@@ -14,15 +14,15 @@ from typing import Mapping
 
 from ctxgauge.errors import UserError
 from ctxgauge.records import read_run, read_units
-from ctxgauge.suites.qa._arms import parse_arm
-from ctxgauge.suites.qa._battery import Battery
-from ctxgauge.suites.qa._grounding import plan_grounding
-from ctxgauge.suites.qa._panel import Panel
-from ctxgauge.suites.qa._rubric import RubricJudge
+from ctxgauge.suites.qa.arms._arms import parse_arm
+from ctxgauge.suites.qa.sources._battery import Battery
+from ctxgauge.suites.qa.judging._grounding import plan_grounding
+from ctxgauge.suites.qa.judging._panel import Panel
+from ctxgauge.suites.qa.judging._rubric import RubricJudge
 from ctxgauge.suites.qa._answer import score_text
 from ctxgauge.suites.qa._config import SUITE, QAConfig
 from ctxgauge.suites.qa._plan import client_for, load_source
-from ctxgauge.suites.qa._scoring import SCORER_V1, Judge, check_scorer
+from ctxgauge.suites.qa.judging._scoring import SCORER_V1, Judge, check_scorer
 from ctxgauge.suites.qa._summary import adjudicated, read_adjudications, summarize
 
 _HEADER = re.compile(r"\A<!--.*?-->\n\n", re.S)

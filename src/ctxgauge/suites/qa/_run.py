@@ -18,20 +18,20 @@ import tempfile
 from pathlib import Path
 from typing import Mapping
 
-from ctxgauge.corpora import open_corpus
+from ctxgauge.corpus import open_corpus
 from ctxgauge.errors import EngineError, UserError
 from ctxgauge.records import RunDir, Subject, default_run_dir
 from ctxgauge.suites._progress import Progress, Steps
 from ctxgauge.suites.qa._answer import answer_rep
-from ctxgauge.suites.qa._arms import ArmSpec, EngineHandle
+from ctxgauge.suites.qa.arms._arms import ArmSpec, EngineHandle
 from ctxgauge.suites.qa._config import SUITE, SUITE_VERSION, QAConfig
-from ctxgauge.suites.qa._panel import Panel
+from ctxgauge.suites.qa.judging._panel import Panel
 from ctxgauge.suites.qa._plan import Plan, plan, source_from_run
-from ctxgauge.suites.qa._protocols import ArmContext
+from ctxgauge.suites.qa.arms._protocols import ArmContext
 from ctxgauge.suites.qa._record import finish_run
-from ctxgauge.suites.qa._rubric import RubricJudge
-from ctxgauge.suites.qa._scoring import Judge
-from ctxgauge.suites.qa._source import open_battery_corpus
+from ctxgauge.suites.qa.judging._rubric import RubricJudge
+from ctxgauge.suites.qa.judging._scoring import Judge
+from ctxgauge.suites.qa.sources._source import open_battery_corpus
 from ctxgauge.suites.qa._summary import unit_id
 
 

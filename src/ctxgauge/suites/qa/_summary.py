@@ -15,8 +15,8 @@ import statistics
 from collections import Counter, defaultdict
 
 from ctxgauge.providers import Usage
-from ctxgauge.suites.qa._battery import Question
-from ctxgauge.suites.qa._panel import panel_summary
+from ctxgauge.suites.qa.sources._battery import Question
+from ctxgauge.suites.qa.judging._panel import panel_summary
 from ctxgauge.suites.qa._trust import ArmScores, trust_gate
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ctxgauge.corpora import Corpus, path_key
+from ctxgauge.corpus import Corpus, path_key
 from ctxgauge.git import Commit
 from ctxgauge.suites.replay._kinds import classify
 from ctxgauge.suites._requests import clean_subject

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ctxgauge.corpora import repo_name
+from ctxgauge.corpus import repo_name
 from ctxgauge.engines import ask_identity, engine_available, get_engine, refuse_same_system
 from ctxgauge.errors import UserError
 from ctxgauge.executors import parse_executor

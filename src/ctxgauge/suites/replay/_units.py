@@ -35,7 +35,7 @@ from typing import Any, Iterator, Sequence
 
 from ctxgauge._killpoints import checkpoint
 from ctxgauge.engines import ask_defer_writes, call_engine, checked_hits
-from ctxgauge.corpora import Corpus
+from ctxgauge.corpus import Corpus
 from ctxgauge.errors import EngineError, UserError
 from ctxgauge.git import Repo
 from ctxgauge.metrics.scoring import score

@@ -1,0 +1,216 @@
+"""Arms: what a model is given to answer with.
+
+    none               the model alone
+    context:ENGINE@k   the engine's top k files, within a token budget, in the prompt (k defaults to 5)
+    tool:ENGINE        an agent loop: the model may call search(query) (the engine) and read(path)
+    command:CMD        an external agent harness: the question on stdin, the answer on stdout, or a JSON
+                       envelope {"answer", "usage": {tokens_input, ...}, "tool_calls": {name: n}, "cost_usd"}
+
+An arm spec string parses back into the same spec (`str(parse_arm(s))` is canonical), so one name serves
+the CLI flag, the record and the report.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import subprocess
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+from ctxgauge.engines import ask_identity, call_engine, checked_hits
+from ctxgauge.corpus import Corpus
+from ctxgauge.engines import Hit, canonical_spec, engine_available, get_engine, parse_spec
+from ctxgauge.errors import EngineError, UserError
+from ctxgauge.providers import ToolCall, ToolSpec, Usage
+
+ARM_KINDS = ("none", "context", "tool", "command")
+DEFAULT_K = 5
+CHARS_PER_TOKEN = 4  # a budget estimate, not a tokenizer: the same for every engine, so arms stay comparable
+
+
+@dataclass(frozen=True)
+class ArmSpec:
+    """A parsed arm: kind, engine spec (context/tool), k (context), command (command)."""
+
+    kind: str
+    engine: str | None = None
+    k: int = DEFAULT_K
+    command: str | None = None
+
+    def __str__(self) -> str:
+        if self.kind == "context":
+            return f"context:{self.engine}@{self.k}"
+        if self.kind == "tool":
+            return f"tool:{self.engine}"
+        if self.kind == "command":
+            return f"command:{self.command}"
+        return "none"
+
+    @property
+    def needs_model(self) -> bool:
+        """An external command brings its own model; every other arm asks ours."""
+        return self.kind != "command"
+
+    @property
+    def needs_corpus(self) -> bool:
+        return self.kind in ("context", "tool", "command")
+
+    @property
+    def slug(self) -> str:
+        """A directory name for the arm's records."""
+        return re.sub(r"[^A-Za-z0-9_.@=-]+", "_", str(self)).strip("_")[:80] or "arm"
+
+
+def _engine_name(spec: str) -> str:
+    """The engine's canonical spec (`bm25(k1=1.2)` is `bm25`: one system, one arm). An engine that cannot
+    be made (unknown, bad parameters) keeps its spec as written: that arm fails with the reason when it
+    runs, and the other arms still run."""
+    try:
+        return str(canonical_spec(spec))
+    except UserError:
+        return str(parse_spec(spec))
+
+
+def parse_arm(text: str) -> ArmSpec:
+    """Parse `none`, `context:ENGINE@k`, `tool:ENGINE` or `command:CMD`; a bad spec says what to write."""
+    text = text.strip()
+    kind, _, rest = text.partition(":")
+    if kind == "none" and not rest:
+        return ArmSpec("none")
+    if kind == "context" and rest:
+        engine, at, k = rest.rpartition("@") if "@" in rest.rsplit(")", 1)[-1] else (rest, "", "")
+        if at and not k.isdigit() or at and int(k) < 1:
+            raise UserError(f"bad arm {text!r}: k must be a positive integer, e.g. context:bm25@5")
+        return ArmSpec("context", _engine_name(engine), int(k) if at else DEFAULT_K)
+    if kind == "tool" and rest:
+        return ArmSpec("tool", _engine_name(rest))
+    if kind == "command" and rest.strip():
+        return ArmSpec("command", command=rest.strip())
+    raise UserError(f"bad arm {text!r}: write none, context:ENGINE@k, tool:ENGINE or command:CMD")
+
+
+def render_context(hits: list[Hit], corpus: Corpus, budget_tokens: int) -> tuple[str, list[str]]:
+    """The retrieved files as prompt text, best first, cut at the token budget (the last file truncated,
+    later ones dropped); returns the text and the paths that made it in."""
+    budget = budget_tokens * CHARS_PER_TOKEN
+    parts, included = [], []
+    for h in hits:
+        if budget <= 0:
+            break
+        body = corpus.text(h.path)
+        if len(body) > budget:
+            body = body[:budget] + "\n[... truncated to the context budget ...]"
+        block = f'<file path="{h.path}">\n{body}\n</file>'
+        parts.append(block)
+        included.append(h.path)
+        budget -= len(block)
+    return "\n\n".join(parts), included
+
+
+class EngineHandle:
+    """An engine built once over the corpus, queried by the context and tool arms."""
+
+    def __init__(self, spec: str, corpus: Corpus, out_dir: Path):
+        self.engine = get_engine(spec)
+        ok, why = engine_available(self.engine)
+        if not ok:
+            raise EngineError(f"engine {self.engine.name} is not available here: {why}")
+        self.corpus = corpus
+        self.out_dir = out_dir
+        out_dir.mkdir(parents=True, exist_ok=True)
+        call_engine("build", self.engine, self.engine.build, corpus, out_dir)
+
+    def identity(self) -> dict:
+        """The engine's identity, asked through the guard replay and cases use: a failed request (a crash, an
+        exit, no answer) is an EngineError, so the arm's units fail with the reason and --resume retries them."""
+        identity, broken = ask_identity(self.engine)
+        if broken is not None:
+            raise broken
+        return identity
+
+    def query(self, text: str, k: int) -> list[Hit]:
+        hits = call_engine("query", self.engine, self.engine.query, self.out_dir, text, k)
+        return checked_hits(hits, self.corpus, k, self.engine.name)
+
+    def close(self) -> None:
+        getattr(self.engine, "close", lambda: None)()
+
+
+SEARCH_TOOL = ToolSpec("search", "Rank the repository's files for a query; returns paths, best first.",
+                       {"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]})
+READ_TOOL = ToolSpec("read", "Read one file of the repository by its path.",
+                     {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]})
+
+
+class ToolBox:
+    """The tool arm's tools over one engine; counts every call by tool (the run's tool-call rollup)."""
+
+    tools = (SEARCH_TOOL, READ_TOOL)
+
+    def __init__(self, engine: EngineHandle, *, k: int = DEFAULT_K, read_budget_tokens: int = 4000):
+        self.engine = engine
+        self.k = k
+        self.read_budget = read_budget_tokens * CHARS_PER_TOKEN
+        self.counts: Counter[str] = Counter()
+
+    def call(self, call: ToolCall) -> str:
+        """The tool's answer as text; a bad call gets an error text the model can react to."""
+        self.counts[call.name] += 1
+        if call.name == "search":
+            query = str(call.arguments.get("query") or "").strip()
+            if not query:
+                return "error: search needs a non-empty query"
+            hits = self.engine.query(query, self.k)
+            return "\n".join(f"{h.path}\t{h.score:.4g}" for h in hits) or "no file matched"
+        if call.name == "read":
+            path = str(call.arguments.get("path") or "").strip().lstrip("./")
+            if path not in self.engine.corpus:
+                return f"error: no file {path!r} in the repository"
+            body = self.engine.corpus.text(path)
+            return body if len(body) <= self.read_budget else body[: self.read_budget] + "\n[... truncated ...]"
+        return f"error: no tool {call.name!r}; use search or read"
+
+
+@dataclass
+class CommandOutcome:
+    """What an external harness returned for one prompt."""
+
+    answer: str
+    usage: Usage
+    tool_calls: dict[str, int]
+    cost_usd: float | None
+    usage_reported: bool = False
+    """The envelope carried a `usage` object (else the zeros are nobody's count)."""
+
+
+def run_command(command: str, prompt: str, *, cwd: Path | None, env: dict[str, str], timeout: float) -> CommandOutcome:
+    """Run the harness once: prompt on stdin, answer (or a JSON envelope) on stdout. A crash, a timeout
+    or a non-zero exit raises EngineError (the question is `infra` for this arm: a gap, not a zero)."""
+    try:
+        proc = subprocess.run(shlex.split(command), input=prompt, capture_output=True, text=True, cwd=cwd,
+                              env={**os.environ, **env}, timeout=timeout)
+    except FileNotFoundError:
+        raise UserError(f"command arm: program not found: {shlex.split(command)[0]!r}") from None
+    except subprocess.TimeoutExpired:
+        raise EngineError(f"command {command!r} timed out after {timeout:g}s") from None
+    if proc.returncode != 0:
+        tail = " ".join(proc.stderr.split())[-200:]
+        raise EngineError(f"command {command!r} exited with {proc.returncode}: {tail}")
+    out = proc.stdout.strip()
+    if out.startswith("{"):
+        try:
+            env_ = json.loads(out)
+        except json.JSONDecodeError:
+            env_ = None
+        if isinstance(env_, dict) and isinstance(env_.get("answer"), str):
+            calls = env_.get("tool_calls") or {}
+            cost = env_.get("cost_usd")
+            return CommandOutcome(env_["answer"], Usage.from_dict(env_.get("usage")),
+                                  {str(k): int(v) for k, v in calls.items()} if isinstance(calls, dict) else {},
+                                  float(cost) if isinstance(cost, (int, float)) else None,
+                                  isinstance(env_.get("usage"), dict))
+    return CommandOutcome(out, Usage(), {}, None)
