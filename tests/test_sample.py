@@ -64,7 +64,7 @@ def test_bundle_path_points_at_a_git_bundle():
     assert path.read_bytes().startswith(b"# v2 git bundle\n")
 
 
-def test_sample_history_is_long_enough(sample_repo):
+def test_sample_has_at_least_80_commits(sample_repo):
     assert int(git(sample_repo, "rev-list", "--count", "HEAD")) >= 80
 
 
