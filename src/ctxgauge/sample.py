@@ -2,8 +2,9 @@
 
 The sample is "shelfd", a small book-lending service (Python backend,
 TypeScript web client) with about a hundred commits of history, shipped as a
-git bundle in ``ctxgauge/data``. ``scripts/make_sample.py`` builds it and
-``data/SAMPLE.md`` describes it.
+git bundle in ``ctxgauge/data``. The bundle is data, committed as it is:
+``data/SAMPLE.md`` describes it and how to change it (unbundle, commit,
+re-bundle), and ``tests/test_sample.py`` pins its commit ids.
 """
 
 from __future__ import annotations
