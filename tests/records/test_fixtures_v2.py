@@ -1,0 +1,91 @@
+"""Runs written by 5d251ae, rendered by today's readers into the same bytes 5d251ae rendered.
+
+`fixtures/v2/` holds the untouched output of 5d251ae's commands on the bundled sample, two small fixture
+repositories and a plain directory, for every suite and shape (see `fixtures/v2/README.md` for the
+commands and `make_fixtures.sh`, which regenerates them); `fixtures/v2-derived/<run>/` holds what
+5d251ae's `ctxgauge report` printed (`terminal.txt`, COLUMNS=120) and wrote (`report.md`, `report.html`)
+and what its `ctxgauge export` wrote (`export/`), per run and for all of them (`all/`). Today's readers
+must render every one byte for byte.
+
+The renders are made as the CLI made them: from a copy of `v2/` in a working directory, with the same
+relative paths (`v2/<run>` in, `v2-derived/<run>/...` out), so the runs' names and the links between the
+pages and the runs come out the same. Nothing is normalised: a render holds no clock of its own (the
+times it shows are the runs' recorded ones).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from ctxgauge.export import export_runs
+from ctxgauge.records import load_runs, read_run
+from ctxgauge.report import build_report, render_terminal, write_html, write_markdown
+
+FIXTURES = Path(__file__).with_name("fixtures")
+V2 = FIXTURES / "v2"
+DERIVED = FIXTURES / "v2-derived"
+COMMIT = "5d251ae"
+RUNS = ("cases", "cases-dir", "cases-swebench", "cases-vs", "demo", "determinism", "qa", "qa-adjudicated",
+        "qa-retrieval", "replay", "replay-repos", "replay-vs")
+
+
+@pytest.fixture(scope="module")
+def work(tmp_path_factory) -> Path:
+    """A working directory holding a copy of v2/ (the runs only), as make_fixtures.sh's was."""
+    root = tmp_path_factory.mktemp("v2work")
+    shutil.copytree(V2, root / "v2", ignore=shutil.ignore_patterns("README.md", "make_fixtures.sh"))
+    return root
+
+
+def tree(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def test_every_shape_is_there_and_written_by_5d251ae():
+    assert sorted(p.name for p in V2.iterdir() if p.is_dir()) == list(RUNS)
+    assert sorted(p.name for p in DERIVED.iterdir()) == sorted((*RUNS, "all"))
+    runs = [p.parent for p in V2.rglob("run.json")]
+    assert len(runs) == 18  # 10 runs, replay-repos holds 3 more, demo 5
+    for run in runs:
+        rec = read_run(run)
+        assert rec.status == "success", run
+        assert json.loads((run / "run.json").read_text())["provenance"]["source"] == {
+            "commit": rec.provenance["source"]["commit"], "dirty": False}
+        assert rec.provenance["source"]["commit"].startswith(COMMIT), run
+    suites = {read_run(r).suite for r in runs}
+    assert suites == {"replay", "cases", "determinism", "qa"}
+    arms = read_run(V2 / "qa").subject.systems
+    assert arms == ["none", "context:bm25@3", "tool:grep", "command:qa_harness.py"]
+    assert (V2 / "qa-adjudicated" / "adjudications.jsonl").is_file()
+
+
+@pytest.mark.parametrize("name", (*RUNS, "all"))
+def test_todays_readers_render_what_5d251ae_rendered(name, work, monkeypatch):
+    monkeypatch.chdir(work)
+    src = "v2" if name == "all" else f"v2/{name}"
+    out = Path("v2-derived") / name
+    expected = DERIVED / name
+    model = build_report(load_runs([src]))
+
+    # `ctxgauge report RUN > terminal.txt` with COLUMNS=120: a console 120 wide on a file (no colour).
+    buf = io.StringIO()
+    render_terminal(model, Console(file=buf, width=120, highlight=False, color_system=None, force_terminal=False,
+                                   legacy_windows=False))
+    assert buf.getvalue() == (expected / "terminal.txt").read_text(encoding="utf-8")
+
+    # `ctxgauge report RUN --md ... --html ...`: the links are relative to the page's directory.
+    md = write_markdown(model, out / "report.md")
+    html = write_html(model, out / "report.html")
+    assert md.read_bytes() == (expected / "report.md").read_bytes()
+    assert html.read_bytes() == (expected / "report.html").read_bytes()
+
+    # `ctxgauge export RUN --out ...`: every file, byte for byte, and no file more or less. An empty
+    # environment: the secret scan then looks for nothing of this machine's (it only ever refuses).
+    export_runs(src, out / "export", environ={})
+    assert tree(out / "export") == tree(expected / "export")
