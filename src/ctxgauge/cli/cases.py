@@ -64,7 +64,7 @@ def cases(
     if write_cases is not None:
         _write(write_cases, case_file)
         return
-    with ProgressDisplay("cases") as progress:
+    with ProgressDisplay("cases", unit="cases") as progress:
         result = api.run_cases(case_file, config, progress=progress)
     _report(result, json_out, dropped, misses)
 

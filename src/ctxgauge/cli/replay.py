@@ -54,7 +54,7 @@ def replay(
     )
     if repos is not None:
         lines = read_repos_file(repos, config.commits)
-        with ProgressDisplay("replay") as progress:
+        with ProgressDisplay("replay", unit="commits") as progress:
             many = replay_many(config, lines, out, progress=progress)
         if json_out:
             print_json(many.to_dict())
@@ -62,7 +62,7 @@ def replay(
             _render_many(many)
         # One rule for every suite command: 7 when no repository measured anything, 6 when some units failed.
         exit_for_run([result.run_dir for _, result in many.results], True)
-    with ProgressDisplay("replay") as progress:
+    with ProgressDisplay("replay", unit="commits") as progress:
         result = run_replay(config, progress=progress)
     if json_out:
         print_json({**result.to_dict(), **({"misses": misses_json(result.run_dir)} if misses else {})})
