@@ -9,7 +9,7 @@ from typing import List, Optional
 import typer
 
 from ctxgauge.cli._common import MISSES_HELP, console, err_console, exit_for_run, misses_json, plain, print_json, print_run_report
-from ctxgauge.cli._options import out_option, resume_option
+from ctxgauge.cli._options import check_resume, out_option, resume_option
 from ctxgauge.cli._progress import ProgressDisplay
 from ctxgauge.executors._base import EXECUTOR_HELP
 
@@ -41,6 +41,7 @@ def replay(
     json_out: bool = typer.Option(False, "--json", help="Print JSON: {summary, commits, skipped, comparison?, run_dir, misses? ...}; with --repos {repositories, pooled, vs_pooled, out, ...}."),
 ) -> None:
     """Replay REPO's commits: each commit's subject is a request, the files it changed are the answer."""
+    check_resume(resume, out)
     from ctxgauge.errors import UserError
     from ctxgauge.suites.replay import ReplayConfig, read_repos_file, replay_many
     from ctxgauge.suites.replay import replay as run_replay
