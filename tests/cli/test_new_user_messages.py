@@ -59,3 +59,12 @@ def test_resume_with_other_options_names_them(tmp_path, repo):
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, r.stderr
     assert "the recorded run has different options: " in r.stderr
     assert 'engine (recorded "grep", now "bm25")' in r.stderr and "ks (recorded [5], now [3])" in r.stderr
+
+
+def test_report_takes_a_run_json_as_its_run(tmp_path, factory):
+    runs = tmp_path / "runs"
+    factory.replay_run(runs, "replay-a", [1, 2], [2, 2])
+    by_dir = ctxgauge("report", str(runs / "replay-a"), "--json")
+    by_file = ctxgauge("report", str(runs / "replay-a" / "run.json"), "--json")
+    assert by_file.returncode == 0, by_file.stderr
+    assert by_file.stdout == by_dir.stdout
