@@ -128,3 +128,13 @@ def test_every_command_s_help_has_each_paragraph_on_one_line():
     ragged = [path for path, command in walk(typer.main.get_command(app), "ctxgauge")
               if any("\n" in p for p in (command.help or "").strip().split("\n\n"))]
     assert ragged == []
+
+
+def test_the_interrupt_line_prints_the_command_that_resumes():
+    from ctxgauge.cli import resume_command
+
+    # A run in a generated folder: --out is added; arguments with spaces are quoted for a shell.
+    assert resume_command(["replay", "my repo", "--engine", "bm25(k1=1.2)"], "ctxgauge-runs/replay-x") == \
+        "ctxgauge replay 'my repo' --engine 'bm25(k1=1.2)' --out ctxgauge-runs/replay-x --resume"
+    assert resume_command(["--no-cache", "cases", "c.yaml", "--out=r"], "r") == "ctxgauge --no-cache cases c.yaml --out=r --resume"
+    assert resume_command(["qa", "run", "b", "--out", "r", "--resume"], "r") == "ctxgauge qa run b --out r --resume"

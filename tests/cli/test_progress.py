@@ -65,3 +65,58 @@ def test_every_suite_speaks_the_one_protocol(tmp_path):
     assert calls and all(isinstance(d, int) and isinstance(t, int) and isinstance(s, str) for d, t, s in calls)
     dones = [d for d, _, _ in calls]
     assert dones == sorted(dones) and dones[-1] == calls[-1][1] > 0
+
+
+# -- without a terminal: a line every interval, and at the end ----------------------------------------------
+
+def _pipe() -> Console:
+    return Console(file=io.StringIO(), force_terminal=False, width=80, color_system=None)
+
+
+def test_without_a_terminal_a_line_every_interval_and_one_at_the_end(monkeypatch):
+    monkeypatch.setenv("CTXGAUGE_PROGRESS_INTERVAL", "0.05")
+    console = _pipe()
+    with ProgressDisplay("replay", console=console, unit="commits") as progress:
+        progress(0, 400, "building the index")
+        time.sleep(0.12)
+        progress(120, 400, "a1b2c3d4e5")
+        time.sleep(0.12)
+        assert progress.line() == ""  # no bar: nothing of Rich's is drawn into a log
+    lines = console.file.getvalue().splitlines()
+    assert len(lines) >= 3
+    assert all(line.startswith("replay: ") for line in lines)
+    import re
+    assert any(re.fullmatch(r"replay: 120/400 commits, [\d.]+/s, ~\d+(s|m\d\ds) left \(a1b2c3d4e5\)", line)
+               for line in lines), lines
+    assert re.fullmatch(r"replay: 120/400 commits, \d+s in all \(a1b2c3d4e5\)", lines[-1]), lines[-1]
+
+
+def test_without_a_terminal_a_run_shorter_than_the_interval_prints_nothing(monkeypatch):
+    monkeypatch.delenv("CTXGAUGE_PROGRESS_INTERVAL", raising=False)
+    console = _pipe()
+    with ProgressDisplay("cases", console=console) as progress:
+        progress(1, 2, "a")
+        progress(2, 2, "b")
+    assert console.file.getvalue() == ""
+
+
+def test_replay_with_both_streams_piped_reports_progress_on_stderr_only(tmp_path, repo_builder):
+    import os
+    import re
+    import subprocess
+    import sys
+
+    b = repo_builder("small")
+    b.commit("init", {"src/loans.py": "def overdue_fee(): pass\n", "src/members.py": "class Member: pass\n"})
+    b.commit("Fix overdue fee", {"src/loans.py": "def overdue_fee(): return 1\n"})
+    b.commit("Add member email", {"src/members.py": "class Member:\n    email = ''\n"})
+    env = {**os.environ, "CTXGAUGE_PROGRESS_INTERVAL": "0.02"}
+    r = subprocess.run([sys.executable, "-m", "ctxgauge", "replay", str(b.path), "--engine", "grep", "--out",
+                        str(tmp_path / "run")], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    assert r.returncode == 0, r.stderr
+    progress = [line for line in r.stderr.splitlines() if line.startswith("replay: ")]
+    assert progress and re.fullmatch(r"replay: 2/2 commits, \d+s in all \(\w+\)", progress[-1]), r.stderr
+    assert not any(line.startswith("replay: ") for line in r.stdout.splitlines())
+    report = subprocess.run([sys.executable, "-m", "ctxgauge", "report", str(tmp_path / "run")],
+                            capture_output=True, text=True)
+    assert r.stdout == report.stdout  # stdout is the report and nothing else

@@ -14,6 +14,7 @@ import pytest
 
 from ctxgauge.errors import UserError
 from ctxgauge.records import STORE_FILE, ResultsStore
+from ctxgauge.records._store import STORE_DIR, default_path
 
 
 @pytest.fixture
@@ -27,9 +28,11 @@ def runs(tmp_path, factory) -> Path:
     return root
 
 
-def test_first_open_builds_the_store_beside_the_runs(runs):
+def test_first_open_builds_the_store_under_the_cache_not_in_the_runs(runs):
     with ResultsStore.open(runs) as store:
-        assert store.path == runs / STORE_FILE and store.path.is_file()
+        assert store.path == default_path(runs) and store.path.is_file()
+        assert store.path.parent.name == STORE_DIR and runs not in store.path.parents
+        assert not (runs / STORE_FILE).exists()
         assert (store.last_sync.added, store.last_sync.unchanged) == (4, 0)
         rows = store.list()
     assert {r["path"] for r in rows} == {"replay-a", "det-a", "nested/qa-a", "replay-crashed"}
@@ -67,13 +70,14 @@ def test_the_store_follows_the_directories(runs, factory):
 
 def test_deleted_or_broken_store_is_rebuilt_from_the_runs(runs):
     ResultsStore.open(runs).close()
-    (runs / STORE_FILE).unlink()
+    where = default_path(runs)
+    where.unlink()
     with ResultsStore.open(runs) as store:
         assert store.last_sync.added == 4
-    (runs / STORE_FILE).write_bytes(b"this is not a database at all" * 100)
+    where.write_bytes(b"this is not a database at all" * 100)
     with ResultsStore.open(runs) as store:
         assert store.path is not None and len(store.list()) == 4
-    conn = sqlite3.connect(runs / STORE_FILE)
+    conn = sqlite3.connect(where)
     conn.execute("UPDATE meta SET value = '0' WHERE key = 'schema_version'")
     conn.commit()
     conn.close()
@@ -82,8 +86,26 @@ def test_deleted_or_broken_store_is_rebuilt_from_the_runs(runs):
 
 
 def test_a_store_that_cannot_be_written_lives_in_memory(runs, tmp_path):
-    with ResultsStore.open(runs, tmp_path / "no" / "such" / "dir" / "store.sqlite") as store:
+    (tmp_path / "a-file").write_text("not a directory")
+    with ResultsStore.open(runs, tmp_path / "a-file" / "dir" / "store.sqlite") as store:
         assert store.path is None and len(store.list()) == 4
+
+
+def test_one_store_per_resolved_folder_and_memory_with_the_cache_off(runs, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert default_path("runs") == default_path(runs)  # a relative and an absolute path: one store
+    assert default_path(tmp_path / "other") != default_path(runs)
+    monkeypatch.setenv("CTXGAUGE_CACHE", "off")
+    with ResultsStore.open(runs) as store:
+        assert store.path is None and len(store.list()) == 4
+    assert not (runs / STORE_FILE).exists()
+
+
+def test_a_store_an_earlier_version_left_in_the_runs_is_ignored(runs):
+    (runs / STORE_FILE).write_bytes(b"an old index")
+    with ResultsStore.open(runs) as store:
+        assert len(store.list()) == 4
+    assert (runs / STORE_FILE).read_bytes() == b"an old index"
 
 
 def test_unreadable_runs_are_reported_not_fatal(runs):

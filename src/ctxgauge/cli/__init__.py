@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
 
 from ctxgauge.cli._crash import crash_before_app
 from ctxgauge.cli._scratch import process_scratch
@@ -108,5 +109,18 @@ def _interrupted(exc: BaseException) -> None:
     run_dir = getattr(exc, "run_dir", None)
     # 143 = 128 + SIGTERM, what a shell reports for a process ended by that signal; 130 for Ctrl-C.
     what, code = ("terminated", 143) if _in_chain(exc, Terminated) is not None else ("interrupted", 130)
-    _fail(f"{what}; the run is recorded as cancelled in {run_dir}: add --out {run_dir} --resume to the same "
-         "command to continue it" if run_dir else what, code=code)
+    _fail(f"{what}; the run is recorded as cancelled in {run_dir}; to continue it: "
+          f"{resume_command(sys.argv[1:], run_dir)}" if run_dir else what, code=code)
+
+
+def resume_command(argv: list[str], run_dir: object) -> str:
+    """The command that continues an interrupted run, to copy whole: the same arguments, with `--out RUN_DIR`
+    when none was given (the run went to a generated folder) and `--resume`, quoted for a POSIX shell."""
+    import shlex
+
+    args = list(argv)
+    if not any(a == "--out" or a.startswith("--out=") for a in args):
+        args += ["--out", str(run_dir)]
+    if "--resume" not in args:
+        args.append("--resume")
+    return shlex.join(["ctxgauge", *args])

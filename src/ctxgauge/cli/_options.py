@@ -24,3 +24,15 @@ def out_option(name: str, what: str = "run") -> Any:
 def resume_option(what: str = "run") -> Any:
     """`--resume`: continue the unfinished run recorded in --out."""
     return typer.Option(False, "--resume", help=RESUME_HELP.format(what=what))
+
+
+def check_resume(resume: bool, out: Any) -> None:
+    """`--resume` continues a run recorded in --out: with an --out that does not exist there is nothing to
+    continue (a mistyped folder silently started a fresh run), a user error."""
+    from pathlib import Path
+
+    from ctxgauge.errors import UserError
+
+    if resume and out is not None and not Path(out).exists():
+        raise UserError(f"{out}: no such folder, so no run to resume there; check the path, or drop --resume "
+                        "to start a new run")

@@ -1,5 +1,8 @@
 """The one progress display of the command line: a bar on stderr (stdout stays clean for --json and the
-report), shown only on a terminal, removed when the work ends.
+report) on a terminal, removed when the work ends; without a terminal (CI logs, pipes), one plain line on
+stderr every 10 seconds and one at the end, e.g. `replay: 120/400 commits, 3.1/s, ~1m30s left (a1b2c3d4e5)`
+(a run shorter than one interval prints none: its result follows at once). `CTXGAUGE_PROGRESS_INTERVAL`
+(seconds) sets the interval.
 
 It is a `progress(done, total, label)` callback (suites/_progress.py). A new phase (the total changes or the
 count goes back) restarts the bar's rate and time left; the elapsed clock counts from the display's start
@@ -9,6 +12,8 @@ and moves on its own (Rich refreshes it), so a long phase never looks stalled.
 from __future__ import annotations
 
 import io
+import os
+import threading
 import time
 from typing import Any
 
@@ -40,13 +45,94 @@ class _Elapsed(ProgressColumn):
         return Text(f"{s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}", style="progress.elapsed")
 
 
-class ProgressDisplay:
-    """`with ProgressDisplay("replay") as progress: replay(config, progress=progress)`."""
+ENV_INTERVAL = "CTXGAUGE_PROGRESS_INTERVAL"
+"""Seconds between two progress lines without a terminal (default 10)."""
+DEFAULT_INTERVAL = 10.0
 
-    def __init__(self, title: str, console: Any = None):
-        self._title, self._console = title, console or err_console
+
+def interval() -> float:
+    """The non-terminal line interval: CTXGAUGE_PROGRESS_INTERVAL, else 10 s (a bad value: the default)."""
+    try:
+        value = float(os.environ.get(ENV_INTERVAL, "") or DEFAULT_INTERVAL)
+    except ValueError:
+        return DEFAULT_INTERVAL
+    return value if value > 0 else DEFAULT_INTERVAL
+
+
+def duration(seconds: float) -> str:
+    """`45s`, `1m30s`, `2h05m`: a time a reader takes in at a glance."""
+    s = int(round(seconds))
+    if s < 60:
+        return f"{s}s"
+    if s < 3600:
+        return f"{s // 60}m{s % 60:02d}s"
+    return f"{s // 3600}h{s // 60 % 60:02d}m"
+
+
+class _Lines:
+    """Progress as plain lines, for a stderr that is not a terminal: a thread writes the state every
+    `every` seconds (so a long phase with no call still shows a line), and `close` writes the last."""
+
+    def __init__(self, title: str, unit: str, console: Any, every: float):
+        self._title, self._unit, self._console, self._every = title, unit, console, every
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._start = time.monotonic()
+        self._phase: tuple[float, int] = (self._start, 0)
+        self._state: tuple[int, int, str] | None = None
+        self._written = 0
+        self._thread = threading.Thread(target=self._loop, name="ctxgauge-progress", daemon=True)
+        self._thread.start()
+
+    def update(self, done: int, total: int, label: str, new_phase: bool) -> None:
+        with self._lock:
+            if new_phase:
+                self._phase = (time.monotonic(), done)
+            self._state = (done, total, label)
+
+    def line(self, *, final: bool = False) -> str:
+        now = time.monotonic()
+        with self._lock:
+            state, (since, base) = self._state, self._phase
+        unit = f" {self._unit}" if self._unit else ""
+        if state is None:
+            return f"{self._title}: starting, {duration(now - self._start)} elapsed"
+        done, total, label = state
+        text = f"{self._title}: {done}/{total}{unit}"
+        rate = (done - base) / (now - since) if now > since and done > base else None
+        if final:
+            text += f", {duration(now - self._start)} in all"
+        elif rate:
+            text += (f", {rate:.1f}/s" if rate >= 0.1 else f", {60 * rate:.1f}/min") + \
+                f", ~{duration(max(total - done, 0) / rate)} left"
+        else:
+            text += f", {duration(now - self._start)} elapsed"
+        return f"{text} ({label})" if label else text
+
+    def _write(self, text: str) -> None:
+        # soft_wrap: one line however narrow the log's reader is; markup off: the label is user text.
+        self._console.print(text, markup=False, highlight=False, soft_wrap=True)
+        self._written += 1
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self._every):
+            self._write(self.line())
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join()
+        if self._written:  # a run shorter than one interval: its result follows at once, no line needed
+            self._write(self.line(final=True))
+
+
+class ProgressDisplay:
+    """`with ProgressDisplay("replay", unit="commits") as progress: replay(config, progress=progress)`."""
+
+    def __init__(self, title: str, console: Any = None, *, unit: str = ""):
+        self._title, self._console, self._unit = title, console or err_console, unit
         self._total: int | None = None
         self._done = 0
+        self._lines: _Lines | None = None
 
     def __enter__(self) -> "ProgressDisplay":
         # markup=False: the label is user text (a case id, an engine spec, a commit subject); read as markup,
@@ -57,9 +143,13 @@ class ProgressDisplay:
                              console=self._console, transient=True, disable=not self._console.is_terminal)
         self._bar.__enter__()
         self._task = self._bar.add_task("", total=None)
+        if not self._console.is_terminal:
+            self._lines = _Lines(self._title, self._unit, self._console, interval())
         return self
 
     def __call__(self, done: int, total: int, label: str) -> None:
+        if self._lines is not None:
+            self._lines.update(done, total, label, total != self._total or done < self._done)
         if total != self._total or done < self._done:
             # A new phase: its rate and time left start afresh (Rich also freezes a task that once
             # reached its total, so the task is reset, never left finished).
@@ -77,4 +167,6 @@ class ProgressDisplay:
         return plain.file.getvalue().strip()
 
     def __exit__(self, *exc: object) -> None:
+        if self._lines is not None:
+            self._lines.close()
         self._bar.__exit__(*exc)  # type: ignore[arg-type]

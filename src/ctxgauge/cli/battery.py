@@ -25,8 +25,9 @@ def validate(
 ) -> None:
     """Check every file of a battery, that each gold fact's evidence is in the pinned commit, and that
     every `path:line` anchor in the gold names a file and line there. The first problem is one line on
-    stderr, exit code 2. Without the code (a Corograph battery without --repo) anchors are reported
-    "not checked", never passed."""
+    stderr, exit code 2 (an anchor whose file has no such line is one). An anchor whose file cannot be found
+    is a warning, as is one several files fit. Without the code (a Corograph battery without --repo)
+    anchors are reported "not checked", never passed."""
     import tempfile
     from collections import Counter
 
@@ -68,8 +69,12 @@ def validate(
                   f"{evidence_items} evidence item(s) {pinned} {plain(b.commit[:12])}"
                   + (f" ({plain(b.rev)})" if b.rev else ""), soft_wrap=True)
     if checked:
+        unfound = anchors["no_file"] + anchors["unresolved"]
         console.print(f"anchors: {anchors['ok']} of {anchors['anchors']} path:line anchors found at the commit"
-                      + (f", {anchors['ambiguous']} ambiguous (not checked)" if anchors["ambiguous"] else ""))
+                      + (f", {anchors['ambiguous']} ambiguous (not checked)" if anchors["ambiguous"] else "")
+                      + (f", {unfound} whose file was not found (warnings)" if unfound else ""))
+        for line in anchors["warnings"]:
+            err_console.print(f"[yellow]warning:[/] {plain(line)}", soft_wrap=True)
     elif anchors["anchors"]:
         why = "--no-evidence" if no_evidence else "no code: give --repo PATH to a clone"
         console.print(f"[yellow]anchors: {anchors['anchors']} path:line anchors not checked[/] ({why})")

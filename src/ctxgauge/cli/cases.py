@@ -9,7 +9,7 @@ from typing import List, Optional
 import typer
 
 from ctxgauge.cli._common import MISSES_HELP, console, err_console, exit_for_run, misses_json, plain, print_json, print_run_report
-from ctxgauge.cli._options import out_option, resume_option
+from ctxgauge.cli._options import check_resume, out_option, resume_option
 from ctxgauge.cli._progress import ProgressDisplay
 
 
@@ -39,6 +39,7 @@ def cases(
     json_out: bool = typer.Option(False, "--json", help="Print JSON: {summary, known_gap_summary, cases, pass, passed, failed, comparison?, dropped, run_dir, misses?}."),
 ) -> None:
     """Score labelled cases; exit 0 when every pass line holds, 1 when one fails, 2 on bad input."""
+    check_resume(resume, out)
     from ctxgauge.errors import UserError
     from ctxgauge.suites import cases as api
 
@@ -64,7 +65,7 @@ def cases(
     if write_cases is not None:
         _write(write_cases, case_file)
         return
-    with ProgressDisplay("cases") as progress:
+    with ProgressDisplay("cases", unit="cases") as progress:
         result = api.run_cases(case_file, config, progress=progress)
     _report(result, json_out, dropped, misses)
 

@@ -8,7 +8,7 @@ from typing import Optional
 import typer
 
 from ctxgauge.cli._common import console, plain, print_json
-from ctxgauge.cli._options import out_option, resume_option
+from ctxgauge.cli._options import check_resume, out_option, resume_option
 from ctxgauge.cli._progress import ProgressDisplay
 
 
@@ -24,6 +24,7 @@ def demo(
     json_out: bool = typer.Option(False, "--json", help="Print JSON: {out, runs, skipped, replay, best_two, comparison, determinism, qa, report_html, report_md}."),
 ) -> None:
     """Replay, compare, grade determinism and run the battery on the bundled sample; write the HTML report."""
+    check_resume(resume, out)
     from ctxgauge.demo import DemoConfig, run_demo
     from ctxgauge.engines import REFERENCE_ENGINES
 

@@ -8,7 +8,7 @@ from typing import Any, Optional
 import typer
 
 from ctxgauge.cli._common import err_console, exit_for_run, print_json, print_run_report
-from ctxgauge.cli._options import out_option, resume_option
+from ctxgauge.cli._options import check_resume, out_option, resume_option
 from ctxgauge.cli._progress import ProgressDisplay
 
 
@@ -38,6 +38,7 @@ def determinism(
     json_out: bool = typer.Option(False, "--json", help="Print JSON: {run_dir, corpus, queries, k, engines: {name: {status, level, label, drift, families, flags, fingerprint, ...}}}."),
 ) -> None:
     """Rebuild, query, drift, update and cross-machine identity of engines, graded as Context Trust Levels."""
+    check_resume(resume, out)
     from ctxgauge.suites.determinism import (
         DEFAULT_FAMILIES,
         DeterminismConfig,

@@ -8,7 +8,7 @@ from typing import Optional
 import typer
 
 from ctxgauge.cli._common import console, err_console, exit_for_run, plain, print_json, print_run_report, run_exit
-from ctxgauge.cli._options import out_option, resume_option
+from ctxgauge.cli._options import check_resume, out_option, resume_option
 from ctxgauge.cli._progress import ProgressDisplay
 
 qa_app = typer.Typer(help="Question batteries: arms, protocols, judging, trust gate.", no_args_is_help=True)
@@ -102,6 +102,7 @@ def run(
     """Ask a battery's questions under each arm, score the answers, and gate the result; print the run's
     report (as `ctxgauge report RUN_DIR` does). Exit code 6 when the run did not finish (an outage, a failed
     harness or engine): `--resume` with the same --out fills the gaps; 7 when nothing was measured."""
+    check_resume(resume, out)
     from ctxgauge.suites.qa import QAConfig, run_qa
 
     cfg = QAConfig(source=battery, arms=list(arm), model=model, judge=judge, provider=provider, base_url=base_url,

@@ -9,7 +9,7 @@ from typing import List, Optional
 import typer
 
 from ctxgauge.cli._common import MISSES_HELP, console, err_console, exit_for_run, misses_json, plain, print_json, print_run_report
-from ctxgauge.cli._options import out_option, resume_option
+from ctxgauge.cli._options import check_resume, out_option, resume_option
 from ctxgauge.cli._progress import ProgressDisplay
 from ctxgauge.executors._base import EXECUTOR_HELP
 
@@ -41,6 +41,7 @@ def replay(
     json_out: bool = typer.Option(False, "--json", help="Print JSON: {summary, commits, skipped, comparison?, run_dir, misses? ...}; with --repos {repositories, pooled, vs_pooled, out, ...}."),
 ) -> None:
     """Replay REPO's commits: each commit's subject is a request, the files it changed are the answer."""
+    check_resume(resume, out)
     from ctxgauge.errors import UserError
     from ctxgauge.suites.replay import ReplayConfig, read_repos_file, replay_many
     from ctxgauge.suites.replay import replay as run_replay
@@ -54,7 +55,7 @@ def replay(
     )
     if repos is not None:
         lines = read_repos_file(repos, config.commits)
-        with ProgressDisplay("replay") as progress:
+        with ProgressDisplay("replay", unit="commits") as progress:
             many = replay_many(config, lines, out, progress=progress)
         if json_out:
             print_json(many.to_dict())
@@ -62,7 +63,7 @@ def replay(
             _render_many(many)
         # One rule for every suite command: 7 when no repository measured anything, 6 when some units failed.
         exit_for_run([result.run_dir for _, result in many.results], True)
-    with ProgressDisplay("replay") as progress:
+    with ProgressDisplay("replay", unit="commits") as progress:
         result = run_replay(config, progress=progress)
     if json_out:
         print_json({**result.to_dict(), **({"misses": misses_json(result.run_dir)} if misses else {})})

@@ -1,5 +1,6 @@
 """`ctxgauge runs list [RUNS_DIR]` and `ctxgauge runs show RUN`: the runs of a directory, through the results
-store (an SQLite index beside the runs, rebuilt from the run directories whenever it is missing)."""
+store (an SQLite index kept under the work-cache directory, never in the runs directory, rebuilt from the
+run directories whenever it is missing; in memory with the cache off)."""
 
 from __future__ import annotations
 

@@ -41,6 +41,18 @@ def engine_names() -> list[str]:
     return list(BUILTINS) + [n for n in _entry_points() if n not in BUILTINS]
 
 
+def unknown_engine(name: str, note: str = "") -> str:
+    """The one line for an engine name nobody registered: the closest known name first (`bm52`, `fuson`,
+    `BM25`: a typo or a case slip), then every known name."""
+    import difflib
+
+    names = engine_names()
+    lowered = {n.lower(): n for n in names}
+    close = difflib.get_close_matches(name.lower(), list(lowered), n=1, cutoff=0.6)
+    hint = f"did you mean {lowered[close[0]]!r}? " if close else ""
+    return f"unknown engine {name!r} ({hint}known: {', '.join(names)}{'; ' + note if note else ''})"
+
+
 def _load_factory(name: str) -> Callable[..., Any]:
     if name in BUILTINS:
         module, attr = BUILTINS[name].split(":")
@@ -50,8 +62,7 @@ def _load_factory(name: str) -> Callable[..., Any]:
             raise UserError(f"engine {name!r} cannot load: {exc}") from None
     eps = _entry_points()
     if name not in eps:
-        known = ", ".join(engine_names())
-        raise UserError(f"unknown engine {name!r} (known: {known}; plugins register under {ENTRY_POINT_GROUP!r})")
+        raise UserError(unknown_engine(name, f"plugins register under {ENTRY_POINT_GROUP!r}"))
     try:
         return eps[name].load()
     except Exception as exc:  # a plugin that fails to import is the user's to mend, not a traceback

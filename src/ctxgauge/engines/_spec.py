@@ -77,6 +77,10 @@ def parse_spec(spec: str | EngineSpec) -> EngineSpec:
         return EngineSpec(text)
     m = re.match(r"^([A-Za-z_][A-Za-z0-9_.\-]*)\s*\((.*)\)\s*$", text, re.S)
     if not m:
+        if "," in text and all(_NAME.match(part.strip()) for part in text.split(",")):
+            # `--engine bm25,fusion`: two engines in one option, not a spec.
+            parts = " ".join(f"--engine {part.strip()}" for part in text.split(","))
+            raise UserError(f"bad engine spec {spec!r}: one engine per option; repeat --engine for more ({parts})")
         raise UserError(f"bad engine spec {spec!r}: write NAME or NAME(key=value,...), e.g. bm25(k1=1.2,b=0.75)")
     name, inner = m.group(1), m.group(2)
     try:

@@ -33,8 +33,8 @@ from typing import Mapping, Union
 from ctxgauge._io import canonical_json
 from ctxgauge.errors import UserError
 from ctxgauge.export._summaries import summaries
-from ctxgauge.records import EXPORT_KIND, EXPORT_MANIFEST, EXPORT_RUNS, RUN_FILE, RunRef, SecretScanner, discover_runs, \
-    file_sha256, hash_files
+from ctxgauge.records import EXPORT_KIND, EXPORT_MANIFEST, EXPORT_RUNS, RUN_FILE, STORE_FILE, RunRef, SecretScanner, \
+    discover_runs, file_sha256, hash_files
 from ctxgauge.records._run import is_regular_inside, regular_files
 from ctxgauge.report import build_report, render_html, render_markdown, view
 
@@ -249,7 +249,10 @@ def _copy_no_follow(src: Path, dest: Path) -> None:
 
 
 def _tree(root: Path) -> dict[str, Path]:
-    return dict(regular_files(root))
+    # An earlier version's results store, left at the top of an export a `runs list` was pointed at, is an
+    # index, not part of the export: ignored here (never reported as added, never a difference).
+    legacy = {f"{STORE_FILE}{suffix}" for suffix in ("", "-journal", "-wal", "-shm")}
+    return {rel: p for rel, p in regular_files(root) if rel not in legacy}
 
 
 def _order(rel: str) -> tuple[int, bytes]:

@@ -48,6 +48,7 @@ from ctxgauge.records._run import (
     file_sha256,
     hash_files,
     read_run,
+    spec_differences,
     read_units,
     unknown,
     verify_files,
@@ -63,5 +64,5 @@ __all__ = [
     "UNITS_FILE", "UNIT_STATUSES", "VOLATILE_UNIT_FIELDS", "comparable_unit", "Finding", "ResultsStore", "RunDir", "RunRecord", "RunRef", "SecretFound",
     "SecretScanner", "Subject", "SyncStats", "Unit", "default_run_dir", "discover_runs", "figures_headline", "corpus_label", "file_sha256",
     "find_run_dirs", "hash_files", "is_export_dir", "load_runs", "machine", "migrate", "migrate_unit",
-    "provenance", "read_run", "read_units", "unknown", "utc_now", "verify_files",
+    "provenance", "read_run", "read_units", "spec_differences", "unknown", "utc_now", "verify_files",
 ]

@@ -141,6 +141,8 @@ def load_runs(paths: Iterable[str | Path], *, unreadable: list[str] | None = Non
     out: list[RunRef] = []
     seen: set[Path] = set()
     for p in paths:
+        if Path(p).name == RUN_FILE and Path(p).is_file():
+            p = Path(p).parent  # `report runs/x/run.json`: the run whose record that is
         for ref in discover_runs(p, unreadable=unreadable):
             key = ref.path.resolve()
             if key not in seen:

@@ -215,6 +215,24 @@ def _resumed_spec(old: dict, new: dict, measured: bool) -> dict | None:
     return out
 
 
+def spec_differences(old: dict, new: dict, measured: bool = True) -> list[str]:
+    """What makes `new` differ from the recorded `old`, one `option (recorded X, now Y)` per option, in
+    sorted order (empty when `_resumed_spec` would accept it): the refusal of a `--resume` names them."""
+    def show(value: object) -> str:
+        text = json.dumps(value, sort_keys=True, ensure_ascii=False)
+        return text if len(text) <= 60 else text[:59] + "…"
+
+    out = []
+    for key in sorted(set(old) | set(new)):
+        if key not in new:
+            out.append(f"{key} (recorded {show(old[key])}, now not given)")
+        elif key not in old:
+            out.append(f"{key} (not recorded, now {show(new[key])})")
+        elif _resumed_spec({key: old[key]}, {key: new[key]}, measured) is None:
+            out.append(f"{key} (recorded {show(old[key])}, now {show(new[key])})")
+    return out
+
+
 def plain_path(path: Path) -> str:
     """A path for a one-line message: control characters escaped (a newline would split the line)."""
     text = str(path)
@@ -259,9 +277,13 @@ class RunDir:
             old = read_run(path)
             units = read_units(path)
             merged = _resumed_spec(old.spec, json.loads(json.dumps(spec)), any(u.ok for u in units))
-            if old.suite != suite or merged is None:
-                raise UserError(f"{path}: the recorded run has different options; --resume needs the same "
-                                "command, or choose another --out")
+            if old.suite != suite:
+                raise UserError(f"{path}: the recorded run is a {old.suite} run, not {suite}; --resume needs the "
+                                "same command, or choose another --out")
+            if merged is None:
+                differ = spec_differences(old.spec, json.loads(json.dumps(spec)), any(u.ok for u in units))
+                raise UserError(f"{path}: the recorded run has different options: {'; '.join(differ)}; --resume "
+                                "needs the same command, or choose another --out")
             if old.status == "success" and not old.counts.get("failed"):
                 raise UserError(f"{path}: that run already finished with no failed unit; nothing to resume")
             done = {u.id: u.to_json() for u in units if u.status in ("ok", "skipped")}

@@ -1,4 +1,10 @@
-"""The results store: one SQLite file beside the runs, an index for `ctxgauge runs list|show`.
+"""The results store: one SQLite file per runs directory, an index for `ctxgauge runs list|show`.
+
+The file lives under the work-cache directory (`ctxgauge.cache.configured_dir()`), in `runs-index/`, named
+by a hash of the runs directory's resolved path; with the cache off (`--no-cache`, `CTXGAUGE_CACHE=off`) it
+is held in memory. It never lives in the runs directory: a command that reads a folder never writes into it
+(an index written into an export made the next `export --check` fail). A `.ctxgauge-store.sqlite` an
+earlier version left beside the runs is neither read nor written; export and `export --check` ignore it.
 
 The run directories stay the truth. The store holds one row per run, read from its run.json; every open
 syncs it with the directories (a run.json whose size or modification time changed is read again, a run
@@ -12,6 +18,7 @@ and rebuilt from the directories. Nothing is ever written only to the store, so 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sqlite3
 from dataclasses import dataclass, field
@@ -27,7 +34,10 @@ STATUS_FILTERS = (*STATUSES, "finished", "unfinished")
 """What `runs list --status` accepts: a record status, or the finished/unfinished the runs table shows."""
 
 STORE_FILE = ".ctxgauge-store.sqlite"
-"""The store's name inside the runs directory (hidden: it is an index, not a run)."""
+"""The name earlier versions gave the store inside the runs directory: such a file is ignored (never read,
+written or exported)."""
+STORE_DIR = "runs-index"
+"""The stores' folder under the work-cache directory."""
 STORE_SCHEMA = 2
 """Bumped when the table changes; a store of another version is rebuilt."""
 
@@ -90,8 +100,8 @@ class ResultsStore:
         runs_dir = Path(runs_dir)
         if not runs_dir.is_dir():
             raise UserError(f"{runs_dir}: no such directory of runs")
-        target = Path(path) if path is not None else runs_dir / STORE_FILE
-        conn, where = _connect(target)
+        target = Path(path) if path is not None else default_path(runs_dir)
+        conn, where = _connect(target) if target is not None else (_memory(), None)
         store = cls(runs_dir, conn, where)
         if sync:
             try:
@@ -194,6 +204,18 @@ def _public(row: dict[str, Any], *, record: bool) -> dict[str, Any]:
     return out
 
 
+def default_path(runs_dir: str | Path) -> Path | None:
+    """Where the store of `runs_dir` lives: under the work-cache directory, keyed by the resolved path of
+    `runs_dir` (None: the cache is off, so the store is held in memory)."""
+    from ctxgauge.cache import configured_dir
+
+    root = configured_dir()
+    if root is None:
+        return None
+    key = hashlib.sha256(str(Path(runs_dir).resolve()).encode("utf-8", "surrogateescape")).hexdigest()[:32]
+    return root / STORE_DIR / f"{key}.sqlite"
+
+
 def _memory() -> sqlite3.Connection:
     conn = sqlite3.connect(":memory:")
     conn.executescript(_SCHEMA)
@@ -206,6 +228,7 @@ def _connect(target: Path) -> tuple[sqlite3.Connection, Path | None]:
     for attempt in range(2):
         conn = None
         try:
+            target.parent.mkdir(parents=True, exist_ok=True)
             conn = sqlite3.connect(target, timeout=30)
             tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
             if not tables:
@@ -215,6 +238,8 @@ def _connect(target: Path) -> tuple[sqlite3.Connection, Path | None]:
                 if "meta" in tables else None
             if version and version[0] == str(STORE_SCHEMA) and "runs" in tables:
                 return conn, target
+        except OSError:
+            return _memory(), None  # the cache directory cannot be made: index in memory
         except sqlite3.OperationalError as exc:
             if conn is not None:
                 conn.close()

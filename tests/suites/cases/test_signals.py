@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -81,8 +82,11 @@ def test_a_signal_cancels_the_run_removes_its_directory_and_resume_finishes(tmp_
     assert record["status"] == "cancelled"
     kept = (tmp_path / "run" / "units.jsonl").read_text().splitlines()
     assert len(kept) == 1
+    # The line prints the command to copy (issue 39): the same arguments and --resume, quoted for a shell.
+    printed = shlex.split(err.strip().splitlines()[-1].split("; to continue it: ", 1)[1])
+    assert printed == ["ctxgauge", *args[3:], "--resume"]
     script_engine.mend()
-    done = subprocess.run([*args, "--resume"], env=env, capture_output=True, text=True, timeout=300)
+    done = subprocess.run([*args[:3], *printed[1:]], env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert json.loads((tmp_path / "run" / "run.json").read_text())["status"] == "success"
     units = [json.loads(line) for line in (tmp_path / "run" / "units.jsonl").read_text().splitlines()]

@@ -154,6 +154,8 @@ def test_no_model_runs_retrieval_and_says_what_it_skipped(mini_battery, tmp_path
                              out=tmp_path / "run"), env={})
     s = result["summary"]
     assert s["none"]["status"] == "skipped" and "no model configured" in s["none"]["reason"]
+    # The demo shows this reason too, and has no --model of its own: the hint names the command that has one.
+    assert "ctxgauge qa run --model MODEL" in s["none"]["reason"] and "(give --model)" not in s["none"]["reason"]
     assert s["tool:bm25"]["status"] == "skipped"
     assert s["context:bm25@5"]["status"] == "retrieval-only" and s["context:bm25@5"]["retrieval_hit_rate"] == 1.0
     assert {x["arm"] for x in result["skipped"]} == {"none", "tool:bm25", "context:bm25@5"}

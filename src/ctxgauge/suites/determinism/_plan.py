@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from ctxgauge.corpus import Corpus, open_corpus
-from ctxgauge.engines import canonical_spec, engine_names, get_engine, parse_spec
+from ctxgauge.engines import canonical_spec, engine_names, get_engine, parse_spec, unknown_engine
 from ctxgauge.errors import UserError
 from ctxgauge.fingerprints import Fingerprint, read_fingerprint
 from ctxgauge.git import Repo
@@ -95,8 +95,7 @@ def _engines(config: DeterminismConfig, factory: Callable[[str], Any]) -> list[s
         # An unknown name is a typo to mend (exit 2); a known engine that cannot load here is reported as
         # skipped with its reason. A caller-supplied factory knows its own names.
         if factory is get_engine and parsed.name not in engine_names():
-            known = ", ".join(engine_names())
-            raise UserError(f"unknown engine {parsed.name!r} (known: {known})")
+            raise UserError(unknown_engine(parsed.name))
         # One system, one name: `bm25(k1=1.2)` (k1's default) is `bm25`, measured once.
         specs.append(str(canonical_spec(parsed) if factory is get_engine else parsed))
     return list(dict.fromkeys(specs))

@@ -42,7 +42,8 @@ def source_from_run(given: str, source, run_dir: Path) -> str | None:
 def client_for(model: str | None, kind: str | None, base_url: str | None, cfg: QAConfig,
             env: Mapping[str, str] | None, sleep) -> tuple[Client | None, str | None]:
     if not model:
-        return None, "no model configured (give --model)"
+        # Read in the demo's report too, and `ctxgauge demo` has no --model: name the command that has one.
+        return None, "no model configured (ctxgauge qa run --model MODEL asks one; the demo asks none)"
     pc = ProviderConfig(model=model, kind=kind, base_url=base_url, timeout=cfg.timeout, retries=cfg.retries,
                         backoff=cfg.backoff, cache_dir=cfg.cache_dir, use_cache=cfg.use_cache, rates=cfg.rates)
     ok, why = provider_status(pc, env)

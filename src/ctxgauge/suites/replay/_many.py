@@ -30,7 +30,7 @@ from ctxgauge._io import write_json_atomic
 from ctxgauge.errors import Interrupted, UserError
 from ctxgauge.executors import open_executor
 from ctxgauge.metrics.stats import clustered_bootstrap_ci
-from ctxgauge.records import RUN_FILE, default_run_dir, read_run, read_units
+from ctxgauge.records import RUN_FILE, default_run_dir, read_run, read_units, spec_differences
 from ctxgauge.suites.replay._finish import finish, start_run
 from ctxgauge.suites.replay._plan import SUITE, Plan, ReplayConfig, plan
 from ctxgauge.suites.replay._report import ReplayResult
@@ -231,8 +231,9 @@ def _finished_run(run_dir: Path, p: Plan, line: RepoLine) -> tuple[ReplayResult,
 
     record = read_run(run_dir)
     if record.spec != json.loads(json.dumps(p.spec)):
-        raise UserError(f"{run_dir}: recorded with different options than --repos line {line.line}; --resume "
-                        "needs the same command, or choose another --out")
+        differ = "; ".join(spec_differences(record.spec, json.loads(json.dumps(p.spec)))) or "the spec"
+        raise UserError(f"{run_dir}: recorded with different options than --repos line {line.line}: {differ}; "
+                        "--resume needs the same command, or choose another --out")
     by_id = {u.id: u.to_json() for u in read_units(run_dir)}
     order = [c.sha for c in p.selection.eligible] + [sha for sha, _ in p.selection.skipped]
     units = [by_id[sha] for sha in order if sha in by_id]

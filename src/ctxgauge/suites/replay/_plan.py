@@ -110,7 +110,7 @@ def _check(config: ReplayConfig) -> None:
     if config.depth < max(config.ks):
         raise UserError(f"--depth {config.depth} is below the largest -k {max(config.ks)}: raise --depth")
     if config.commits is not None and config.commits < 1:
-        raise UserError("--commits must be at least 1")
+        raise UserError(f"--commits {config.commits}: give at least 1, or 0 for all eligible commits")
     if config.max_files < 1:
         raise UserError("--max-files must be at least 1")
     if config.max_drop < 0:

@@ -1,12 +1,15 @@
 """`path:line` anchors in gold text, and their check against the code at the battery's commit.
 
 Corograph's gold cites its evidence inline: `server/server.go:153-174`, `internal/webhook/webhook.go:120`,
-`sse_hub.go:31-32,135-141`, and shorthand that leans on the anchor before it: `(:715)` (the same file) or
-`validate.go:62` (a file named earlier in full, or the one file of that name in the repository). An anchor
-passes only when its file exists at the commit and has every line it names; a shorthand that names no
-file we can find is `unresolved`, a failure too, and one that several files fit (and no word before it
-picks out, as `sqlite` in `sqlite user_delete.go:383`) is `ambiguous`: reported, not passed, not failed.
-Without the code, anchors are `not checked`: never passed.
+`sse_hub.go:31-32,135-141`, a path by its trailing directories only (`auth/authenticator.go:87` for
+`server/auth/authenticator.go`: the one file whose path ends so), and shorthand that leans on what came
+before: `(:715)` or `LATEST.sql; sqlite :47` (the file named last, with or without a directory) or
+`validate.go:62` (beside a file named earlier in full, or the one file of that name in the repository).
+An anchor passes only when its file is found at the commit and has every line it names; one whose file has
+fewer lines fails (`no-line`). One whose file cannot be found (`no-file`, `unresolved`) is a warning, and
+one that several files fit (and no word before it picks out, as `sqlite` in `sqlite user_delete.go:383`)
+is `ambiguous`: both reported, neither passed nor failed. Without the code, anchors are `not checked`:
+never passed.
 
 The gold text read is the answer key, its accepted variants and the facet guide (all three are what a
 judge is told is true). A `~` before an anchor (`~cache.go:201`) marks it approximate and it is skipped.
@@ -23,11 +26,17 @@ _ANCHOR = re.compile(r"(?<![\w/.~:-])(?P<path>(?:[\w.-]+/)*[\w-][\w.-]*\.[A-Za-z
                      r":(?P<lines>\d+(?:-\d+)?(?:,\d+(?:-\d+)?)*)(?![\w.:-]*\w)")
 # Any file path mentioned (with or without lines): what a bare `:N` or a bare file name refers back to.
 _PATH = re.compile(r"(?<![\w/.~-])(?:[\w.-]+/)+[\w-][\w.-]*\.[A-Za-z][A-Za-z0-9]*")
+# A bare file name (`LATEST.sql`): a mention only when the corpus has a file of that name.
+_NAME = re.compile(r"(?<![\w/.~-])[\w-][\w.-]*\.[A-Za-z][A-Za-z0-9]*(?![\w/])")
 
 STATUSES = ("ok", "no-file", "no-line", "unresolved", "ambiguous", "not-checked")
-FAILED = ("no-file", "no-line", "unresolved")
-"""Statuses that are a defect of the gold; `ambiguous` (a shorthand several files fit) and `not-checked`
-are reported, never passed, and fail nothing."""
+FAILED = ("no-line",)
+"""The status that is a defect of the gold: a file found, without the line named. An anchor whose file cannot
+be found (`no-file`, `unresolved`) is a warning: the publisher's own reader may know a shorthand this one
+does not, and a battery its publisher ships is never refused for it. `ambiguous` (several files fit) and
+`not-checked` are reported, never passed, and fail nothing."""
+WARNED = ("no-file", "unresolved")
+"""Statuses reported as warnings (never passed, never failed)."""
 
 
 @dataclass(frozen=True)
@@ -95,12 +104,44 @@ def _line_count(text: str) -> int:
     return text.count("\n") + (1 if text and not text.endswith("\n") else 0)
 
 
+def _mentions(before: str, by_name: dict[str, list[str]]) -> list[str]:
+    """The files named in `before`, in the order written: paths with a directory, anchors' paths, and bare
+    file names the corpus has (`LATEST.sql; sqlite :47`: the bare `:47` means the file named before it;
+    a bare word with a dot that names no file, `e.g.`, is not a mention)."""
+    found: dict[int, str] = {}
+    for m in _PATH.finditer(before):
+        found[m.start()] = m.group(0)
+    for m in _ANCHOR.finditer(before):
+        if m.group("path"):
+            found.setdefault(m.start("path"), m.group("path"))
+    for m in _NAME.finditer(before):
+        if m.group(0) in by_name:
+            found.setdefault(m.start(), m.group(0))
+    return [found[k] for k in sorted(found)]
+
+
+def _pick(found: list[str], before: str) -> list[str]:
+    """Of several files that fit, those under a directory named by the word just before the anchor
+    (`sqlite user_delete.go:383`, `mysql :417-425`); all of them when that word names none."""
+    if len(found) > 1:
+        word = re.search(r"([\w-]+)\W*$", before)
+        if word:
+            return [f for f in found if word.group(1).lower() in f.lower().split("/")[:-1]] or found
+    return found
+
+
+def _trailing(path: str, corpus, by_name: dict[str, list[str]]) -> list[str]:
+    """The corpus files `path` names: itself, or every file whose path ends with its components
+    (`auth/authenticator.go` for `server/auth/authenticator.go`)."""
+    if path in corpus:
+        return [path]
+    return sorted(f for f in by_name.get(path.rsplit("/", 1)[-1], []) if f.endswith("/" + path))
+
+
 def _resolve(anchor: Anchor, text: str, corpus, by_name: dict[str, list[str]]) -> tuple[str | None, str]:
     """The corpus path an anchor means, or None with why."""
     before = text[:anchor.offset]
-    earlier = [m.group(0) for m in _PATH.finditer(before)] + [m.group("path") for m in _ANCHOR.finditer(before)
-                                                             if m.group("path")]
-    earlier.sort(key=lambda p: before.rfind(p))
+    earlier = _mentions(before, by_name)
     if anchor.path is None:
         if not earlier:
             return None, "a bare line number with no file named before it"
@@ -109,18 +150,20 @@ def _resolve(anchor: Anchor, text: str, corpus, by_name: dict[str, list[str]]) -
     if anchor.path in corpus:
         return anchor.path, ""
     if "/" in anchor.path:
+        found = _pick(_trailing(anchor.path, corpus, by_name), before)
+        if len(found) == 1:
+            return found[0], ""
+        if found:
+            return None, f"ambiguous: {len(found)} files end with {anchor.path} ({', '.join(found[:3])})"
         return None, f"no file {anchor.path} at the commit"
     for prev in reversed(earlier):  # `validate.go` beside `internal/webhook/webhook.go` named earlier
         if "/" in prev:
-            candidate = prev.rsplit("/", 1)[0] + "/" + anchor.path
-            if candidate in corpus:
-                return candidate, ""
-    found = by_name.get(anchor.path, [])
-    if len(found) > 1:
-        # `sqlite user_delete.go:383`, `mysql :417-425`: the word just before names the directory.
-        word = re.search(r"([\w-]+)\W*$", before)
-        if word:
-            found = [f for f in found if word.group(1).lower() in f.lower().split("/")[:-1]] or found
+            full = _trailing(prev, corpus, by_name)
+            if len(full) == 1:
+                candidate = full[0].rsplit("/", 1)[0] + "/" + anchor.path
+                if candidate in corpus:
+                    return candidate, ""
+    found = _pick(by_name.get(anchor.path, []), before)
     if len(found) == 1:
         return found[0], ""
     if found:
@@ -166,4 +209,5 @@ def anchor_summary(checks: list[AnchorCheck]) -> dict:
         counts[c.status] += 1
     return {"anchors": len(checks), **{s.replace("-", "_"): n for s, n in counts.items()},
             "problems": [c.line() for c in checks if c.status in FAILED],
+            "warnings": [c.line() for c in checks if c.status in WARNED],
             "unsure": [c.line() for c in checks if c.status == "ambiguous"]}

@@ -24,6 +24,7 @@ record.
 from __future__ import annotations
 
 import hashlib
+import os
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -182,8 +183,8 @@ def load_battery(name_or_path: str | Path) -> Battery:
     """Load and check a battery (no model is called). Any problem is a one-line UserError."""
     d = resolve_battery_dir(name_or_path)
     meta, repo_meta, layout = _meta(d)
-    where = str(d / "battery.json") if meta else str(d.parent.parent / REPO_FILE)
-    name = _need(meta, where, "name", str) if "name" in meta else d.name
+    where = str(d / "battery.json") if meta else str(_up(d) / REPO_FILE)
+    name = _need(meta, where, "name", str) if "name" in meta else _up(d, 0).name
     repository = _need(meta, where, "repository", dict) if "repository" in meta else (
         {k: v for k, v in (("url", repo_meta.get("source_url")), ("key", repo_meta.get("repo_key"))) if v})
     if not ({"sample", "path", "url"} & set(repository)):
@@ -196,7 +197,7 @@ def load_battery(name_or_path: str | Path) -> Battery:
     if len(commit) != 40 or any(c not in "0123456789abcdef" for c in commit):
         raise UserError(f"{where}: commit must be a full 40-hex-digit commit id, got {commit!r}")
     if repo_meta and repo_meta.get("commit_sha") not in (None, commit):
-        raise UserError(f"{where}: commit {commit[:12]} disagrees with {d.parent.parent / REPO_FILE}'s commit_sha "
+        raise UserError(f"{where}: commit {commit[:12]} disagrees with {_up(d) / REPO_FILE}'s commit_sha "
                         f"{str(repo_meta['commit_sha'])[:12]}; the gold is true at one commit only")
 
     questions, seen_pos = [], set()
@@ -292,13 +293,23 @@ def load_battery(name_or_path: str | Path) -> Battery:
                    files=tuple(read + ([f"../../{REPO_FILE}"] if repo_meta else [])))
 
 
+def _up(d: Path, levels: int = 2) -> Path:
+    """`d`'s ancestor `levels` up, by its absolute path: `Path(".").parent` is `.` itself, so `battery validate .`
+    inside a battery looked for repo.json in the battery and never found Corograph's two levels up."""
+    full = Path(os.path.abspath(d))
+    for _ in range(levels):
+        full = full.parent
+    return full
+
+
 def _meta(d: Path) -> tuple[dict, dict, str]:
     """(battery.json or {}, Corograph's repo.json or {}, layout) of a battery directory."""
     meta = _read(d, "battery.json", None) if (d / "battery.json").is_file() else {}
     if not isinstance(meta, dict):
         raise UserError(f"{d / 'battery.json'}: expected an object")
-    repo_file = d.parent.parent / REPO_FILE
-    repo_meta = _read(d.parent.parent, REPO_FILE, None) if d.parent.name == "batteries" and repo_file.is_file() else {}
+    repo_file = _up(d) / REPO_FILE
+    in_batteries = _up(d, 1).name == "batteries"
+    repo_meta = _read(_up(d), REPO_FILE, None) if in_batteries and repo_file.is_file() else {}
     if not isinstance(repo_meta, dict):
         raise UserError(f"{repo_file}: expected an object")
     if not meta and not repo_meta:
