@@ -204,10 +204,6 @@ class FusionEngine(Engine):
     }
     libraries: tuple[str, ...] = ()
     artifact_file = ARTIFACT
-    identity_modules = ("ctxgauge.engines._base", "ctxgauge.engines.fusion._literals", "ctxgauge.engines.fusion._request",
-                        "ctxgauge.engines._text.path_kinds",
-                        "ctxgauge.engines._text.tokens", "ctxgauge.engines._text.locales", "ctxgauge.engines.fusion._frames",
-                        "ctxgauge.engines.fusion._calls")
 
     def __init__(self, **params: Any):
         super().__init__(**params)
@@ -240,6 +236,10 @@ class FusionEngine(Engine):
         h = hashlib.sha256(own["id"].encode() + b"\0")
         h.update(json.dumps({n: e.identity() for n, e in sorted(self.subs.items())}, sort_keys=True).encode())
         return {"id": "sha256:" + h.hexdigest(), "source": "content-hash"}
+
+    def code_modules(self) -> tuple[str, ...]:
+        """Its own modules (which import every sub-engine's) and each sub-engine's."""
+        return tuple(sorted(set(super().code_modules()).union(*(e.code_modules() for e in self.subs.values()))))
 
     # -- build --------------------------------------------------------------------------------------------
     def _write(self, corpus: Corpus, out_dir: Path) -> None:

@@ -70,7 +70,7 @@ from ctxgauge.engines._text.tokens import code_tokens, path_tokens
 FORMAT = "ctxgauge-graph/2"
 PARSER_MODULES = ("ctxgauge.engines.graph._parse", "ctxgauge.engines.graph._definitions")
 """The modules whose source decides what a file parses to: the parse stage's identity and graph.json's
-parser id hash them, in this order."""
+parser id hash them and what they import."""
 LANGUAGES = ("python", "javascript", "typescript", "go", "java", "rust")
 
 
@@ -97,10 +97,6 @@ class GraphEngine(Engine):
     libraries = ("tree-sitter", "tree-sitter-python", "tree-sitter-javascript", "tree-sitter-typescript",
                  "tree-sitter-go", "tree-sitter-java", "tree-sitter-rust", "numpy", "PyStemmer")
     artifact_file = "graph.json"
-    identity_modules = ("ctxgauge.engines._base", "ctxgauge.engines._text.tokens", *PARSER_MODULES,
-                        "ctxgauge.engines.graph._paths", "ctxgauge.engines.graph._resolve",
-                        "ctxgauge.engines.graph._resolve_js", "ctxgauge.engines.graph._resolve_rust",
-                        "ctxgauge.engines.graph._rank")
 
     def __init__(self, **params: Any):
         super().__init__(**params)
@@ -198,20 +194,11 @@ class GraphEngine(Engine):
             [d for d in self.libraries if d.startswith("tree-sitter")]))
 
     def _parser_id(self) -> str:
-        """SHA-256 of the extraction modules' sources (`PARSER_MODULES`) and the grammar packages' versions."""
+        """The code identity (`ctxgauge.cache.code_identity`) of the extraction modules (`PARSER_MODULES` and
+        what they compute with) and the grammar packages' versions."""
         if self._parser_hash is None:
-            import importlib
-            import inspect
-
-            from ctxgauge.cache import distribution_version
-
-            h = hashlib.sha256()
-            for module in PARSER_MODULES:
-                h.update(inspect.getsource(importlib.import_module(module)).encode())
-            for dist in self.libraries:
-                if dist.startswith("tree-sitter"):
-                    h.update(f"\0{dist}={distribution_version(dist)}".encode())
-            self._parser_hash = "sha256:" + h.hexdigest()
+            self._parser_hash = work_cache.code_identity(PARSER_MODULES, {
+                d: work_cache.distribution_version(d) for d in self.libraries if d.startswith("tree-sitter")})
         return self._parser_hash
 
     def _definition_tokens(self, grammar: str, blob: str, definitions: Sequence[str]) -> Counter:
