@@ -26,8 +26,9 @@ by a computed name (`importlib.import_module(spec)`: the registry loading an eng
 followed; an engine built of others by name (hybrid) folds in their identities. A module outside
 `ctxgauge` (a plugin's) is hashed as the root and followed within its own top-level package.
 
-What of a module: its text with comments (`tokenize`'s COMMENT tokens) and docstrings (the string
-expression statements `ast` finds first in a module, class or function body) cut out by source position,
+What of a module: its text with comments (`tokenize`'s COMMENT tokens) and docstrings (every statement
+that is a string alone, as `ast` finds them: first in a module, class or function body, or after an
+attribute it describes; none does anything when run) cut out by source position,
 then trailing whitespace and whitespace-only lines dropped, so an edit to prose is never a new system.
 Positions, not `ast.dump`: its output differs between Python 3.11, 3.12 and 3.13; cut text does not.
 """
@@ -93,13 +94,13 @@ def _normalize(text: str, tree: ast.Module | None) -> str:
         for tok in tokenize.generate_tokens(io.StringIO(text).readline):
             if tok.type == tokenize.COMMENT:
                 cuts.append((at(*tok.start, utf8=False), at(*tok.end, utf8=False)))
-        for node in (tree, *_statements(tree)):
-            if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
-                first = node.body[0]
-                if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) \
-                        and isinstance(first.value.value, str) and first.end_lineno is not None:
-                    cuts.append((at(first.lineno, first.col_offset, utf8=True),
-                                 at(first.end_lineno, first.end_col_offset or 0, utf8=True)))
+        # Every statement that is a string and nothing else: a docstring (first in a module, class or function)
+        # or an attribute's docstring (after the assignment it describes); at run time a no-op either way.
+        for node in _statements(tree):
+            if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) \
+                    and isinstance(node.value.value, str) and node.end_lineno is not None:
+                cuts.append((at(node.lineno, node.col_offset, utf8=True),
+                             at(node.end_lineno, node.end_col_offset or 0, utf8=True)))
     out, pos = [], 0
     for start, end in sorted(cuts):
         if start >= pos:
@@ -133,21 +134,39 @@ def _hashed(module: str, top: str) -> bool:
 
 
 @functools.cache
-def module_file(module: str) -> Path | None:
-    """The source file of `module`: for ctxgauge's own, found from the package's folder without importing
-    anything; for another package's, from its import spec. None when there is no Python source."""
-    if module == _ROOT or module.startswith(_ROOT + "."):
-        base = _PACKAGE_DIR.joinpath(*module.split(".")[1:])
-        for path in (base / "__init__.py", base.with_name(base.name + ".py") if module != _ROOT else None):
-            if path is not None and path.is_file():
-                return path
-        return None
+def _package_dir(top: str) -> Path | None:
+    """The folder of a top-level package (None for a single-file module or none found). A top-level name's
+    spec is found without running anything; ctxgauge's own folder is this file's parent's parent."""
+    if top == _ROOT:
+        return _PACKAGE_DIR
     try:
-        spec = importlib.util.find_spec(module)
+        spec = importlib.util.find_spec(top)
     except (ImportError, ValueError):
         return None
-    origin = getattr(spec, "origin", None)
-    return Path(origin) if origin and origin.endswith(".py") and Path(origin).is_file() else None
+    locations = list(getattr(spec, "submodule_search_locations", None) or [])
+    return Path(locations[0]) if locations else None
+
+
+@functools.cache
+def module_file(module: str) -> Path | None:
+    """The source file of `module`, found from its top-level package's folder without importing anything
+    (`a/b/__init__.py` or `a/b.py`); None when there is no Python source."""
+    top, *rest = module.split(".")
+    folder = _package_dir(top)
+    if folder is None:
+        if rest:
+            return None
+        try:
+            spec = importlib.util.find_spec(top)
+        except (ImportError, ValueError):
+            return None
+        origin = getattr(spec, "origin", None)
+        return Path(origin) if origin and origin.endswith(".py") and Path(origin).is_file() else None
+    base = folder.joinpath(*rest)
+    for path in (base / "__init__.py", base.with_name(base.name + ".py") if rest else None):
+        if path is not None and path.is_file():
+            return path
+    return None
 
 
 @functools.cache
@@ -180,7 +199,7 @@ def static_imports(module: str) -> tuple[str, ...]:
             if not target:
                 continue
             out.add(target)
-            if target.split(".")[0] in (_ROOT, package[0] if package else module):  # never import a library to look
+            if target.split(".")[0] in (_ROOT, module.split(".")[0]):  # other libraries are never followed
                 out.update(f"{target}.{alias.name}" for alias in node.names
                            if alias.name != "*" and module_file(f"{target}.{alias.name}") is not None)
     return tuple(sorted(out))
