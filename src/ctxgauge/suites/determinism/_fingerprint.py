@@ -2,8 +2,9 @@
 
 The file is ContextBenchmark's format 2 (ctxgauge.fingerprints.make_fingerprint): the base build's
 artifact hash and each query's base ranking, hashed. Under our `ctxgauge` namespace it also records how
-the engine's id was computed (`identity_scheme`, `ctxgauge.cache.IDENTITY_SCHEME`), the runtime settings that can move floating-point results on one machine (thread counts, OpenBLAS core type,
-torch's CPU capability, locale) and the level this run reached: two runs that differ in those settings are
+the engine's id was computed (`identity_scheme`, `ctxgauge.cache.IDENTITY_SCHEME`), the runtime settings
+that can move floating-point results on one machine (thread counts, OpenBLAS core type, torch's CPU
+capability, locale) and the level this run reached: two runs that differ in those settings are
 two honest data points, and their files differ in those bytes, so compare() does not refuse them as copies.
 No path and no time is recorded (a fingerprint is published; time lives in the run record).
 """
