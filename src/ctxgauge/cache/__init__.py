@@ -7,13 +7,17 @@ ranking, so every query is really run. See `_scope` for where the cache lives an
 `_store` for the on-disk format.
 """
 
-from ._identity import distribution_version, stage_identity
+from ._identity import (
+    IDENTITY_SCHEME, code_hashes, code_identity, computing_modules, distribution_version, module_hash, normalized_source,
+    source_hash, stage_identity,
+)
 from ._scope import (
     ENV_DIR, ENV_MAX, configured_dir, current, default_dir, disabled, max_bytes, open_cache, parse_size, using,
 )
 from ._store import DEFAULT_MAX_BYTES, Stage, StageUsage, WorkCache
 
 __all__ = [
-    "DEFAULT_MAX_BYTES", "ENV_DIR", "ENV_MAX", "Stage", "StageUsage", "WorkCache", "configured_dir", "current",
+    "DEFAULT_MAX_BYTES", "IDENTITY_SCHEME", "code_hashes", "code_identity", "computing_modules", "module_hash",
+    "normalized_source", "source_hash", "ENV_DIR", "ENV_MAX", "Stage", "StageUsage", "WorkCache", "configured_dir", "current",
     "default_dir", "disabled", "distribution_version", "max_bytes", "open_cache", "parse_size", "stage_identity", "using",
 ]

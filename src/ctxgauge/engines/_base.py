@@ -7,15 +7,11 @@ too or be any object with the same attributes (see `EngineLike`).
 
 from __future__ import annotations
 
-import hashlib
-import inspect
-import json
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Protocol, Sequence, runtime_checkable
 
-from ctxgauge.cache import distribution_version
+from ctxgauge.cache import code_identity, computing_modules, distribution_version
 from ctxgauge.corpus import Change, Corpus
 from ctxgauge.engines._spec import EngineSpec, resolve_params
 
@@ -66,8 +62,6 @@ class Engine:
     defaults: ClassVar[dict[str, Any]] = {}
     libraries: ClassVar[tuple[str, ...]] = ()
     artifact_file: ClassVar[str | None] = None
-    # Modules whose source enters the identity besides the engine's own (shared tokenisers and so on).
-    identity_modules: ClassVar[tuple[str, ...]] = ("ctxgauge.engines._base",)
 
     def __init__(self, **params: Any):
         # Every parameter checked against its declaration, and the ones at their default dropped from the
@@ -88,20 +82,21 @@ class Engine:
         return True, None
 
     def identity(self) -> dict:
-        """`{id, source: "content-hash"}`: SHA-256 of the engine's source, its full configuration and the
-        versions of the libraries it uses, so any change to what it computes changes its id."""
-        h = hashlib.sha256()
-        modules = [type(self).__module__, *self.identity_modules]
-        for mod in sorted(set(modules)):
-            src = inspect.getsource(sys.modules[mod]) if mod in sys.modules else ""
-            h.update(mod.encode() + b"\0" + src.encode() + b"\0")
+        """`{id, source: "content-hash"}`: a hash of the code the engine computes with (its module and every
+        module that imports, `ctxgauge.cache.code_identity`: docstrings and comments out), its full
+        configuration and the versions of the libraries it uses, so any change to what it computes changes
+        its id, and nothing else does."""
         config = {
             "kind": self.kind,
             "params": self.params,
             "libraries": {d: distribution_version(d) for d in self.libraries},
         }
-        h.update(json.dumps(config, sort_keys=True).encode())
-        return {"id": "sha256:" + h.hexdigest(), "source": "content-hash"}
+        return {"id": code_identity(self.code_modules(), config), "source": "content-hash"}
+
+    def code_modules(self) -> tuple[str, ...]:
+        """The modules whose source enters the identity, computed from the engine's module's imports
+        (`ctxgauge.cache.computing_modules`); an engine that runs others chosen by name adds theirs."""
+        return computing_modules(type(self).__module__)
 
     def build(self, corpus: Corpus, out_dir: Path) -> dict:
         raise NotImplementedError

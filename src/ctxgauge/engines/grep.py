@@ -21,7 +21,6 @@ class GrepEngine(Engine):
     kind = "grep"
     defaults: dict = {}
     artifact_file = "grep.jsonl"
-    identity_modules = ("ctxgauge.engines._base", "ctxgauge.engines._text.tokens")
 
     def build(self, corpus: Corpus, out_dir: Path) -> dict:
         docs = {f.path: (f.blob, data.decode("utf-8", "replace").lower()) for f, data in corpus.iter_bytes()}

@@ -137,6 +137,12 @@ class HybridEngine(Engine):
                      default="content-hash")
         return {"id": "sha256:" + h.hexdigest(), "source": source}
 
+    def code_modules(self) -> tuple[str, ...]:
+        """Its own modules and those of every sub-engine that declares them (a built-in's; a plugin's
+        identity is its own affair)."""
+        subs = [e.code_modules() for _, _, e, _ in self.subs if e is not None and hasattr(e, "code_modules")]
+        return tuple(sorted(set(super().code_modules()).union(*subs)))
+
     # -- build, update, query -------------------------------------------------------------------------------
     def _write_params(self, out_dir: Path) -> None:
         write_json_atomic(out_dir / PARAMS_FILE, {

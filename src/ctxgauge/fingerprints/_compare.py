@@ -36,7 +36,7 @@ from typing import Any, Final
 
 from ._hashing import EMPTY_QUERY_HASH
 from ._io import read_fingerprint
-from ._model import Fingerprint
+from ._model import NAMESPACE, Fingerprint
 
 __all__ = ["EXIT_CODES", "Comparison", "ExitCode", "QueryDetail", "QueryStatus", "Verdict", "compare"]
 
@@ -234,8 +234,26 @@ def _controlled(a: Fingerprint, b: Fingerprint) -> tuple[list[str], list[str], l
             side = "A and B" if x is None and y is None else "A" if x is None else "B"
             notes.append(f"unattributable: {label} not recorded in {side}")
         elif x != y:
-            blockers.append(f"{label} ({x} vs {y})")
+            blockers.append(f"{label} ({x} vs {y}{_scheme_note(a, b) if label == 'system identity' else ''})")
     return blockers, unknowns, notes
+
+
+def identity_scheme(fp: Fingerprint) -> int | None:
+    """How ctxgauge computed `fp`'s system id (`ctxgauge.identity_scheme`; files of ctxgauge before it was
+    recorded are scheme 1); None for a file another tool wrote."""
+    if NAMESPACE not in fp.extra:
+        return None
+    scheme = fp.ctxgauge.get("identity_scheme", 1)
+    return scheme if isinstance(scheme, int) and not isinstance(scheme, bool) else None
+
+
+def _scheme_note(a: Fingerprint, b: Fingerprint) -> str:
+    # Ids computed by two schemes differ for the same code: say so, or the reader hunts for a code change.
+    sa, sb = identity_scheme(a), identity_scheme(b)
+    if sa is None or sb is None or sa == sb:
+        return ""
+    return (f"; identity schemes differ: {sa} vs {sb}, so the same code has another id: measure both "
+            "with one ctxgauge release")
 
 
 def _query_details(a: Fingerprint, b: Fingerprint) -> tuple[QueryDetail, ...]:

@@ -49,9 +49,6 @@ class BM25Engine(Engine):
         "method": Param("lucene", choices=("atire", "bm25+", "bm25l", "lucene", "robertson")),
     }
     libraries = ("bm25s", "PyStemmer", "numpy", "scipy")
-    identity_modules = ("ctxgauge.engines._base", "ctxgauge.engines._text.tokens", "ctxgauge.engines._text.terms",
-                        "ctxgauge.engines._text.term_delta",
-                        "ctxgauge.engines.bm25._live", "ctxgauge.engines.bm25._csc")
 
     def __init__(self, **params):
         super().__init__(**params)

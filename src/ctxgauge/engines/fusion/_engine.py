@@ -52,44 +52,9 @@ a quote-templates controller); if nothing is left the request is used whole. Com
 over the top `depth` files of each sub-engine (the prior and the rule over every file); ties are broken
 by path (`rank`); sums run in a fixed order, so a query gives the same bits every time.
 
-Weights: chosen by `benchmarks/quality_tune.py` (coordinate descent over a fixed grid, objective
-mean hit@5 + mean MRR) on the TUNE half of `benchmarks/quality_split.json` only: the short weights and
-path multipliers on the 50 newest eligible commits each of BurntSushi/ripgrep, axios/axios,
-caddyserver/caddy, colinhacks/zod and pydantic/pydantic (250 subjects, graph with its content field: from
-the previous weights (objective 1.445) to hit@5 .812, MRR .659, against bm25 alone .540 / .355; vote
-1 -> .75, mention 2 -> 4, define 0 -> .25, manifests 1 -> .85, the new ci .85 and locales .3;
-vote_rare stayed 0, graph stayed .5), the `long_*` weights on the SWE-bench Lite instances of pytest,
-sphinx, requests, flask and seaborn (46: hit@5 .39 -> .74, MRR .27 -> .49; the `long_` multipliers keep
-the values they were tuned with when subjects and issue texts shared them; long_ci and long_locales 1), then,
-with the `literal` and `title` components added, only `long_literal` 0 -> 2, `long_title` 0 -> 2 and
-`long_docs` 1 -> .3 (the same 46: hit@5 .70 -> .83, MRR .47 -> .62; 6 instances gained, none lost; the
-search also moved seven other long weights for MRR .64 at the same hit@5, not taken: 46 instances are
-few). `literal` and `title` have short weight 0 (not tuned on subjects). Session 11 (same 46 issue texts):
-`long_generated` .6 -> .3 and `long_locales` 1 -> .3, the subjects' values (changelogs and sphinx's .po
-files hold every issue's words): hit@5 .826 -> .848, MRR .621 -> .639, one gained, none lost; a wider
-re-tune of the long weights was not taken: left-one-repository-out on the tune half it lost (.804 / .590
-held out against the defaults' .826 / .621), and so did a BM25 over the request's code names alone.
-Then `_literals` drops short pairs of plain words (`not found`, `instead of`, `test session`: any
-prose's): the same 46, MRR .639 -> .660, six instances ranked higher, none lower.
-Session 15 (same 46): environment listings left out (no weight changed): hit@5 .848 -> .870, MRR .712
--> .732; the 5 of the 46 with a listing moved (ranks of the answer 8 -> 1, 10 -> 8, none -> 9, 2 -> 2,
-none -> none), no other ranking changed. Subjects are one line and never hold a listing.
-Session 17 (same tune half): minilm (`max_chunks_per_file=6,test_chunks=1`, its top 100 per request, / its
-max) tried as one more weighted term: on the 250 subjects no weight from .05 to 1 raised hit@5 above .820
-and left-one-repository-out chose weights that lost (.800 / .661 held out against none's .820 / .665); on
-the 46 issue texts .75 gained one instance (hit@5 .870 -> .891) and left-one-out lost MRR (.722 against
-.732). Not a component: it costs a cold embedding of every repository (hybrid, bm25 + this minilm + graph,
-took 106 CPU s for 50 memos commits, most of it minilm's) for no held-out gain. A re-run of the coordinate
-descent over the short weights moved three of them (literal .25, manifests .7, ci .5) for .832 / .664, but
-left-one-repository-out it lost (.804 / .644 held out against the defaults' .820 / .665): the defaults stay.
-No weight names a repository, commit or case.
-Session 31 (same tune half): the bm25 sub-engine's length normalisation b stays at Lucene's .75: with the
-defaults, b .6 gave .808 / .657 and b .9 .812 / .654 on the 250 subjects (.75: .820 / .665), the issue
-texts .870 at all three; re-tuned weights at either b reached .832-.836 in-sample only (stop 17's descent
-reached .832 at .75 and lost left-one-out). A source file lifted by the bm25 (or graph) score of its test
-file (test_x.py, x_test.go, x.test.ts -> x): .824 / .665 at weight .1, lower above: not taken.
-Graph earns its weight: `fusion(graph=0)` on the report half's 296 subjects gives hit@5 .787, MRR .629
-against fusion's .801 / .640 (-.014 hit@5, more than the issue's .01 bar for keeping it).
+Weights: chosen by `benchmarks/quality_tune.py` on the TUNE half of `benchmarks/quality_split.json` only;
+how, and every session's figures, are in `docs/tuning-journal.md` (kept out of the source, which is the
+engine's identity). No weight names a repository, commit or case.
 `benchmarks/quality.py` gives the figures on the report half, which tuning never read.
 """
 
@@ -204,10 +169,6 @@ class FusionEngine(Engine):
     }
     libraries: tuple[str, ...] = ()
     artifact_file = ARTIFACT
-    identity_modules = ("ctxgauge.engines._base", "ctxgauge.engines.fusion._literals", "ctxgauge.engines.fusion._request",
-                        "ctxgauge.engines._text.path_kinds",
-                        "ctxgauge.engines._text.tokens", "ctxgauge.engines._text.locales", "ctxgauge.engines.fusion._frames",
-                        "ctxgauge.engines.fusion._calls")
 
     def __init__(self, **params: Any):
         super().__init__(**params)
@@ -240,6 +201,10 @@ class FusionEngine(Engine):
         h = hashlib.sha256(own["id"].encode() + b"\0")
         h.update(json.dumps({n: e.identity() for n, e in sorted(self.subs.items())}, sort_keys=True).encode())
         return {"id": "sha256:" + h.hexdigest(), "source": "content-hash"}
+
+    def code_modules(self) -> tuple[str, ...]:
+        """Its own modules (which import every sub-engine's) and each sub-engine's."""
+        return tuple(sorted(set(super().code_modules()).union(*(e.code_modules() for e in self.subs.values()))))
 
     # -- build --------------------------------------------------------------------------------------------
     def _write(self, corpus: Corpus, out_dir: Path) -> None:

@@ -21,21 +21,8 @@ Query. With request terms `q` (code_tokens, Snowball-stemmed when `stem`):
 Files scoring 0 are dropped; ties are broken by path (`rank`). Sums go through math.fsum and scatter-adds
 through np.bincount, so a query gives the same bits on every run and machine.
 
-Defaults, chosen on the TUNE half of benchmarks/quality_split.json only (replay of ripgrep, axios, caddy,
-zod and pydantic, the 30 newest eligible commits each, 150 requests; no report repository was read):
-three grids (query parameters only; /tmp harness querying one held artifact per commit, rule: pooled
-hit@5, then MRR) over content_weight 0-3, text_weight .25-2, graph_weight 0-.5 and b .75/.9. Chosen:
-content_weight 1, text_weight 1.5, graph_weight .2, b .9: hit@5 .667, MRR .440 (bm25 .560 / .341), a flat
-region (content_weight .75-1.25, text_weight 1.25-1.5, graph_weight .1-.3 all give hit@5 .647-.667).
-text_weight above 1 is what the labels ask for: manifests, lockfiles, READMEs and workflows (files
-without a grammar) are the whole answer of 55 of the 150 tune commits. Without the content field
-(content_weight 0) graph had no code candidate for requests whose words live in function bodies; with it
-but prose demoted (text_weight .5) hit@5 was .553. graph_weight .2 beat 0 (.667 vs .633 at the chosen
-rest). k1 1.2, path_weight 2, damping .5, forward/backward 1 and degree_exponent 0 were kept, not
-re-measured.
-Until session 10 the document of a code file was its names only and a text file's was its whole text, so
-prose and data outranked code whenever a request's words were in bodies, not names (graph hit@5 .473
-against bm25's .560 on the same 150 requests); the content field is the fix.
+Defaults: chosen on the TUNE half of benchmarks/quality_split.json only; the grids and figures are in
+`docs/tuning-journal.md`.
 
 Artifact `graph.json` (canonical JSON, sorted keys, no time, no absolute path): per file its path, blob,
 language, definitions, raw imports, resolved imports and both fields' lengths; the edges as index pairs;
@@ -70,7 +57,7 @@ from ctxgauge.engines._text.tokens import code_tokens, path_tokens
 FORMAT = "ctxgauge-graph/2"
 PARSER_MODULES = ("ctxgauge.engines.graph._parse", "ctxgauge.engines.graph._definitions")
 """The modules whose source decides what a file parses to: the parse stage's identity and graph.json's
-parser id hash them, in this order."""
+parser id hash them and what they import."""
 LANGUAGES = ("python", "javascript", "typescript", "go", "java", "rust")
 
 
@@ -97,10 +84,6 @@ class GraphEngine(Engine):
     libraries = ("tree-sitter", "tree-sitter-python", "tree-sitter-javascript", "tree-sitter-typescript",
                  "tree-sitter-go", "tree-sitter-java", "tree-sitter-rust", "numpy", "PyStemmer")
     artifact_file = "graph.json"
-    identity_modules = ("ctxgauge.engines._base", "ctxgauge.engines._text.tokens", *PARSER_MODULES,
-                        "ctxgauge.engines.graph._paths", "ctxgauge.engines.graph._resolve",
-                        "ctxgauge.engines.graph._resolve_js", "ctxgauge.engines.graph._resolve_rust",
-                        "ctxgauge.engines.graph._rank")
 
     def __init__(self, **params: Any):
         super().__init__(**params)
@@ -198,20 +181,11 @@ class GraphEngine(Engine):
             [d for d in self.libraries if d.startswith("tree-sitter")]))
 
     def _parser_id(self) -> str:
-        """SHA-256 of the extraction modules' sources (`PARSER_MODULES`) and the grammar packages' versions."""
+        """The code identity (`ctxgauge.cache.code_identity`) of the extraction modules (`PARSER_MODULES` and
+        what they compute with) and the grammar packages' versions."""
         if self._parser_hash is None:
-            import importlib
-            import inspect
-
-            from ctxgauge.cache import distribution_version
-
-            h = hashlib.sha256()
-            for module in PARSER_MODULES:
-                h.update(inspect.getsource(importlib.import_module(module)).encode())
-            for dist in self.libraries:
-                if dist.startswith("tree-sitter"):
-                    h.update(f"\0{dist}={distribution_version(dist)}".encode())
-            self._parser_hash = "sha256:" + h.hexdigest()
+            self._parser_hash = work_cache.code_identity(PARSER_MODULES, {
+                d: work_cache.distribution_version(d) for d in self.libraries if d.startswith("tree-sitter")})
         return self._parser_hash
 
     def _definition_tokens(self, grammar: str, blob: str, definitions: Sequence[str]) -> Counter:

