@@ -61,15 +61,17 @@ class EnvironmentProblem(Exception):
         self.reason = reason
 
 
-def environment_reason(exc: BaseException | None) -> str | None:
+def environment_reason(exc: BaseException | None, where: str | os.PathLike | None = None) -> str | None:
     """`<what went wrong>: <path>` when `exc` (or an exception it was raised from) is an OSError of the user's
-    environment (ENVIRONMENT_ERRNOS), else None."""
+    environment (ENVIRONMENT_ERRNOS), else None. `where`: the path to name instead of the error's own (the
+    folder the user gave, when the error came from a file inside it)."""
     seen: set[int] = set()
     while exc is not None and id(exc) not in seen and not isinstance(exc, UserError):
         seen.add(id(exc))
         if isinstance(exc, OSError) and exc.errno in ENVIRONMENT_ERRNOS:
             text = ENVIRONMENT_ERRNOS[exc.errno]
-            return f"{text}: {_shown(exc.filename)}" if exc.filename is not None else text
+            shown = where if where is not None else exc.filename
+            return f"{text}: {_shown(shown)}" if shown is not None else text
         # `raise ... from None` hides the context: what was already explained is not explained again.
         exc = exc.__cause__ or (None if exc.__suppress_context__ else exc.__context__)
     return None
