@@ -23,6 +23,14 @@ psutil = pytest.importorskip("psutil")
 GONE_WITHIN = 10.0
 
 
+def cmdline(p) -> str:
+    """A process's command line, "" once it is gone (git and other short-lived children come and go)."""
+    try:
+        return " ".join(p.cmdline())
+    except psutil.Error:
+        return ""
+
+
 def survivors(procs, within: float) -> list:
     """The processes of `procs` still running (zombies count as gone) after waiting up to `within` seconds."""
     deadline = time.monotonic() + within
@@ -64,13 +72,13 @@ def test_sigkill_of_replay_local2_leaves_no_worker_nor_resource_tracker(sample_r
          "--commits", "0", "--out", str(tmp_path / "run")],
         cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        workers = lambda kids: sum("multiprocessing" in " ".join(k.cmdline()) for k in kids) >= 3  # noqa: E731
+        workers = lambda kids: sum("multiprocessing" in cmdline(k) for k in kids) >= 3  # noqa: E731
         kids = kill_when(proc, workers)
-        assert any("resource_tracker" in " ".join(k.cmdline()) for k in kids)
+        assert any("resource_tracker" in cmdline(k) for k in kids)
         left = survivors(kids, GONE_WITHIN)
         for p in left:
             p.kill()
-        assert not left, f"still running {GONE_WITHIN} s after ctxgauge was killed: {[p.cmdline() for p in left]}"
+        assert not left, f"still running {GONE_WITHIN} s after ctxgauge was killed: {[cmdline(p) for p in left]}"
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -82,8 +90,8 @@ def test_sigkill_of_query_kills_the_engine_program(sample_repo: Path, tmp_path: 
     proc = subprocess.Popen([sys.executable, "-m", "ctxgauge", "query", str(sample_repo), "a book", "--engine", spec],
                             cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        engine = lambda kids: any(marker in " ".join(k.cmdline()) for k in kids)  # noqa: E731
-        kids = [k for k in kill_when(proc, engine) if marker in " ".join(k.cmdline())]
+        engine = lambda kids: any(marker in cmdline(k) for k in kids)  # noqa: E731
+        kids = [k for k in kill_when(proc, engine) if marker in cmdline(k)]
         left = survivors(kids, GONE_WITHIN)
         for p in left:
             p.kill()
