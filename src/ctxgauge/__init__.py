@@ -19,6 +19,7 @@ where it does):
     fingerprints · metrics · providers      fingerprint format; ranking metrics and scoring; LLM clients
     corpus · sample · trec                  files of a directory or git tree; the bundled sample; TREC files
     git                                     read-only history of a repository
+    _output · _lifeline                     the one output rule (targets, overwrites, environment errors); no orphans
     _io · _redact                           atomic writes, safe names, THE JSON/YAML reader; split-key redaction
     _killpoints                             the kill/resume tests' hook in every record writer
     ctxgauge · errors                       the version; the error types

@@ -47,7 +47,11 @@ def write_bytes_atomic(path: str | Path, data: bytes) -> Path:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
+    except OSError as exc:
+        exc.filename = str(path)
+        raise
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
@@ -57,8 +61,10 @@ def write_bytes_atomic(path: str | Path, data: bytes) -> Path:
             checkpoint(f"fsync-after/{path.name}")
         os.replace(tmp, path)
         checkpoint(f"rename-after/{path.name}")
-    except BaseException:
+    except BaseException as exc:
         tmp.unlink(missing_ok=True)
+        if isinstance(exc, OSError) and (exc.filename is None or str(exc.filename) == str(tmp)):
+            exc.filename = str(path)  # a full disk or read-only folder is reported at the file the user knows
         raise
     return path
 
@@ -119,16 +125,38 @@ def safe_join(root: str | Path, path: str, what: str = "path") -> Path:
     return Path(root).joinpath(*safe_relpath(path, what).split("/"))
 
 
+MAX_NAME_BYTES = 200
+"""Longest data-derived file name kept as it is. File systems allow 255 bytes a name; a writer adds a suffix
+(`.fingerprint.json`, 17) and the atomic writer's temporary name adds about 24 more, so a 215-character engine
+spec failed after every unit was measured (ENAMETOOLONG). 200 keeps every name written so far unchanged."""
+NAME_HASH_HEX = 12
+"""Hex digits of the SHA-256 of the original name that end a shortened one."""
+
+
+def bounded_name(made: str, original: str | None = None) -> str:
+    """`made` when it is at most MAX_NAME_BYTES in UTF-8, else its head cut on a character boundary plus `-`
+    and NAME_HASH_HEX hex digits of the SHA-256 of `original` (default `made`), MAX_NAME_BYTES in all: names
+    that share a long head still differ, and the same name always shortens the same way."""
+    if len(made.encode("utf-8", "surrogateescape")) <= MAX_NAME_BYTES:
+        return made
+    import hashlib
+
+    digest = hashlib.sha256((made if original is None else original).encode("utf-8", "surrogatepass")).hexdigest()
+    head = made.encode("utf-8", "surrogateescape")[: MAX_NAME_BYTES - NAME_HASH_HEX - 1]
+    return head.decode("utf-8", "ignore") + "-" + digest[:NAME_HASH_HEX]
+
+
 def safe_file_names(names: Iterable[str], what: str) -> dict[str, str]:
     """A file name for each of `names` (ids read from input), unchanged when already safe and plain,
     otherwise made safe (every character outside letters, digits, `-`, `_`, `.` and `@` becomes `_`, a leading
-    dot too). Two names that come out the same are refused, never written over each other."""
+    dot too), and at most MAX_NAME_BYTES long (`bounded_name`). Two names that come out the same are refused,
+    never written over each other."""
     out: dict[str, str] = {}
     taken: dict[str, str] = {}
     for name in names:
         if name in out:
             continue
-        made = re.sub(r"[^\w.@-]|^\.", "_", name, flags=re.ASCII) or "_"
+        made = bounded_name(re.sub(r"[^\w.@-]|^\.", "_", name, flags=re.ASCII) or "_", name)
         other = taken.get(made.casefold())
         if other is not None:
             raise UserError(f"{what}s {other!r} and {name!r} both become the file name {made!r}; rename one of them")

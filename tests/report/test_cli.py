@@ -21,7 +21,7 @@ def test_html_and_markdown_files(all_runs, tmp_path):
     html, md = tmp_path / "site" / "r.html", tmp_path / "r.md"
     result = CliRunner().invoke(app, ["report", str(all_runs), "--html", str(html), "--md", str(md)])
     assert result.exit_code == 0, result.output
-    assert html.read_text().startswith("<!DOCTYPE html>") and md.read_text().startswith("# ctxgauge report")
+    assert html.read_text().startswith("<!DOCTYPE html>") and md.read_text().startswith("<!-- generator: ctxgauge -->\n# ctxgauge report")  # the marker first
     assert "Determinism" not in result.output  # files asked for: no terminal report
 
 

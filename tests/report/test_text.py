@@ -12,7 +12,7 @@ from ctxgauge.report._terminal import text_bar
 
 def test_markdown_has_tables_links_and_grids(all_runs, tmp_path):
     md = render_markdown(build_report(discover_runs(all_runs)), all_runs)
-    assert md.startswith("# ctxgauge report\n")
+    assert md.startswith("<!-- generator: ctxgauge -->\n# ctxgauge report\n")  # the report marker, then the title
     assert "## Replay: the repository's own commits as requests" in md
     assert "| metric | bm25 | grep |" in md
     assert "[replay-a](replay-a/run.json)" in md

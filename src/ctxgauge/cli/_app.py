@@ -21,8 +21,9 @@ import typer.main
 from typer.core import TyperGroup
 from typer.exceptions import TyperException
 
+from ctxgauge._output import EnvironmentProblem, environment_reason
 from ctxgauge.cli._common import crash, fail
-from ctxgauge.errors import EngineError, UserError
+from ctxgauge.errors import EXIT_UNFINISHED, EngineError, UserError
 
 
 class _Root(TyperGroup):
@@ -69,6 +70,11 @@ class _Root(TyperGroup):
                 _usage_line(exc)
             raise
 
+    def make_context(self, info_name, args, parent=None, **extra):
+        # The arguments as given, for the one `--resume` command an environment error prints.
+        self.__dict__["_argv"] = list(args)
+        return super().make_context(info_name, args, parent=parent, **extra)
+
     def invoke(self, ctx):
         try:
             return super().invoke(ctx)
@@ -79,7 +85,28 @@ class _Root(TyperGroup):
                 _usage_line(exc)
             if isinstance(exc, TyperException):
                 raise
+            # The user's environment (a full disk, a read-only or wrong-type target) is never a bug: one line,
+            # exit 2 before a run is recorded, exit 6 with the `--resume` command after (`ctxgauge._output`).
+            if isinstance(exc, EnvironmentProblem):
+                fail(f"{exc.reason}; the run is recorded as unfinished in {exc.run_dir}; continue it with: "
+                     f"{resume_command(self.__dict__.get('_argv', []), exc.run_dir)}", code=EXIT_UNFINISHED)
+            reason = environment_reason(exc)
+            if reason is not None:
+                fail(f"{reason}; nothing was written; free space, or choose a path you can write", code=2)
             crash(exc)
+
+
+def resume_command(argv: list[str], run_dir) -> str:
+    """The command that continues the run in `run_dir`: the arguments given, with `--out RUN_DIR` when no
+    --out was given (a default run folder's name holds a time stamp the user never saw) and `--resume`."""
+    import shlex
+
+    args = list(argv)
+    if not any(a == "--out" or a.startswith("--out=") for a in args):
+        args += ["--out", str(run_dir)]
+    if "--resume" not in args:
+        args.append("--resume")
+    return shlex.join(["ctxgauge", *args])
 
 
 def _is_usage_error(exc: BaseException) -> bool:

@@ -25,9 +25,12 @@ def query(
     json_out: bool = typer.Option(False, "--json", help="Print JSON: {engine, identity, corpus, request, k, hits: [{path, score}]}."),
 ) -> None:
     """Rank the files of SOURCE for TEXT with one engine."""
+    import os
+    import shutil
     import tempfile
 
-    from ctxgauge.errors import UserError
+    from ctxgauge._output import environment_reason
+    from ctxgauge.errors import EngineError, UserError
 
     if not text.strip():  # an unset shell variable, say: "no file matched" and exit 0 would hide it
         raise UserError("the request text is empty: give the words to rank files for, e.g. "
@@ -35,9 +38,21 @@ def query(
 
     from ctxgauge.engines import run_query
 
+    made = index_dir is not None and not os.path.lexists(index_dir)
     with tempfile.TemporaryDirectory(prefix="ctxgauge-query-") as tmp:
         out = Path(index_dir) if index_dir else Path(tmp)
-        result = run_query(source, text, engine=engine, k=k, rev=rev, out_dir=out)
+        try:
+            result = run_query(source, text, engine=engine, k=k, rev=rev, out_dir=out)
+        except (OSError, EngineError) as exc:
+            # A full or read-only --index-dir is the user's disk, not the engine's fault: one line, exit 2,
+            # and an index folder this command made is not left half-written.
+            reason = environment_reason(exc, index_dir) if index_dir is not None else None
+            if reason is None:
+                raise
+            if made:
+                shutil.rmtree(index_dir, ignore_errors=True)
+            raise UserError(f"--index-dir: {reason}; nothing was kept; free space, or choose a folder you can "
+                            "write") from None
     if json_out:
         print_json(result)
         return

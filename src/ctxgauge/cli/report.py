@@ -6,6 +6,7 @@ Printed to the terminal unless --html, --md or --json is given. The HTML page is
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import List, Optional
 
@@ -24,9 +25,11 @@ def report(
     md: Optional[Path] = typer.Option(None, "--md", help="Write the Markdown report here."),
     title: str = typer.Option("ctxgauge report", "--title", help="The report's title."),
     misses: bool = typer.Option(False, "--misses", help="Also print (and write into --md) every missed request: its expected files, where each landed, the top k instead."),
+    force: bool = typer.Option(False, "--force", help="Replace an existing --html/--md file ctxgauge did not write (a file a run reads, or any file inside a run being reported, is never replaced)."),
     json_out: bool = typer.Option(False, "--json", help="Print the report model as JSON."),
 ) -> None:
     """Report on runs: per-suite tables and figures, every one naming the run it comes from."""
+    from ctxgauge._output import check_output_target
     from ctxgauge.errors import UserError
     from ctxgauge.report import build_report, load_runs, render_terminal, write_html, write_markdown
 
@@ -41,6 +44,13 @@ def report(
     if not found:
         raise UserError(f"no run directories under {where}")
     print_unreadable(unreadable)
+    # The output rule (`_output`): checked before anything is written, so a refusal leaves every file as it was.
+    inputs = [ref.path for ref in found]
+    for option, target in (("--html", html), ("--md", md)):
+        if target is not None:
+            check_output_target(target, option=option, inputs=inputs, force=force)
+    if html is not None and md is not None and os.path.realpath(html) == os.path.realpath(md):
+        raise UserError("--html and --md name the same file; give each its own")
     model = build_report(found, title=title)
     if json_out:
         print_json(model.to_dict())

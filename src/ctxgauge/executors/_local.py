@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import multiprocessing
+import os
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any, Iterator, Sequence
 
+from ctxgauge._lifeline import pool_initializer
 from ctxgauge.executors._base import Executor, Part, Work, cancel_each, parts_in_order, run_collected
 
 
@@ -41,7 +43,9 @@ class PoolExecutor(Executor):
         # Not a generator function: the units go to the workers now, so a caller may do its own work while
         # they run and read their parts later (the determinism suite's rebuilds beside its base build).
         if self._pool is None:
-            self._pool = ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"))
+            # Each worker ends itself when this process is gone, SIGKILL included (`_lifeline`: no orphans).
+            self._pool = ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"),
+                                             initializer=pool_initializer, initargs=(os.getpid(),))
         futures = [self._pool.submit(run_collected, fn, item) for item in items]
         return parts_in_order(futures, cancel_each)
 

@@ -215,7 +215,11 @@ def export_runs(runs_dir: str | Path, out: str | Path, *, environ: Mapping[str, 
     out.parent.mkdir(parents=True, exist_ok=True)
     # os.mkdir applies the umask, as for any directory a user makes (mkdtemp's 0o700 would hide the tree).
     stage = out.with_name(f".{out.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
-    os.mkdir(stage, 0o777)
+    try:
+        os.mkdir(stage, 0o777)
+    except OSError as exc:
+        exc.filename = str(out)  # the folder the user named, not the staging name (a read-only folder)
+        raise
     try:
         for rel, src in files.items():
             dest = stage / rel
@@ -231,8 +235,10 @@ def export_runs(runs_dir: str | Path, out: str | Path, *, environ: Mapping[str, 
         os.replace(stage, out)
         if old is not None:
             shutil.rmtree(old, ignore_errors=True)
-    except BaseException:
+    except BaseException as exc:
         shutil.rmtree(stage, ignore_errors=True)
+        if isinstance(exc, OSError) and exc.filename is not None and str(stage) in str(exc.filename):
+            exc.filename = str(out)  # a full disk: say the folder the user named, not the staging name
         raise
     dnf = manifest["counts"]["did_not_finish"]
     return ExportResult(out, len(manifest["runs"]), dnf, len(files), _sha(files[MANIFEST]), warnings)

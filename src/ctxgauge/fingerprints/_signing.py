@@ -212,6 +212,7 @@ def generate_keypair(directory: str | os.PathLike[str], name: str = "ctxgauge-si
     """
     serialization, ed25519 = _crypto()
     folder = Path(directory)
+    made = [p for p in (folder, *folder.parents) if not os.path.lexists(p)]  # removed again if writing fails
     folder.mkdir(parents=True, exist_ok=True)
     private_path, public_path = folder / f"{name}.key.pem", folder / f"{name}.pub.pem"
     for target in (private_path, public_path):
@@ -226,9 +227,23 @@ def generate_keypair(directory: str | os.PathLike[str], name: str = "ctxgauge-si
     )
     # Created 0600 from the first byte (O_EXCL, mode given to open): no moment where another user can read it.
     fd = os.open(private_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o600)
-    with os.fdopen(fd, "wb") as handle:
-        if hasattr(os, "fchmod"):
-            os.fchmod(handle.fileno(), 0o600)  # a umask cannot add bits, but be explicit about the result
-        handle.write(private_pem)
-    write_bytes_atomic(public_path, public_pem)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            if hasattr(os, "fchmod"):
+                os.fchmod(handle.fileno(), 0o600)  # a umask cannot add bits, but be explicit about the result
+            handle.write(private_pem)
+            handle.flush()
+            os.fsync(handle.fileno())  # a full disk fails here, not after the key was reported written
+        write_bytes_atomic(public_path, public_pem)
+    except OSError as exc:
+        # Half a key pair is no key pair (a full disk, a file size limit): nothing is left behind.
+        private_path.unlink(missing_ok=True)
+        for p in made:
+            try:
+                p.rmdir()
+            except OSError:
+                break
+        if exc.filename is None:
+            exc.filename = str(private_path)
+        raise
     return private_path, public_path

@@ -28,6 +28,7 @@ from typing import Any, Iterator, Mapping
 
 from ctxgauge._io import InputError, escape_surrogates, parse_data, read_data, write_json_atomic
 from ctxgauge._killpoints import checkpoint
+from ctxgauge._output import EnvironmentProblem, environment_reason
 from ctxgauge.errors import Interrupted, UserError
 from ctxgauge.records._migrate import check_version, migrate, migrate_unit
 from ctxgauge.records._model import SCHEMA_VERSION, STATUSES, UNIT_STATUSES, RunRecord, Subject, Unit
@@ -154,14 +155,10 @@ def read_units(run_dir: str | Path) -> list[Unit]:
     run_dir = Path(run_dir)
     path = run_dir / UNITS_FILE
     version, suite = _written_version(run_dir)
-    if not path.exists():
+    if not os.path.lexists(path):
         return []
     units: dict[str, Unit] = {}
-    try:
-        fh = open(path, "rb")
-    except OSError as exc:
-        raise InputError("units file", path, f"cannot read ({exc.strerror or exc})") from None
-    with fh:
+    with _open_units(path) as fh:
         for number, line in enumerate(fh, start=1):
             if not line.endswith(b"\n"):
                 break  # torn by a crash: the unit was never finished
@@ -177,6 +174,36 @@ def read_units(run_dir: str | Path) -> list[Unit]:
             unit = Unit.from_json(data)
             units[unit.id] = unit
     return list(units.values())
+
+
+MAX_UNITS_BYTES = 1 << 30
+"""Largest units.jsonl read (1 GiB; a 10,000-commit replay with --vs writes about 150 MB)."""
+
+
+def _open_units(path: Path):
+    """units.jsonl opened for reading, or the InputError a user can mend: never through a symbolic link, never
+    blocking (a FIFO placed there hung `report`), a regular file only (a link to /dev/zero grew the reader to
+    23 GB), and at most MAX_UNITS_BYTES."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    except OSError as exc:
+        if os.path.islink(path):
+            raise InputError("units file", path, "is a symbolic link; a run's units.jsonl is a file it wrote "
+                             "itself: restore it or record the run again") from None
+        raise InputError("units file", path, f"cannot read ({exc.strerror or exc})") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise InputError("units file", path, "is not a regular file (a FIFO, device or socket); restore the "
+                             "run's units.jsonl or record the run again")
+        if st.st_size > MAX_UNITS_BYTES:
+            raise InputError("units file", path, f"is {st.st_size} bytes, more than the {MAX_UNITS_BYTES} a run's "
+                             "units are read up to")
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
 
 
 UNKNOWN = "unknown"
@@ -302,6 +329,7 @@ class RunDir:
                 raise UserError(f"{path}: exists and is not empty; choose another --out")
             for p in leftovers:
                 p.unlink()
+        made = [p for p in (path, *path.parents) if not os.path.lexists(p)]
         try:
             path.mkdir(parents=True, exist_ok=True)
         except OSError as exc:  # below a file, on /proc, read-only, no permission
@@ -314,6 +342,12 @@ class RunDir:
         try:
             run._write()
         except OSError as exc:
+            # Nothing was recorded: the folders made for it go too (nothing is left behind).
+            for p in made:
+                try:
+                    p.rmdir()
+                except OSError:
+                    break
             raise UserError(f"{plain_path(path)}: cannot write the run record ({exc.strerror or exc}); "
                             "choose another --out") from None
         return run
@@ -339,6 +373,16 @@ class RunDir:
             self.finish("cancelled", error="interrupted")
             if not isinstance(exc, Interrupted):
                 raise Interrupted(self.path) from exc
+        elif environment_reason(exc) is not None:
+            # A full disk, a read-only or wrong-type target: the user's environment, not the run's work. The
+            # run stays resumable; the record says why in the user's words (it may not be writable itself: a
+            # full disk then leaves it `started`, which --resume continues as well).
+            reason = environment_reason(exc)
+            try:
+                self.finish("error", error=reason)
+            except OSError:
+                pass
+            raise EnvironmentProblem(self.path, reason) from exc
         else:
             self.finish("error", error=f"{exc_type.__name__}: {exc}")
 

@@ -12,6 +12,7 @@ from html import escape
 from pathlib import Path
 
 import ctxgauge
+from ctxgauge._output import MARK_LINE
 from ctxgauge.records import RUN_FILE
 import ctxgauge.report._svg as _svg
 from ctxgauge.report._common import nice_top, pval
@@ -144,7 +145,7 @@ def render_html(report: Report, base: Path | None = None) -> str:
                 + (f", {dnf} did not finish (listed, never in a mean)" if dnf else "")
                 + ". Every figure links to the run record it comes from.")
     return (
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+        f"<!DOCTYPE html>\n{MARK_LINE}\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
         # No request may leave the page: forbid every fetch but inline styles, inline SVG and data: images.
         "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; "

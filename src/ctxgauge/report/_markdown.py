@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ctxgauge._output import MARK_LINE
 from ctxgauge.report._common import pval
 from ctxgauge.report._html import Links
 from ctxgauge.report._model import BarsFigure, Block, Cell, GridFigure, PairedFigure, Report, Table
@@ -99,7 +100,8 @@ def render_markdown(report: Report, base: Path | None = None, *, details: bool =
     """The report as Markdown text; links relative to `base` (the directory the file will be written to);
     per-item tables (the misses) only with `details`."""
     links = Links(report, base)
-    out = [f"# {report.title}", "", f"{len(report.runs)} runs. Every figure names the run it comes from.", ""]
+    # The marker first: a later `report --md` onto this file knows ctxgauge wrote it (`_output`).
+    out = [MARK_LINE, f"# {report.title}", "", f"{len(report.runs)} runs. Every figure names the run it comes from.", ""]
     out += _block(report.overview, links)
     for sec in report.sections:
         out += [f"## {sec.title}", ""]

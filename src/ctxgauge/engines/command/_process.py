@@ -32,6 +32,7 @@ import time
 from pathlib import Path
 from typing import Iterator
 
+from ctxgauge._lifeline import die_with_parent
 from ctxgauge.errors import UserError
 
 MAX_LINE_BYTES = 8 << 20
@@ -81,7 +82,7 @@ class Process:
         try:
             self.proc = subprocess.Popen(
                 argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0,
-                start_new_session=POSIX,
+                start_new_session=POSIX, preexec_fn=die_with_parent(),  # killed with its parent (`_lifeline`)
             )
         except FileNotFoundError:
             raise UserError(not_found(argv[0])) from None

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from ctxgauge._output import EnvironmentProblem, environment_reason
 from ctxgauge._io import write_json_atomic
 from ctxgauge.errors import Interrupted, UserError
 from ctxgauge.executors import open_executor
@@ -210,14 +211,25 @@ def replay_many(template: ReplayConfig, lines: list[RepoLine], out: Path | None 
                     if r.run.record.status == "started":
                         try:
                             r.run.__exit__(type(exc), exc, None)
-                        except Interrupted:
+                        except (Interrupted, EnvironmentProblem):
                             pass
                 if isinstance(exc, KeyboardInterrupt) and not isinstance(exc, Interrupted):
                     raise Interrupted(out) from exc
+                # A full disk or a read-only target names the whole folder too: `--resume` continues that.
+                reason = environment_reason(exc) if runs else None
+                if reason is not None:
+                    raise EnvironmentProblem(out, reason) from exc
                 raise
         results = [(line, *done[i]) for i, line in enumerate(lines)]
         summary = combined_summary(results, plans[0].metrics, template.seed)
-        write_json_atomic(out / SUMMARY_FILE, summary)
+        try:
+            write_json_atomic(out / SUMMARY_FILE, summary)
+        except OSError as exc:
+            # Every run is recorded; `--resume` on the folder reads them back and writes the summary again.
+            reason = environment_reason(exc)
+            if reason is None:
+                raise
+            raise EnvironmentProblem(out, reason) from exc
         return ManyResult(out, [(line, r) for line, r, _ in results], summary)
     finally:
         for p in plans:
