@@ -88,11 +88,31 @@ class _Outsider(_Words):
         return [Hit("../../etc/passwd", 1.0)]
 
 
+class _PastTheEnd(_Words):
+    """Spans beyond the last line of every file it returns."""
+
+    def query(self, out_dir, text, k):
+        return [Hit(h.path, h.score, ((1, 10**6),)) for h in super().query(out_dir, text, k)]
+
+
+class _WanderingSpans(_Words):
+    """Stable files, spans that change between calls: not stable (a context is its lines, not its files)."""
+
+    calls = 0
+
+    def query(self, out_dir, text, k):
+        _WanderingSpans.calls += 1
+        return [Hit(h.path, h.score, ((1, 1),) if _WanderingSpans.calls % 2 else ())
+                for h in super().query(out_dir, text, k)]
+
+
 @pytest.mark.parametrize("cls, breach", [
     (_TimeStamped, "rebuild identical"),
     (_RandomTies, "query stable"),
     (_Litters, "writes only to out_dir"),
     (_Outsider, "query answers"),
+    (_PastTheEnd, "query answers"),
+    (_WanderingSpans, "query stable"),
 ])
 def test_breaches_are_reported(revisions, cls, breach):
     old, new, queries, path = revisions
@@ -129,3 +149,10 @@ def test_the_degenerate_threshold_is_one_number_the_contract_and_determinism_sha
         assert (share >= DEGENERATE_EMPTY_SHARE) is degenerate
         assert (_statuses(report)["non-degenerate"] == "fail") is degenerate
         assert any(f.name == "degenerate" for f in flags) is degenerate
+
+
+def test_the_contract_names_the_span_rule(revisions):
+    old, new, queries, path = revisions
+    report = check_engine(_PastTheEnd(), old, new, queries, k=10, watch=[Path(path)])
+    detail = {c.name: c.detail for c in report.checks}["query answers"]
+    assert "span-range: span 0 (1-1000000) ends past the file's" in detail

@@ -25,11 +25,12 @@ from ctxgauge.engines._registry import (
     same_system,
     unknown_engine,
 )
+from ctxgauge.engines._spans import MAX_SPANS, SPAN_RULES, check_spans
 from ctxgauge.engines._spec import EngineSpec, Param, parse_spec
 
 __all__ = [
-    "BUILTINS", "DEGENERATE_EMPTY_SHARE", "ENTRY_POINT_GROUP", "REFERENCE_ENGINES", "Check", "ContractReport", "Engine", "EngineInfo",
-    "EngineLike", "EngineSpec", "Hit", "Param", "ask_defer_writes", "ask_identity", "call_engine", "canonical_spec", "check_engine", "checked_hits", "describe_engines",
+    "BUILTINS", "DEGENERATE_EMPTY_SHARE", "ENTRY_POINT_GROUP", "MAX_SPANS", "SPAN_RULES", "REFERENCE_ENGINES", "Check", "ContractReport", "Engine", "EngineInfo",
+    "EngineLike", "EngineSpec", "Hit", "Param", "ask_defer_writes", "ask_identity", "call_engine", "canonical_spec", "check_engine", "check_spans", "checked_hits", "describe_engines",
     "engine_available", "engine_names", "get_engine", "parse_spec", "rank", "run_query", "refuse_same_system", "same_system",
     "unknown_engine",
 ]

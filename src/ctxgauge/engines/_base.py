@@ -18,13 +18,20 @@ from ctxgauge.engines._spec import EngineSpec, resolve_params
 
 @dataclass(frozen=True)
 class Hit:
-    """One ranked file: its path relative to the corpus root and the engine's score (higher is better)."""
+    """One ranked file: its path relative to the corpus root, the engine's score (higher is better) and the
+    lines it hands over: `spans`, `(start_line, end_line)` pairs, 1-based and inclusive, in the engine's
+    order of preference; empty means the whole file (the rules: `engines/_spans.py`)."""
 
     path: str
     score: float
+    spans: tuple[tuple[int, int], ...] = ()
 
     def to_dict(self) -> dict:
-        return {"path": self.path, "score": self.score}
+        # A file-only hit writes what it always wrote: records of file-only engines stay byte for byte.
+        out: dict = {"path": self.path, "score": self.score}
+        if self.spans:
+            out["spans"] = [[s, e] for s, e in self.spans]
+        return out
 
 
 def rank(scores: dict[str, float], k: int) -> list[Hit]:

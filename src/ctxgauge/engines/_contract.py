@@ -4,8 +4,10 @@ On a corpus with history (the bundled sample by default) it builds twice into fr
 each request twice, updates an index built at an older revision to the newer one, and reports every
 breach: writes outside the out directory (into the corpus, the working directory or the temporary
 directory), artifacts that differ between builds, rankings that differ between calls, paths not in the
-corpus, more than k hits, duplicate paths, hits out of order, an identity without id or source, and an
-update whose artifact or rankings differ from a fresh build.
+corpus, more than k hits, duplicate paths, hits out of order, spans breaking a rule of `engines/_spans.py`
+(named in the failure: overlapping, out of range of the file, end before start, more than 50 per hit), an
+identity without id or source, and an update whose artifact or rankings differ from a fresh build. A
+ranking is stable only when its files and their spans are.
 """
 
 from __future__ import annotations
@@ -85,6 +87,11 @@ def _watched(workdir: Path, tmpdir: Path) -> Iterator[None]:
             os.environ["TMPDIR"] = old_env
 
 
+def _answer(hits) -> list[tuple[str, tuple]]:
+    """What a stable answer keeps the same: each hit's path and its spans."""
+    return [(h.path, tuple(getattr(h, "spans", ()))) for h in hits]
+
+
 def check_engine(engine, old: Corpus, new: Corpus, queries: list[str], *, k: int = 10,
                  watch: list[Path] = ()) -> ContractReport:
     """Run the contract on `engine`: `old` and `new` are two revisions of one source (for update),
@@ -143,7 +150,7 @@ def check_engine(engine, old: Corpus, new: Corpus, queries: list[str], *, k: int
                     breaches.append(f"{q!r}: {exc}")
                     continue
                 fresh[q] = [h.path for h in r1]
-                if not ([h.path for h in r1] == [h.path for h in r2] == [h.path for h in r3]):
+                if not (_answer(r1) == _answer(r2) == _answer(r3)):
                     unstable.append(q)
             add(Check("query answers", "fail" if breaches else "pass", "; ".join(breaches[:3])))
             add(Check("query stable", "fail" if unstable else "pass",

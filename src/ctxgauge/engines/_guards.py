@@ -9,6 +9,7 @@ from typing import Sequence
 
 from ctxgauge.corpus import Corpus
 from ctxgauge.engines._base import Hit
+from ctxgauge.engines._spans import check_spans, line_count
 from ctxgauge.errors import EngineError, UserError
 
 SHOWN_CHARS = 200
@@ -28,7 +29,8 @@ def shown(path: str) -> str:
 
 def checked_hits(hits: Sequence[Hit], corpus: Corpus | None, k: int, engine_name: str) -> list[Hit]:
     """The engine's hits if they keep the contract (at most k, unique, relative paths in the corpus,
-    numeric scores, best first); otherwise EngineError saying which rule broke."""
+    numeric scores, best first, spans by the rules of `engines/_spans.py`, in range of the file at the
+    corpus revision); otherwise EngineError saying which rule broke."""
     out = list(hits)
     if len(out) > k:
         raise EngineError(f"{engine_name} returned {len(out)} hits for k={k}")
@@ -44,6 +46,11 @@ def checked_hits(hits: Sequence[Hit], corpus: Corpus | None, k: int, engine_name
     for a, b in zip(out, out[1:]):
         if b.score > a.score:
             raise EngineError(f"{engine_name} returned hits out of order ({shown(a.path)} before {shown(b.path)})")
+    for h in out:
+        spans = getattr(h, "spans", ())
+        if spans:  # a file-only hit reads nothing more
+            n_lines = line_count(corpus.read(h.path)) if corpus is not None else None
+            check_spans(spans, f"{engine_name} hit {shown(h.path)}", n_lines)
     return out
 
 

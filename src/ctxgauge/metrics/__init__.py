@@ -6,6 +6,9 @@ Ranking quality (one ranking of unique paths against a set of relevant paths):
     `Metric`, `parse_metric`, `evaluate`, `mean_over`, `first_relevant_rank`; the one registry:
     `register_metric`, `metric_kinds`, `get_metric_kind`, `MetricKind`, `MetricSpecError`.
     Specs: hit@k, recall@k, precision@k, precision_returned@k, mrr, mrr@k, ndcg@k.
+Context (spans, gold lines, token budgets; `spans`, `packing`, `tokens`):
+    `Gold`, `SpanContext`, `span_context`, `context_figures`, `aggregate`; specs file_/line_ coverage and
+    precision @k and _tokens@B (each with a `_micro` family), gold_lines_per_1k_tokens@B, line_coverage_auc.
 Stability across trials (ContextBenchmark's definitions):
     `exact_match`, `exact_match_rate`, `jaccard_at_k`, `kendall_tau_a`, `mean_pairwise_jaccard`,
     `mean_pairwise_tau`.
@@ -29,6 +32,7 @@ from ctxgauge.metrics._registry import (
     register_metric,
 )
 from ctxgauge.metrics.ranking import evaluate, first_relevant_rank, mean_over
+from ctxgauge.metrics.spans import Gold, SpanContext, aggregate, context_figures, span_context
 from ctxgauge.metrics.stability import (
     exact_match,
     exact_match_rate,
@@ -49,6 +53,11 @@ from ctxgauge.metrics.stats import (
 
 __all__ = [
     "ComputeFn",
+    "Gold",
+    "SpanContext",
+    "aggregate",
+    "context_figures",
+    "span_context",
     "KRule",
     "Labels",
     "Metric",

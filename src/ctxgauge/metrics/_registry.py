@@ -26,6 +26,12 @@ It is only called with a non-empty ranking of unique paths and a non-empty relev
 handles the edge cases once for every metric, so implementations cannot disagree about them.
 """
 
+Reads = Literal["ranking", "context"]
+"""What a metric family scores (see `MetricKind.reads`)."""
+
+Aggregate = Literal["mean", "ratio"]
+"""How a metric family combines units (see `MetricKind.aggregate`)."""
+
 _NAME = re.compile(r"[a-z][a-z0-9_]*")
 # Tolerant of case and of blanks around the parts, strict about everything else: "Recall @ 10" parses,
 # "recall@10x" and "recall@@10" do not.
@@ -53,7 +59,12 @@ class MetricKind:
     higher_is_better: bool
     """Direction of improvement, read by comparisons (wins and losses)."""
     compute: ComputeFn = field(repr=False, compare=False)
-    """The implementation (see `ComputeFn`)."""
+    """The implementation (see `ComputeFn`; a context metric's is a `spans.ContextFn`)."""
+    reads: Reads = "ranking"
+    """What it scores: a ranking of paths against relevant paths, or a context (spans, packed under a
+    budget) against gold files and lines (`ctxgauge.metrics.spans`)."""
+    aggregate: Aggregate = "mean"
+    """How units combine: the mean of per-unit values (macro), or the ratio of sums (micro)."""
 
     def describe(self, k: int | None) -> str:
         """The description with its cutoff filled in."""
@@ -64,7 +75,8 @@ _REGISTRY: dict[str, MetricKind] = {}
 
 
 def register_metric(
-    name: str, *, k: KRule, description: str, higher_is_better: bool = True
+    name: str, *, k: KRule, description: str, higher_is_better: bool = True, reads: Reads = "ranking",
+    aggregate: Aggregate = "mean",
 ) -> Callable[[ComputeFn], ComputeFn]:
     """Register a metric family under `name`; use as a decorator on its compute function.
 
@@ -79,7 +91,7 @@ def register_metric(
     def decorator(fn: ComputeFn) -> ComputeFn:
         if name in _REGISTRY:
             raise ValueError(f"metric {name!r} is already registered")
-        _REGISTRY[name] = MetricKind(name, k, description, higher_is_better, fn)
+        _REGISTRY[name] = MetricKind(name, k, description, higher_is_better, fn, reads, aggregate)
         return fn
 
     return decorator
@@ -154,6 +166,8 @@ class Metric:
 
         Paths are compared as exact strings; normalise them before calling.
         """
+        if get_metric_kind(self.name).reads != "ranking":
+            raise TypeError(f"{self} scores a context, not a ranking: use ctxgauge.metrics.spans.context_figures")
         ranked = check_ranking(ranking)
         rel = as_path_set(relevant)
         if not rel:

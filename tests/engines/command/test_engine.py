@@ -342,3 +342,38 @@ def test_huge_answers_are_bounded(tmp_path: Path) -> None:
         assert "(3,000,002 characters)" in str(info.value)
     finally:
         engine.close()
+
+
+def test_spans_on_the_wire_become_hit_spans(engines, corpus_dir: Path, tmp_path: Path) -> None:
+    from ctxgauge.engines import checked_hits
+
+    corpus = Corpus.from_directory(corpus_dir)
+    engine = engines("--spans=2-2;1-1")
+    engine.build(corpus, tmp_path / "out")
+    hits = engine.query(tmp_path / "out", "alpha", 10)
+    # The engine's order of spans is kept (2-2 before 1-1), and JSON writes them as [s, e] pairs.
+    assert hits == [Hit("src/alpha.py", 3.0, ((2, 2), (1, 1))), Hit("README.md", 2.0, ((2, 2), (1, 1)))]
+    assert hits[0].to_dict() == {"path": "src/alpha.py", "score": 3.0, "spans": [[2, 2], [1, 1]]}
+    # src/alpha.py has 2 lines, README.md has 1 (a final line with \n): line 2 of README.md is past its end.
+    with pytest.raises(EngineError, match=r"span-range: span 0 \(2-2\) ends past the file's 1 lines"):
+        checked_hits(hits, corpus, 10, engine.name)
+    assert checked_hits(hits[:1], corpus, 10, engine.name) == hits[:1]
+
+
+@pytest.mark.parametrize(("spans", "rule"), [
+    ("1-2;2-2", "span-overlap"),
+    ("2-1", "span-order"),
+    ("0-1", "span-start"),
+    (";".join(["1-1"] * 51), "span-count"),
+])
+def test_span_breaches_fail_with_the_rule_named(engines, corpus_dir: Path, tmp_path: Path, spans: str,
+                                                rule: str) -> None:
+    engine = engines(f"--spans={spans}")
+    engine.build(Corpus.from_directory(corpus_dir), tmp_path / "out")
+    with pytest.raises(EngineError, match=rf"hit 0 \(src/alpha.py\): {rule}: "):
+        engine.query(tmp_path / "out", "alpha", 5)
+
+
+def test_a_file_only_hit_writes_what_it_always_wrote() -> None:
+    assert Hit("a.py", 1.0).to_dict() == {"path": "a.py", "score": 1.0}
+    assert Hit("a.py", 1.0) == Hit("a.py", 1.0, ())

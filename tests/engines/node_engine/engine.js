@@ -16,6 +16,7 @@
 //   --bad-score         scores as strings        --chatty           write 1 MiB to stderr before every answer
 //   --no-identity       answer identity with ok:false
 //   --twice-on=OP       answer OP twice      --update-fails     answer update with ok:false, "disk full"
+//   --spans=S-E;S-E     give every hit these spans, as [{"start":S,"end":E},...] (the wire form)
 'use strict';
 
 const crypto = require('crypto');
@@ -84,6 +85,11 @@ function query(req) {
   if (flag('--dotdot-paths')) hits = hits.map((h) => ({ path: '../' + h.path, score: h.score }));
   if (flag('--bad-score')) hits = hits.map((h) => ({ path: h.path, score: String(h.score) }));
   if (flag('--duplicate') && hits.length) hits.push(hits[0]);
+  const spans = flagValue('--spans');
+  if (spans !== null) {
+    const wire = spans.split(';').map((se) => { const [s, e] = se.split('-').map(Number); return { start: s, end: e }; });
+    hits = hits.map((h) => ({ path: h.path, score: h.score, spans: wire }));
+  }
   if (flag('--too-many')) {
     while (hits.length <= req.k) hits.push({ path: 'padding-' + hits.length + '.txt', score: 0 });
   }

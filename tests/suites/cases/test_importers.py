@@ -86,6 +86,9 @@ def test_swebench_instances_become_cases_on_a_local_clone(tmp_path):
         assert case.corpus == f"{(tmp_path / 'repos' / 'acme__lib').resolve()}@abc123"
         assert case.expected == ("src/a.py", "src/old.py", "src/from.py", "docs/café.md")
         assert dropped == {"no-modified-file": 1}
+        # Gold lines from the gold patch: the removed line 2 (between context lines 1 and 3), every line of
+        # the deleted file, line 1 of café.md; the pure rename counts at file level only (no entry).
+        assert case.gold_lines() == {"docs/café.md": [(1, 1)], "src/a.py": [(2, 2)], "src/old.py": [(1, 1)]}
 
 
 def test_swebench_errors_say_what_to_do(tmp_path):

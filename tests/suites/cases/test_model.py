@@ -64,8 +64,14 @@ def test_corpus_specs():
     ("cases:\n  - name: x\n    query: q\n    corpus: .\n    expected: [a]\n    known_gap: maybe", "`known_gap` must be true or false"),
     ("cases:\n  - {name: x, query: q, corpus: ., expected: [a]}\n  - {name: x, query: r, corpus: ., expected: [b]}", "two cases are named 'x'"),
     ("pass: {recal@5: 0.5}\ncases:\n  - {name: x, query: q, corpus: ., expected: [a]}", "pass line 'recal@5'"),
+    ("pass: {line_coverage@5: 0.5}\ncases:\n  - {name: x, query: q, corpus: ., expected: [a]}", "a context metric cannot be a pass line yet"),
     ("pass: {recall@5: high}\ncases:\n  - {name: x, query: q, corpus: ., expected: [a]}", "the threshold must be a number"),
     ("cases:\n  - name: x\n   query: bad indent", "not valid YAML at line"),
+    ("cases:\n  - {name: x, query: q, corpus: ., expected: [a], lines: {b: [[1, 2]]}}", "`lines` names 'b', which is not an expected file"),
+    ("cases:\n  - {name: x, query: q, corpus: ., expected: [a], lines: {a: [1, 2]}}", "`lines` of 'a' must be a list of [start, end] pairs"),
+    ("cases:\n  - {name: x, query: q, corpus: ., expected: [a], lines: {a: [[3, 2]]}}", "[3, 2] must have 1 <= start <= end"),
+    ("cases:\n  - {name: x, query: q, corpus: ., expected: [a], lines: {a: [[0, 2]]}}", "[0, 2] must have 1 <= start <= end"),
+    ("cases:\n  - {name: x, query: q, corpus: ., expected: [a], lines: {a: [[5, 9], [1, 5]]}}", "[1, 5] and [5, 9] overlap"),
 ])
 def test_malformed_files_name_the_case_and_the_fix(tmp_path, text, message):
     (tmp_path / "c.yaml").write_text(text)
@@ -79,3 +85,13 @@ def test_missing_file_and_bad_json(tmp_path):
     (tmp_path / "c.json").write_text("{oops")
     with pytest.raises(UserError, match="not valid JSON"):
         load_cases(tmp_path / "c.json")
+
+
+def test_hand_labelled_lines_are_read_and_written_back(tmp_path):
+    from ctxgauge.suites.cases import case_to_dict
+
+    (tmp_path / "c.yaml").write_text("cases:\n  - name: x\n    query: q\n    corpus: .\n    expected: [a.py, b.py]\n"
+                                     "    lines: {./b.py: [[30, 31], [4, 9]]}\n")
+    (case,) = load_cases(tmp_path / "c.yaml").cases
+    assert case.gold_lines() == {"b.py": [(4, 9), (30, 31)]}  # a.py: file level only
+    assert case_to_dict(case)["lines"] == {"b.py": [[4, 9], [30, 31]]}

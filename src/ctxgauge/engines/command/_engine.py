@@ -8,6 +8,7 @@ or at interpreter exit. One request per line, one answer per line:
 
     {"op":"build","corpus":DIR,"out":OUT}                  -> {"ok":true, ...stats}
     {"op":"query","out":OUT,"text":TEXT,"k":K}             -> {"ok":true,"hits":[{"path":P,"score":S},...]}
+                                                              a hit may add "spans":[{"start":N,"end":M},...]
     {"op":"identity"}                                      -> {"ok":true,"identity":{"id":ID,"source":SRC}}
     {"op":"update","corpus":DIR,"out":OUT,"changes":[...]} -> {"ok":true, ...stats}      (optional)
     any failure                                            -> {"ok":false,"error":"what went wrong"}
@@ -22,8 +23,9 @@ Decisions, and the failures they prevent:
   Arguments that change what the program computes are its to fold into its identity.
 - A breach of the contract is an EngineError, never silently mended: more than k hits, a repeated path, a
   path that is absolute or climbs out with `..`, a score that is not a finite number (truncating would hide
-  what a measurement exists to find). The program's order is kept as it is: an external engine's order is
-  its own.
+  what a measurement exists to find). So is a hit's spans breaking a rule of `engines/_spans.py`
+  (overlapping, out of range, end before start, more than 50): the failure names the rule. The program's
+  order is kept as it is: an external engine's order is its own.
 - `update` falls back to a full build when the answer is `ok:false` with an error reading "unsupported",
   "unknown op", "not supported" or "not implemented" (or `"unsupported":true`), then builds from there on.
   Any other failure is an EngineError: a rebuild over a failed update would hide what update-identity tests
@@ -60,6 +62,7 @@ from ctxgauge.engines._base import Engine, Hit
 from ctxgauge.engines.command._process import (
     EOF, MAX_LINE_BYTES, TIMEOUT, TOO_LONG, Process, exit_words, not_executable, not_found,
 )
+from ctxgauge.engines._spans import spans_from_wire
 from ctxgauge.engines._spec import Param
 from ctxgauge.errors import EngineError, UserError
 from ctxgauge.fingerprints import IDENTITY_SOURCES
@@ -300,5 +303,6 @@ def _check_hits(name: str, hits: Any, k: int) -> list[Hit]:
         if path in seen:
             raise EngineError(f"engine {name}: query: path {path!r} is answered twice")
         seen.add(path)
-        out.append(Hit(path, float(score)))
+        spans = spans_from_wire(h.get("spans"), f"engine {name}: query: hit {i} ({path})")
+        out.append(Hit(path, float(score), spans))
     return out

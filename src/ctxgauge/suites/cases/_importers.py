@@ -3,7 +3,8 @@
 - SWE-bench-style instances (JSON list or JSON lines of `{instance_id, repo, base_commit,
   problem_statement, patch}`): one case per instance; query = the problem statement, corpus = a local
   clone of `repo` at `base_commit`, expected = the files the patch modifies, deletes or renames (by
-  their old path; files it adds did not exist, as in replay).
+  their old path; files it adds did not exist, as in replay), gold lines = the patch's pre-image lines
+  (`git.pre_image_lines`, the rule of docs/replay.md).
 - TREC qrels plus a queries file (`QID<TAB>TEXT` lines, or JSON lines `{qid, text}`) over one corpus:
   one case per query with at least one relevant file (relevance > 0).
 - External rankings for `--run`: a TREC run, or JSON lines `{qid, ranking: [path | {path, score}]}`.
@@ -17,31 +18,10 @@ from typing import Any, Iterator
 
 from ctxgauge._io import parse_data, read_data, read_text, unsafe_name_reason
 from ctxgauge.errors import UserError
+from ctxgauge.git import pre_image_lines, unquote_path as _unquote
 from ctxgauge.suites.cases._model import Case, CaseFile
 
 _HUNK = re.compile(r"^@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@")
-_ESCAPES = {"a": "\a", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v", "\\": "\\", '"': '"'}
-
-
-def _unquote(path: str) -> str:
-    """A path as git prints it: C-quoted (`"a/caf\\303\\251.py"`) when it holds unusual bytes."""
-    if not (len(path) >= 2 and path[0] == path[-1] == '"'):
-        return path
-    raw, out, i = path[1:-1], bytearray(), 0
-    while i < len(raw):
-        ch = raw[i]
-        if ch == "\\" and i + 1 < len(raw):
-            nxt = raw[i + 1]
-            if re.fullmatch(r"[0-7]{3}", raw[i + 1:i + 4]):
-                out.append(int(raw[i + 1:i + 4], 8))
-                i += 4
-                continue
-            out.extend(_ESCAPES.get(nxt, nxt).encode())
-            i += 2
-            continue
-        out.extend(ch.encode())
-        i += 1
-    return out.decode("utf-8", "surrogateescape")
 
 
 def _strip_prefix(path: str) -> str | None:
@@ -190,8 +170,10 @@ def load_swebench(path: str | Path, repos_dir: str | Path | None = None) -> tupl
             dropped["no-modified-file"] += 1
             continue
         clone = _clone_dir(base, rec["repo"], f"{p.name}: instance {n}")
+        gold = pre_image_lines(rec["patch"])  # the gold patch's pre-image lines, the rule replay uses
+        lines = tuple((path, tuple(gold[path])) for path in sorted(expected) if gold.get(path))
         cases.append(Case(name, rec["problem_statement"].strip(), f"{clone.resolve()}@{rec['base_commit']}",
-                          tuple(expected)))
+                          tuple(expected), lines=lines))
     if not cases:
         raise UserError(f"{p.name}: no instance modifies an existing file; nothing to score")
     return CaseFile(p.name, tuple(cases)), dropped

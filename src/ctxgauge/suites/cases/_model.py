@@ -14,6 +14,8 @@ A case file is YAML or JSON:
         expected_any_of: [docs/fees.md, README.md]   # optional: one group, or a list of groups;
                                                      # finding any member finds the group, once
         known_gap: true            # optional: runs and reports, never counts toward the pass lines
+        lines:                     # optional: gold lines of expected files, [start, end] 1-based inclusive
+          shelfd/loans.py: [[40, 52], [88, 88]]
 
 Relative corpus paths are read from the case file's directory. Anything malformed is a UserError naming
 the file, the case and the fix, before any engine runs.
@@ -27,10 +29,10 @@ from typing import Any
 
 from ctxgauge._io import read_data
 from ctxgauge.errors import UserError
-from ctxgauge.metrics import MetricSpecError, parse_metric
+from ctxgauge.metrics import MetricSpecError, get_metric_kind, parse_metric
 from ctxgauge.metrics.scoring import Labels, PassLine
 
-_CASE_KEYS = {"name", "query", "corpus", "expected", "expected_any_of", "known_gap"}
+_CASE_KEYS = {"name", "query", "corpus", "expected", "expected_any_of", "known_gap", "lines"}
 _FILE_KEYS = {"pass", "corpus", "cases", "name", "description"}
 
 
@@ -50,6 +52,13 @@ class Case:
     """Groups of alternatives: any member found finds the group (one relevant item per group)."""
     known_gap: bool = False
     """Runs and is reported, but never counts toward the pass lines (a known weakness being tracked)."""
+    lines: tuple[tuple[str, tuple[tuple[int, int], ...]], ...] = ()
+    """Gold lines, `(path, ((start, end), ...))` by path: hand-labelled `lines`, or a SWE-bench gold patch's
+    pre-image lines (the rule of docs/replay.md). An expected file without an entry counts at file level only."""
+
+    def gold_lines(self) -> dict[str, list[tuple[int, int]]]:
+        """`{path: [(start, end), ...]}` of the case's gold lines."""
+        return {path: list(spans) for path, spans in self.lines}
 
     def labels(self, indexed: set[str] | None = None) -> tuple[Labels, tuple[str, ...]]:
         """The case's labels against a corpus's indexed paths, and its coverage gap (expected files the
@@ -86,6 +95,9 @@ def parse_pass_lines(raw: Any, where: str) -> tuple[PassLine, ...]:
             m = parse_metric(str(metric))
         except MetricSpecError as exc:
             raise UserError(f"{where}: pass line {metric!r}: {exc}") from None
+        if get_metric_kind(m.name).reads != "ranking":  # spans are not scored by cases yet (issue 37)
+            raise UserError(f"{where}: pass line {m}: a context metric cannot be a pass line yet; "
+                            "use a ranking metric such as recall@5")
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise UserError(f"{where}: pass line {m}: the threshold must be a number, e.g. {m}: 0.6")
         lines.append(PassLine(str(m), float(value), m.higher_is_better))
@@ -152,7 +164,38 @@ def case_from_dict(raw: Any, index: int, source: str, default_corpus: str | None
     known_gap = raw.get("known_gap", False)
     if not isinstance(known_gap, bool):
         raise UserError(f"{where}: `known_gap` must be true or false")
-    return Case(name.strip(), query.strip(), resolve_corpus(corpus.strip(), base), expected, any_of, known_gap)
+    lines = _lines(raw.get("lines"), expected, where)
+    return Case(name.strip(), query.strip(), resolve_corpus(corpus.strip(), base), expected, any_of, known_gap,
+                lines)
+
+
+def _lines(value: Any, expected: tuple[str, ...], where: str) -> tuple[tuple[str, tuple[tuple[int, int], ...]], ...]:
+    """`lines: {path: [[start, end], ...]}` checked: each path expected, each pair 1-based with start <= end,
+    no two pairs of a file sharing a line (refused, never mended)."""
+    if value is None:
+        return ()
+    example = "lines: {src/a.py: [[10, 24]]}"
+    if not isinstance(value, dict):
+        raise UserError(f"{where}: `lines` must map expected files to [start, end] pairs, e.g. {example}")
+    out = []
+    for path, pairs in value.items():
+        p = str(path).strip().removeprefix("./")
+        if p not in expected:
+            raise UserError(f"{where}: `lines` names {p!r}, which is not an expected file")
+        ok = isinstance(pairs, list) and all(
+            isinstance(x, list) and len(x) == 2 and all(isinstance(n, int) and not isinstance(n, bool) for n in x)
+            for x in pairs)
+        if not ok:
+            raise UserError(f"{where}: `lines` of {p!r} must be a list of [start, end] pairs, e.g. {example}")
+        spans = sorted((int(a), int(b)) for a, b in pairs)
+        for a, b in spans:
+            if a < 1 or b < a:
+                raise UserError(f"{where}: `lines` of {p!r}: [{a}, {b}] must have 1 <= start <= end")
+        for (a, b), (c, d) in zip(spans, spans[1:]):
+            if c <= b:
+                raise UserError(f"{where}: `lines` of {p!r}: [{a}, {b}] and [{c}, {d}] overlap")
+        out.append((p, tuple(spans)))
+    return tuple(sorted(out))
 
 
 def load_cases(path: str | Path) -> CaseFile:
@@ -190,4 +233,6 @@ def case_to_dict(case: Case) -> dict:
         out["expected_any_of"] = [list(g) for g in case.any_of]
     if case.known_gap:
         out["known_gap"] = True
+    if case.lines:
+        out["lines"] = {path: [[a, b] for a, b in spans] for path, spans in case.lines}
     return out
