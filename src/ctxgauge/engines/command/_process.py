@@ -22,11 +22,13 @@ its pipes are closed on our side and nothing here waits for it.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import os
 import queue
 import select
 import signal
 import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -73,15 +75,38 @@ def exit_words(code: int) -> str:
     return f"status {code}"
 
 
-class Process:
-    """A started program with threads draining its stdout (into lines) and its stderr (into a bounded tail)."""
+def _die_with_parent():
+    """A preexec function asking Linux to SIGKILL the child when the thread that started it ends (the
+    parent killed with SIGKILL included: no finalizer runs then), or None where prctl is not to be had."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl  # looked up before the fork, never after it
+    except (OSError, AttributeError):
+        return None
+    parent = os.getpid()
 
-    def __init__(self, argv: list[str], label: str):
+    def preexec() -> None:
+        prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+        if os.getppid() != parent:  # the parent died before prctl took hold
+            os._exit(1)
+
+    return preexec
+
+
+class Process:
+    """A started program with threads draining its stdout (into lines) and its stderr (into a bounded tail).
+
+    `cwd` is the program's working directory; `die_with_parent` (Linux) has the kernel kill it when the
+    thread that started it ends, ctxgauge killed with SIGKILL included: start such a program from a thread
+    that lives as long as the program should (the mcp engine's event-loop thread)."""
+
+    def __init__(self, argv: list[str], label: str, *, cwd: str | Path | None = None, die_with_parent: bool = False):
         self.label = label
         try:
             self.proc = subprocess.Popen(
                 argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0,
-                start_new_session=POSIX,
+                start_new_session=POSIX, cwd=cwd, preexec_fn=_die_with_parent() if die_with_parent else None,
             )
         except FileNotFoundError:
             raise UserError(not_found(argv[0])) from None
