@@ -37,6 +37,9 @@ from mcp.shared.message import SessionMessage
 from ctxgauge.engines.command._process import EOF, TIMEOUT, TOO_LONG, Process, exit_words
 from ctxgauge.errors import EngineError, UserError
 
+START_SECONDS = 30.0
+"""The least time a server is given to start and answer `initialize` and `tools/list` (the SDK's own import
+takes seconds on a loaded machine), whatever the per-request `timeout`."""
 CLOSE_GRACE = 3.0
 """Seconds a connection is given to end politely (a streamable-HTTP session's DELETE) before it is cut."""
 
@@ -138,6 +141,7 @@ class Connection:
         self.session: ClientSession | None = None
         self.server_info: dict = {}
         self.tools: list[dict] = []
+        self.start_seconds = max(timeout, START_SECONDS)
         self._stop = asyncio.Event()
         self._task: asyncio.Task | None = None
 
@@ -147,10 +151,10 @@ class Connection:
         ready: asyncio.Future = asyncio.get_running_loop().create_future()
         self._task = asyncio.create_task(self._serve(ready))
         try:
-            await asyncio.wait_for(asyncio.shield(ready), self.timeout + 1.0)
+            await asyncio.wait_for(asyncio.shield(ready), self.start_seconds + 1.0)
         except asyncio.TimeoutError:
             await self.close()
-            raise EngineError(f"{self.label}: start: no answer to initialize within {self.timeout:g}s "
+            raise EngineError(f"{self.label}: start: no answer to initialize within {self.start_seconds:g}s "
                               f"(server killed); {self._words()}") from None
         except BaseException:
             await self.close()
@@ -158,7 +162,7 @@ class Connection:
         return self
 
     async def _serve(self, ready: asyncio.Future) -> None:
-        deadline = time.monotonic() + self.timeout
+        deadline = time.monotonic() + self.start_seconds
         try:
             async with contextlib.AsyncExitStack() as stack:
                 if self.argv is not None:
@@ -210,6 +214,10 @@ class Connection:
         return f"{status}; {_last_words(self.proc.stderr_tail())}"
 
     def _failure(self, what: str, exc: BaseException) -> EngineError:
+        while isinstance(exc, BaseExceptionGroup) and exc.exceptions:  # the SDK's task groups wrap errors
+            exc = exc.exceptions[0]
+        if isinstance(exc, (asyncio.TimeoutError, TimeoutError)):
+            return EngineError(f"{self.label}: {what}: no answer in time; {self._words()}")
         message = " ".join(str(exc).split())[:300] or type(exc).__name__
         if self.proc is not None and self.proc.exit_code(wait=0.5) is not None:
             return EngineError(f"{self.label}: {what}: the server {self._words()}")

@@ -295,10 +295,11 @@ class McpEngine(Engine):
         found = sorted(tools)
         wanted = self.params["tool"]
         if wanted is None:
-            if len(tools) != 1:
+            others = [n for n in found if n not in (self.params["index_tool"], self.params["reindex_tool"])]
+            if len(others) != 1:
                 raise UserError(f"mcp engine: the server has {len(tools)} tools ({', '.join(found) or 'none'}): "
                                 "name the search tool with tool=...")
-            wanted = found[0]
+            wanted = others[0]
         if wanted not in tools:
             raise UserError(f"mcp engine: the server has no tool {wanted!r} (it has: {', '.join(found) or 'none'})")
         tool = tools[wanted]
@@ -450,7 +451,7 @@ class McpEngine(Engine):
         self.counts["queries"] += 1
         self.counts["unparsed_lines"] += reading.unparsed
         if not reading.items:
-            if reading.empty or (reading.how != "nothing" and not reading.unparsed):
+            if not reading.unparsed:  # an answer that parses to nothing is an empty ranking
                 self.last_spans = {}
                 return []
             raise EngineError(f"engine {self.name}: {tool}: no results understood ({reading.unparsed} lines or "
