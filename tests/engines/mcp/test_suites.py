@@ -52,3 +52,12 @@ def test_check_lists_the_tools_found_and_used(servers):
     out = json.loads(r.stdout)
     assert out["tools"]["found"] == ["index", "search_code"]
     assert out["tools"]["used"]["search"] == "search_code" and out["tools"]["used"]["index_tool"] == "index"
+
+
+def test_the_docs_example_server_is_this_fixture():
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[3]
+    page = (root / "docs" / "mcp-engines.md").read_text()
+    server = (Path(__file__).with_name("servers") / "search_server.py").read_text()
+    assert f"```python search_server.py\n{server}```" in page  # tests/docs runs the page's example

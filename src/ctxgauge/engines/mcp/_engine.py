@@ -185,7 +185,10 @@ class McpEngine(Engine):
         if p["cmd"] is None and p["url"] is None:
             raise UserError('engine "mcp" needs cmd=... (a server to start) or url=... (one running on this '
                             'machine): mcp(cmd="python3 server.py",tool="search")')
-        self.argv = _split(p["cmd"]) if p["cmd"] is not None else None
+        # The server runs in the written-out corpus: a relative file in cmd (`python3 server.py`) is taken
+        # from where ctxgauge runs, or the server would look for it among the corpus's files.
+        self.argv = [os.path.abspath(a) if "{" not in a and not a.startswith("-") and os.path.isfile(a) else a
+                     for a in _split(p["cmd"])] if p["cmd"] is not None else None
         self.url = p["url"]
         if self.url is not None:
             check_loopback(self.url)
