@@ -48,9 +48,11 @@ def check(
             report = check_engine(eng, old, new, recent_requests(new, queries), k=k, watch=[Path(path)])
         finally:
             repo.close()
+            # An MCP server's tools: those it listed and those used (`tools_report`, read before close).
+            tools = getattr(eng, "tools_report", lambda: None)()
             getattr(eng, "close", lambda: None)()
     if json_out:
-        print_json(report.to_dict())
+        print_json({**report.to_dict(), **({"tools": tools} if tools else {})})
     else:
         from rich.table import Table
 
@@ -60,4 +62,7 @@ def check(
         for c in report.checks:
             table.add_row(plain(c.name), f"[{colour[c.status]}]{c.status}[/]", plain(c.detail))
         console.print(table)
+        if tools:
+            used = ", ".join(f"{k}={v}" for k, v in tools["used"].items() if v)
+            console.print(f"tools found: {plain(', '.join(tools['found']))}; used: {plain(used)}")
     raise typer.Exit(0 if report.passed and all(c.status != "skip" for c in report.checks[:1]) else 1)

@@ -180,6 +180,11 @@ def check_engine(engine, old: Corpus, new: Corpus, queries: list[str], *, k: int
                     add(Check("update = rebuild", "fail", str(exc)))
             else:
                 add(Check("update = rebuild", "skip", "the engine has no update(); replay rebuilds it per commit"))
+            # What an engine holds while open may live in the temporary directory (an MCP server serves the
+            # corpus written out there); a write that outlives close() is a stray one.
+            close = getattr(engine, "close", None)
+            if callable(close):
+                close()
         after = _snapshot(roots)
         stray = sorted(p for p in after if before.get(p) != after[p])
         add(Check("writes only to out_dir", "fail" if stray else "pass",

@@ -87,3 +87,13 @@ def ask_defer_writes(engine, out_dir) -> bool:
         return bool(defer(out_dir))
     except Exception:
         return False
+
+
+def refuse_own_tree(engine, suite: str) -> None:
+    """UserError when `engine` serves a tree of its own instead of the corpus it is given (an MCP server
+    ctxgauge did not start, not told what to index: `serves_own_tree`). Replay and determinism measure
+    the corpus at each revision; such a server would be measured on whatever it happens to hold."""
+    if getattr(engine, "serves_own_tree", False):
+        raise UserError(f"{suite} cannot measure {engine.name}: a server ctxgauge did not start (url= without "
+                        "cmd=) serves whatever tree it holds, not the revision measured; give cmd= to start it "
+                        "here, or index_tool= a tool that takes {corpus}")

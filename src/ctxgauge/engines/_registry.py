@@ -25,6 +25,7 @@ BUILTINS: dict[str, str] = {
     "command": "ctxgauge.engines.command:CommandEngine",
     "history": "ctxgauge.engines.history:HistoryEngine",
     "fusion": "ctxgauge.engines.fusion:FusionEngine",
+    "mcp": "ctxgauge.engines.mcp:McpEngine",
 }
 # The engines `demo` and the suites run when none is named (command needs a program to run). fusion, the
 # strongest, costs the demo about 5 CPU seconds on the bundled sample (its whole default set: about 2 minutes).
@@ -153,6 +154,14 @@ def describe_engines() -> list[EngineInfo]:
         origin = "built-in" if name in BUILTINS else "plugin"
         if name == "command":
             infos.append(EngineInfo(name, origin, True, "needs cmd=...: command(cmd=\"PROGRAM ARGS\")", None))
+            continue
+        if name == "mcp":
+            from ctxgauge.engines.mcp import INSTALL, sdk_installed
+
+            ok = sdk_installed()
+            why = ('needs cmd=... or url=...: mcp(cmd="SERVER ARGS",tool="search")' if ok
+                   else f"needs the MCP SDK: {INSTALL}")
+            infos.append(EngineInfo(name, origin, ok, why, None))
             continue
         try:
             engine = get_engine(name)

@@ -75,14 +75,19 @@ def exit_words(code: int) -> str:
 
 
 class Process:
-    """A started program with threads draining its stdout (into lines) and its stderr (into a bounded tail)."""
+    """A started program with threads draining its stdout (into lines) and its stderr (into a bounded tail).
 
-    def __init__(self, argv: list[str], label: str):
+    `cwd` is the program's working directory. Every program is started with `_lifeline.die_with_parent`: on
+    Linux the kernel kills it when the thread that started it ends, ctxgauge killed with SIGKILL included, so
+    start a program from a thread that lives as long as the program should (the mcp engine's event-loop
+    thread)."""
+
+    def __init__(self, argv: list[str], label: str, *, cwd: str | Path | None = None):
         self.label = label
         try:
             self.proc = subprocess.Popen(
                 argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0,
-                start_new_session=POSIX, preexec_fn=die_with_parent(),  # killed with its parent (`_lifeline`)
+                start_new_session=POSIX, cwd=cwd, preexec_fn=die_with_parent(),  # killed with its parent (`_lifeline`)
             )
         except FileNotFoundError:
             raise UserError(not_found(argv[0])) from None

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from ctxgauge.corpus import Corpus, open_corpus
-from ctxgauge.engines import canonical_spec, engine_names, get_engine, parse_spec, unknown_engine
+from ctxgauge.engines import canonical_spec, engine_names, get_engine, parse_spec, refuse_own_tree, unknown_engine
 from ctxgauge.errors import UserError
 from ctxgauge.fingerprints import Fingerprint, read_fingerprint
 from ctxgauge.git import Repo
@@ -98,7 +98,22 @@ def _engines(config: DeterminismConfig, factory: Callable[[str], Any]) -> list[s
             raise UserError(unknown_engine(parsed.name))
         # One system, one name: `bm25(k1=1.2)` (k1's default) is `bm25`, measured once.
         specs.append(str(canonical_spec(parsed) if factory is get_engine else parsed))
+        if factory is get_engine and parsed.name in engine_names():
+            _refuse_own_tree(parsed)
     return list(dict.fromkeys(specs))
+
+
+def _refuse_own_tree(spec) -> None:
+    try:
+        engine = get_engine(spec)
+    except UserError:
+        return  # cannot load here: reported as skipped by the run
+    try:
+        refuse_own_tree(engine, "determinism")
+    finally:
+        close = getattr(engine, "close", None)
+        if callable(close):
+            close()
 
 
 def _update_base(config: DeterminismConfig, corpus: Corpus) -> tuple[Repo | None, Corpus | None, str | None]:

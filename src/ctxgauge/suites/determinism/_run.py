@@ -150,7 +150,10 @@ class _EngineRun:
         if not ok:
             return self._skip(why or "not available")
         config = self.plan.config
-        rebuilding = "rebuild" in config.families and self._reused("rebuild") is None
+        # An engine whose out directory holds nothing (an MCP server without out=): hashing the empty
+        # directory would pass Rebuild and Update Identity on no evidence.
+        no_artifact = getattr(engine, "no_artifact", None)
+        rebuilding = "rebuild" in config.families and self._reused("rebuild") is None and not no_artifact
         # handed over before the base build: a pool builds them while this process builds the base
         started = start_rebuilds(ws, self.executor, config.rebuilds) if rebuilding else iter(())
         try:
@@ -163,7 +166,8 @@ class _EngineRun:
             return self._all(FAILED, self.result.reason)
 
         def rebuild() -> None:
-            self._family("rebuild", lambda: run_rebuild(ws, base_hash, config.rebuilds, started))
+            self._family("rebuild", lambda: FamilyResult("rebuild", NOT_MEASURED, no_artifact) if no_artifact
+                         else run_rebuild(ws, base_hash, config.rebuilds, started))
 
         # In this process the rebuilds run when collected, right after the base build; in worker processes
         # they are collected after query and drift, which this process does while they build.
@@ -193,8 +197,8 @@ class _EngineRun:
         self._family("drift", lambda: run_drift(ws, engine, base_dir, rankings, config.noise, config.noise_dir))
         if beside:
             rebuild()
-        self._family("update", lambda: run_update(ws, self.plan.old_corpus, self.plan.update_why_not, base_hash,
-                                                  rankings))
+        self._family("update", lambda: FamilyResult("update", NOT_MEASURED, no_artifact) if no_artifact
+                     else run_update(ws, self.plan.old_corpus, self.plan.update_why_not, base_hash, rankings))
         fp = build_fingerprint(getattr(engine, "name", self.spec), self.result.identity, ws.corpus, config.k,
                                base_hash, rankings, ws.queries,
                                {"suite": SUITE})

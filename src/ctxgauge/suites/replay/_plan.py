@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ctxgauge.corpus import repo_name
-from ctxgauge.engines import ask_identity, engine_available, get_engine, refuse_same_system
+from ctxgauge.engines import ask_identity, engine_available, get_engine, refuse_own_tree, refuse_same_system
 from ctxgauge.errors import UserError
 from ctxgauge.executors import parse_executor
 from ctxgauge.git import Repo
@@ -101,6 +101,7 @@ def _load_engine(spec: str) -> Any:
     ok, why = engine_available(eng)
     if not ok:
         raise UserError(f"engine {eng.name} is not available here: {why}")
+    refuse_own_tree(eng, "replay")
     return eng
 
 

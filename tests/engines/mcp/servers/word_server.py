@@ -1,0 +1,152 @@
+"""A small MCP search server for the tests, written with the official SDK (MCPServer, once FastMCP).
+
+    python word_server.py [--mode M] [--http PORT] [--state FILE] [--out DIR] [--corpus DIR]
+
+Ranks the files under the corpus directory (its working directory unless --corpus) by how many of the
+request's words they contain, ties by path. --mode picks how it answers:
+  structured  a list of {path, score, start_line, end_line} under an output schema (two entries per file)
+  links       resource links with file:// URIs (absolute paths under the corpus), no scores
+  lines       text lines `path:line:text` (plus one line that does not parse), no scores
+  crash       as structured, but exits at once when the request holds the word "crash"
+  hang        as structured, but never answers a request holding the word "hang"
+  schema      as structured; from the third start on (counted in --state) its tool gains an argument
+  out         as structured, ranking from an index written to --out/index.json by its `index` tool
+  outside     answers a path outside the corpus
+  garbage     answers text nothing can read
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+import time
+from pathlib import Path
+
+from mcp.server.mcpserver import MCPServer
+from mcp.types import ResourceLink
+from pydantic import BaseModel
+
+WORDS = re.compile(r"[a-z0-9]+")
+
+ap = argparse.ArgumentParser()
+ap.add_argument("--mode", default="structured")
+ap.add_argument("--http", type=int, default=0)
+ap.add_argument("--state", default="")
+ap.add_argument("--out", default="")
+ap.add_argument("--corpus", default="")
+opts = ap.parse_args()
+starts = 0
+if opts.state:
+    state = Path(opts.state)
+    starts = int(state.read_text()) + 1 if state.exists() else 1
+    state.write_text(str(starts))
+
+
+def root() -> Path:
+    return Path(opts.corpus or os.getcwd())
+
+
+def files(base: Path) -> dict[str, str]:
+    out = {}
+    for p in sorted(base.rglob("*")):
+        if p.is_file():
+            out[p.relative_to(base).as_posix()] = p.read_text("utf-8", "replace").lower()
+    return out
+
+
+INDEX: dict[str, str] | None = None
+
+
+def corpus_text() -> dict[str, str]:
+    if opts.mode == "out":
+        if INDEX is None:
+            raise RuntimeError("not indexed: call index first")
+        return INDEX
+    return files(root())
+
+
+def rank(query: str, k: int) -> list[tuple[str, float, int]]:
+    words = set(WORDS.findall(query.lower()))
+    scored = []
+    for path, text in corpus_text().items():
+        have = {w for w in words if w in text}
+        if have:
+            first = next(i for i, line in enumerate(text.splitlines(), 1) if any(w in line for w in have))
+            scored.append((path, float(len(have)), first))
+    scored.sort(key=lambda t: (-t[1], t[0]))
+    return scored[:k]
+
+
+class Match(BaseModel):
+    path: str
+    score: float
+    start_line: int
+    end_line: int
+
+
+server = MCPServer("word-server", version="1.2.0")
+
+
+def answer(query: str, k: int) -> list[Match]:
+    if opts.mode == "crash" and "crash" in query.lower():
+        print("word_server: asked to crash, crashing", file=sys.stderr, flush=True)
+        os._exit(3)
+    if opts.mode == "hang" and "hang" in query.lower():
+        time.sleep(3600)
+    out = []
+    for path, score, line in rank(query, k):
+        out.append(Match(path=path, score=score, start_line=line, end_line=line + 1))
+        out.append(Match(path=path, score=score, start_line=line + 4, end_line=line + 5))  # same file again
+    return out
+
+
+if opts.mode in ("structured", "crash", "hang", "out"):
+    @server.tool(description="Search the code for files matching a request.")
+    def search_code(query: str, k: int = 10) -> list[Match]:
+        return answer(query, k)
+elif opts.mode == "schema":
+    if starts >= 3:
+        @server.tool(description="Search the code for files matching a request.")
+        def search_code(query: str, k: int = 10, language: str = "") -> list[Match]:
+            return answer(query, k)
+    else:
+        @server.tool(description="Search the code for files matching a request.")
+        def search_code(query: str, k: int = 10) -> list[Match]:
+            return answer(query, k)
+elif opts.mode == "links":
+    @server.tool(description="Search; answers resource links.", structured_output=False)
+    def search_code(query: str) -> list[ResourceLink]:
+        return [ResourceLink(type="resource_link", name=p, uri=(root() / p).resolve().as_uri())
+                for p, _, _ in rank(query, 50)]
+elif opts.mode == "lines":
+    @server.tool(description="Search; answers path:line:text lines.", structured_output=False)
+    def search_code(query: str) -> str:
+        lines = ["results:"] if rank(query, 50) else []  # one line that does not parse, when there are results
+        for p, _, line in rank(query, 50):
+            lines.append(f"{p}:{line}:matched")
+            lines.append(f"{p}:{line + 10}-{line + 12}")
+        return "\n".join(lines)
+elif opts.mode == "outside":
+    @server.tool(description="Search; answers a path outside the corpus.", structured_output=False)
+    def search_code(query: str) -> str:
+        return "/etc/passwd:1"
+elif opts.mode == "garbage":
+    @server.tool(description="Search; answers nothing readable.", structured_output=False)
+    def search_code(query: str) -> str:
+        return "I found some things but I will not say where."
+
+if opts.mode == "out":
+    @server.tool(description="Index a directory into the out directory.")
+    def index(path: str) -> str:
+        global INDEX
+        INDEX = files(Path(path))
+        Path(opts.out, "index.json").write_text(json.dumps(INDEX, sort_keys=True))
+        return f"indexed {len(INDEX)} files"
+
+if opts.http:
+    server.run("streamable-http", host="127.0.0.1", port=opts.http)
+else:
+    server.run()
