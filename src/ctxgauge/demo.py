@@ -23,7 +23,7 @@ from pathlib import Path
 
 from ctxgauge.engines import REFERENCE_ENGINES, engine_available, get_engine
 from ctxgauge.errors import UserError
-from ctxgauge.records import default_run_dir, read_run
+from ctxgauge.records import default_run_dir, is_empty_dir, lock_dir, read_run
 from ctxgauge.sample import materialize_sample
 from ctxgauge.suites._progress import Progress, silent
 from ctxgauge.suites.determinism import SUITE as DETERMINISM
@@ -110,15 +110,29 @@ def _rank_key(name: str, summary: dict) -> tuple:
 def run_demo(config: DemoConfig, progress: Progress = silent) -> DemoResult:
     """Run every phase on the bundled sample; see the module docstring. `progress(done, total, label)` is
     told each phase's steps (suites/_progress.py)."""
+    out = Path(config.out) if config.out is not None else default_run_dir("demo")
+
+    def refuse_not_empty() -> None:
+        if out.is_dir() and not is_empty_dir(out) and not config.resume:
+            raise UserError(f"{out}: exists and is not empty; pass --resume to continue that demo or choose another --out")
+
+    refuse_not_empty()
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UserError(f"{out}: cannot make the demo directory ({exc.strerror or exc}); choose another --out") from None
+    # One demo writes a directory at a time (each of its runs also locks its own); checked again under the lock.
+    with lock_dir(out):
+        refuse_not_empty()
+        return _run_demo(config, out, progress)
+
+
+def _run_demo(config: DemoConfig, out: Path, progress: Progress) -> DemoResult:
     from ctxgauge.report import build_report, load_runs, write_html, write_markdown
     from ctxgauge.suites.determinism import DeterminismConfig, run_determinism
     from ctxgauge.suites.qa import QAConfig, run_qa
     from ctxgauge.suites.replay import ReplayConfig, replay
 
-    out = Path(config.out) if config.out is not None else default_run_dir("demo")
-    if out.exists() and any(out.iterdir()) and not config.resume:
-        raise UserError(f"{out}: exists and is not empty; pass --resume to continue that demo or choose another --out")
-    out.mkdir(parents=True, exist_ok=True)
     result = DemoResult(out=out)
     engines = _available(tuple(config.engines), result.skipped)
     if not engines:

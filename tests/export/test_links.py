@@ -7,6 +7,7 @@ import os
 import pytest
 
 from ctxgauge.export import IntegrityError, export_runs
+from ctxgauge.records import LOCK_FILE
 
 
 @pytest.fixture
@@ -48,7 +49,7 @@ def test_link_in_an_unfinished_run_is_never_hashed_nor_copied(store, tmp_path):
 def test_recorded_file_swapped_for_a_link_is_refused(store, tmp_path):
     root, secret = store
     run = root / "replay-a"
-    victim = next(p for p in sorted(run.iterdir()) if p.is_file() and p.name != "run.json")
+    victim = next(p for p in sorted(run.iterdir()) if p.is_file() and p.name != "run.json" and p.name != LOCK_FILE)
     secret.write_bytes(victim.read_bytes())  # same bytes: the hash check alone would pass it
     victim.unlink()
     os.symlink(secret, victim)

@@ -152,6 +152,7 @@ def test_resume_skips_done_units_retries_failed_and_survives_a_torn_line(tmp_pat
     run.add_unit("b", "failed", reason="crash")
     with open(d / "units.jsonl", "a") as fh:
         fh.write('{"id": "c", "sta')  # the process died mid-line
+    run.close()  # ... and its writer lock with it
     with pytest.raises(UserError, match="different options"):
         start(d, "replay", {"n": 4}, resume=True)
     again = start(d, "replay", {"n": 3}, resume=True)

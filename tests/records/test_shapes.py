@@ -1,4 +1,5 @@
-"""A suite's `spec` and `results` are checked against the shapes its readers declared, once, when a record is read.
+"""A suite's `spec` and `results` are checked against the shapes its readers declared, once, when a record is read
+(`ctxgauge.report.check_run`, the one check every reader uses).
 
 The probe: every node of every v1 fixture run.json replaced by null and by "x", the record read and drawn the
 three ways `ctxgauge report` draws it. Each input either draws or is refused with one UserError line naming the
@@ -18,9 +19,9 @@ import pytest
 from rich.console import Console
 
 from ctxgauge.errors import UserError
-from ctxgauge.records import INT, NUMBER, ListOf, MapOf, Obj, Opt, read_run
-from ctxgauge.records._shape import check_sections, declare_shapes
-from ctxgauge.report import build_report, load_runs, render_html, render_markdown, render_terminal
+from ctxgauge.records import INT, NUMBER, ListOf, MapOf, Obj, Opt
+from ctxgauge.records._shape import check_sections
+from ctxgauge.report import build_report, load_runs, read_checked, render_html, render_markdown, render_terminal
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "v1"
 RUNS = ("cases", "determinism", "qa", "replay", "replay-cancelled")
@@ -86,18 +87,18 @@ def test_the_refusal_names_the_file_and_the_json_path(tmp_path):
     doc["results"]["comparison"]["metrics"]["hit@5"]["wins"] = None
     (run / "run.json").write_text(json.dumps(doc), encoding="utf-8")
     with pytest.raises(UserError) as exc:
-        read_run(run)
+        read_checked(run)
     assert str(exc.value) == (f"{run / 'run.json'}: results.comparison.metrics.hit@5.wins: expected a number, "
                               "found null; the record is damaged or not written by ctxgauge")
 
 
 def test_unknown_keys_and_absent_optional_ones_are_allowed():
-    declare_shapes("shape-test", results=Obj({"n": INT, "m": Opt(MapOf(ListOf(NUMBER)))}, required=("n",)))
-    check_sections("shape-test", {"results": {"n": 1, "new-in-a-later-version": "x"}}, "run.json")
-    check_sections("shape-test", {"results": None}, "run.json")  # an unfinished run has none
+    shapes = {"results": Obj({"n": INT, "m": Opt(MapOf(ListOf(NUMBER)))}, required=("n",))}
+    check_sections(shapes, {"results": {"n": 1, "new-in-a-later-version": "x"}}, "run.json")
+    check_sections(shapes, {"results": None}, "run.json")  # an unfinished run has none
     with pytest.raises(UserError, match=r"run.json: results.n: expected a value, found nothing"):
-        check_sections("shape-test", {"results": {}}, "run.json")
+        check_sections(shapes, {"results": {}}, "run.json")
     with pytest.raises(UserError, match=r"results.m.a\[1\]: expected a number, found true"):
-        check_sections("shape-test", {"results": {"n": 1, "m": {"a": [1.5, True]}}}, "run.json")
+        check_sections(shapes, {"results": {"n": 1, "m": {"a": [1.5, True]}}}, "run.json")
     with pytest.raises(UserError, match=r"results.n: expected an integer, found a number"):
-        check_sections("shape-test", {"results": {"n": 1.5}}, "run.json")
+        check_sections(shapes, {"results": {"n": 1.5}}, "run.json")

@@ -161,7 +161,8 @@ def test_cli_runs_list_and_show(runs):
     r = _cli("runs", "show", "qa-a", "--runs-dir", str(runs))
     assert r.returncode == 0, r.stderr
     assert "qa-a" in r.stdout and "arms/none/rep01/record.json" in r.stdout and "ok" in r.stdout
-    (runs / "replay-a" / "units.jsonl").write_text("changed\n")
+    units = runs / "replay-a" / "units.jsonl"
+    units.write_text(units.read_text() + units.read_text().splitlines(True)[0])  # still units, not the recorded bytes
     shown = json.loads(_cli("runs", "show", str(runs / "replay-a"), "--json").stdout)
     assert shown["integrity"] == {"units.jsonl": "changed"}
     r = _cli("runs", "show", "nope", "--runs-dir", str(runs))

@@ -58,11 +58,12 @@ def show(
     run: str = typer.Argument(..., help="A run directory, or a run's path or id inside --runs-dir."),
     runs_dir: Path = typer.Option(DEFAULT_RUNS, "--runs-dir", help="Where to look a run id up."),
     misses: bool = typer.Option(False, "--misses", help=MISSES_HELP + " (replay and cases runs)"),
-    json_out: bool = typer.Option(False, "--json", help="Print JSON: {path, record, integrity, misses?}."),
+    json_out: bool = typer.Option(False, "--json", help="Print JSON: {path, record, integrity, foreign_units, misses?}."),
 ) -> None:
     """One run: identity, provenance, spec, counts, main figures, and each file checked against its SHA-256."""
     from ctxgauge.errors import UserError
-    from ctxgauge.records import RUN_FILE, ResultsStore, read_run, verify_files
+    from ctxgauge.records import RUN_FILE, ResultsStore, RunRef, read_run, verify_files
+    from ctxgauge.report import check_run
 
     path = Path(run)
     if (path / RUN_FILE).is_file():
@@ -76,17 +77,20 @@ def show(
         if row is None:
             raise UserError(f"{run}: no such run directory, and no run with that path or id in {runs_dir}")
         path, record = runs_dir / row["path"], row["record"]
+    # Checked as every reader checks a run (a damaged value: one line, exit 2); unit lines of another run
+    # are counted here, where report and export refuse the run.
+    foreign = check_run(RunRef(path, path.name, record), foreign_ok=True).foreign
     integrity = verify_files(path, record)
     if json_out:
-        print_json({"path": str(path), "record": record.to_json(), "integrity": integrity,
+        print_json({"path": str(path), "record": record.to_json(), "integrity": integrity, "foreign_units": foreign,
                     **({"misses": misses_json(path)} if misses else {})})
         return
-    _print(path, record, integrity)
+    _print(path, record, integrity, foreign)
     if misses:
         print_misses(path)
 
 
-def _print(path: Path, record: "RunRecord", integrity: dict[str, str]) -> None:
+def _print(path: Path, record: "RunRecord", integrity: dict[str, str], foreign: int) -> None:
     from rich.table import Table
 
     prov, timing, counts = record.provenance, record.timing, record.counts
@@ -108,6 +112,8 @@ def _print(path: Path, record: "RunRecord", integrity: dict[str, str]) -> None:
         console.print(plain(f"machine: {machine.get('cpu_model') or '-'}, {machine.get('cpu_count') or '-'} cores, "
                             f"{'-' if not memory else f'{memory / 2**30:.1f} GiB'} memory"))
     console.print(plain("units: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())) if counts else "units: -"))
+    console.print(f"foreign units: {foreign}" if not foreign else
+                  f"[bold red]foreign units: {foreign}[/] (lines of another run in units.jsonl: report and export refuse this run)")
     subject = record.subject
     console.print(plain(f"measured {', '.join(subject.systems) or '-'} on {subject.dataset}"
                         + (f" with {subject.model}" if subject.model else "")), soft_wrap=True)

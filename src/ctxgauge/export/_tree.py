@@ -34,9 +34,9 @@ from ctxgauge._io import canonical_json
 from ctxgauge.errors import UserError
 from ctxgauge.export._summaries import summaries
 from ctxgauge.records import EXPORT_KIND, EXPORT_MANIFEST, EXPORT_RUNS, RUN_FILE, STORE_FILE, RunRef, SecretScanner, \
-    discover_runs, file_sha256, hash_files
+    file_sha256, hash_files
 from ctxgauge.records._run import is_regular_inside, regular_files
-from ctxgauge.report import build_report, render_html, render_markdown, view
+from ctxgauge.report import build_report, load_runs, render_html, render_markdown, view
 
 EXPORT_SCHEMA = 1
 """Version of the manifest's layout."""
@@ -143,7 +143,7 @@ def refuse_mixed_scorers(runs) -> None:
 def plan_export(runs_dir: str | Path) -> tuple[dict[str, Source], dict, list[str]]:
     """Every file of the export of `runs_dir` by relative path (run files first, then derived files, the
     manifest last), the manifest itself, and warnings. Reads and verifies; writes nothing."""
-    runs = discover_runs(runs_dir)
+    runs = load_runs([runs_dir])  # each run checked (`report.check_run`): a damaged one is refused, one line
     if not runs:
         raise UserError(f"{runs_dir}: no run directories (a run directory holds {RUN_FILE})")
     refuse_mixed_scorers(runs)

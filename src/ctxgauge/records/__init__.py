@@ -19,6 +19,7 @@ from ctxgauge.records._discover import (
     is_export_dir,
     load_runs,
 )
+from ctxgauge.records._lock import LOCK_FILE, RunLock, check_not_written, is_empty_dir, lock_dir
 from ctxgauge.records._migrate import corpus_label, migrate, migrate_unit
 from ctxgauge.records._model import (
     FINISHED,
@@ -32,7 +33,7 @@ from ctxgauge.records._model import (
     figures_headline,
 )
 from ctxgauge.records._shape import (
-    ANY, BOOL, INT, NUMBER, STRING, ListOf, MapOf, Obj, Opt, Shape, check_sections, declare_shapes,
+    ANY, BOOL, INT, NUMBER, STRING, ListOf, MapOf, Obj, Opt, Shape, check_sections,
 )
 from ctxgauge.records._provenance import machine, provenance, utc_now
 from ctxgauge.records._outcome import (
@@ -58,7 +59,7 @@ from ctxgauge.records._store import STORE_FILE, ResultsStore, SyncStats
 
 __all__ = [
     "ANY", "BOOL", "INT", "NUMBER", "STRING", "ListOf", "MapOf", "Obj", "Opt", "Shape", "check_sections",
-    "declare_shapes",
+    "LOCK_FILE", "RunLock", "check_not_written", "is_empty_dir", "lock_dir",
     "EXIT_NOTHING_MEASURED", "EXIT_UNFINISHED", "Outcome", "measured_something", "outcome", "outcome_of", "tally",
     "EXPORT_KIND", "EXPORT_MANIFEST", "EXPORT_RUNS", "FINISHED", "RUN_FILE", "RUN_KIND", "SCHEMA_VERSION", "STATUSES", "STORE_FILE",
     "UNITS_FILE", "UNIT_STATUSES", "VOLATILE_UNIT_FIELDS", "comparable_unit", "Finding", "ResultsStore", "RunDir", "RunRecord", "RunRef", "SecretFound",

@@ -23,7 +23,6 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
 from ctxgauge.errors import UserError
-from ctxgauge.records._shape import check_sections
 
 SCHEMA_VERSION = 2
 """The run.json schema this ctxgauge writes (see the module docstring for the history)."""
@@ -88,8 +87,12 @@ class Unit:
     """Wall-clock seconds of the unit's phases: never an artifact of record, never compared."""
     data: dict[str, Any] = field(default_factory=dict)
     """The suite's own fields (expected files, rankings, verdicts, ...), documented by the suite."""
+    run_id: str | None = None
+    """The id of the run that wrote the line (`RunRecord.run_id`); None in records written before units
+    carried it. A line naming another run is foreign: readers count it (`runs show`) or refuse the run
+    (report, export)."""
 
-    _FIELDS = ("id", "status", "reason", "figures", "request", "timing")
+    _FIELDS = ("id", "status", "reason", "figures", "request", "timing", "run_id")
 
     def to_json(self) -> dict[str, Any]:
         """The flat JSON line (timing and request only when set)."""
@@ -99,6 +102,8 @@ class Unit:
             out["request"] = self.request
         if self.timing:
             out["timing"] = self.timing
+        if self.run_id is not None:
+            out["run_id"] = self.run_id
         return out
 
     @classmethod
@@ -107,7 +112,8 @@ class Unit:
         rest = {k: v for k, v in data.items() if k not in cls._FIELDS}
         return cls(id=str(data["id"]), status=str(data.get("status")), reason=data.get("reason"),
                    figures=dict(data.get("figures") or {}), request=data.get("request"),
-                   timing=data.get("timing") or None, data=rest)
+                   timing=data.get("timing") or None, data=rest,
+                   run_id=data["run_id"] if isinstance(data.get("run_id"), str) else None)
 
     @property
     def ok(self) -> bool:
@@ -181,9 +187,6 @@ class RunRecord:
             if data.get(section) is not None and not isinstance(data[section], Mapping):
                 raise UserError(f"{source}: `{section}` must be an object, not {type(data[section]).__name__}; "
                                 "the record is damaged")
-        # The suite's own sections against the shapes its readers declared (`_shape`): one refusal here
-        # rather than a TypeError at whichever reader touches a damaged figure first.
-        check_sections(data["suite"], data, source)
         return cls(
             suite=data["suite"], suite_version=version, run_id=str(data.get("run_id") or ""),
             subject=Subject.from_json(data["subject"]), spec=dict(data.get("spec") or {}),

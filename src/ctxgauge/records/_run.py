@@ -24,25 +24,25 @@ import time
 import uuid
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Iterator, Mapping
+from typing import Any, Callable, Iterator, Mapping
 
 from ctxgauge._io import InputError, escape_surrogates, parse_data, read_data, write_json_atomic
 from ctxgauge._killpoints import checkpoint
 from ctxgauge._output import EnvironmentProblem, environment_reason
 from ctxgauge.errors import Interrupted, UserError
+from ctxgauge.records._lock import LOCK_FILE, RunLock, is_empty_dir, lock_dir
 from ctxgauge.records._migrate import check_version, migrate, migrate_unit
 from ctxgauge.records._model import SCHEMA_VERSION, STATUSES, UNIT_STATUSES, RunRecord, Subject, Unit
 from ctxgauge.records._outcome import outcome, tally
 from ctxgauge.records._provenance import provenance, utc_now
-from ctxgauge.records._shape import check_sections
 
 RUN_FILE = "run.json"
 UNITS_FILE = "units.jsonl"
 SYNC_EVERY = 1.0
 """Seconds between two fsyncs of units.jsonl at most (`RunDir.add_unit`)."""
-VOLATILE_UNIT_FIELDS = ("timing", "workers")
-"""Unit fields that say how a unit ran, not what it measured: wall-clock seconds and the workers that ran it.
-Two runs of the same work are equal when their units are equal without these (`comparable_unit`)."""
+VOLATILE_UNIT_FIELDS = ("timing", "workers", "run_id")
+"""Unit fields that say how a unit ran, not what it measured: wall-clock seconds, the workers that ran it and
+the run that recorded it. Two runs of the same work are equal when their units are equal without these (`comparable_unit`)."""
 
 
 def comparable_unit(unit: Unit | Mapping[str, Any]) -> dict:
@@ -136,26 +136,26 @@ def read_run(run_dir: str | Path) -> RunRecord:
     return RunRecord.from_json(migrate(data, str(path)), str(path))
 
 
-def _written_version(run_dir: Path) -> tuple[int, str | None]:
-    # The schema the unit lines were written under is the one run.json was written with (before migration);
-    # and the suite, whose declared unit shape the lines are checked against.
+def _written_version(run_dir: Path) -> int:
+    # The schema the unit lines were written under is the one run.json was written with (before migration).
     data = _read_json(run_dir / RUN_FILE) if (run_dir / RUN_FILE).is_file() else {}
     version = data.get("schema_version", SCHEMA_VERSION) if isinstance(data, Mapping) else SCHEMA_VERSION
-    suite = data.get("suite") if isinstance(data, Mapping) and isinstance(data.get("suite"), str) else None
-    return check_version(version, str(run_dir / RUN_FILE)), suite
+    return check_version(version, str(run_dir / RUN_FILE))
 
 
-def read_units(run_dir: str | Path) -> list[Unit]:
+def read_units(run_dir: str | Path, *, check: Callable[[str, dict], None] | None = None) -> list[Unit]:
     """The units of a run, migrated to the current schema, the last line per id winning (a resumed run
     retries failed units).
 
     A torn last line (no newline: the process died while writing it) is dropped, never parsed as data; any
     other line that is not a unit (not JSON, not an object with an id) is an InputError naming the line,
-    since a damaged record must not be read as a shorter one."""
+    since a damaged record must not be read as a shorter one. `check(where, line)` sees every line (migrated,
+    before it becomes a Unit; `where` is `path:N`): how a reader validates a run
+    (`ctxgauge.report.check_run`) without reading the file twice."""
     run_dir = Path(run_dir)
     path = run_dir / UNITS_FILE
-    version, suite = _written_version(run_dir)
-    if not os.path.lexists(path):
+    version = _written_version(run_dir)
+    if not os.path.lexists(path):  # a dangling link or a FIFO there is opened, and refused, by _open_units
         return []
     units: dict[str, Unit] = {}
     with _open_units(path) as fh:
@@ -169,8 +169,8 @@ def read_units(run_dir: str | Path) -> list[Unit]:
                 raise InputError("units file", f"{path}:{number}",
                                  "not a unit (a JSON object with an id); the run record is damaged: restore units.jsonl or record the run again")
             data = migrate_unit(data, version)
-            if suite is not None:
-                check_sections(suite, {"unit": data}, f"{path}:{number}")
+            if check is not None:
+                check(f"{path}:{number}", data)
             unit = Unit.from_json(data)
             units[unit.id] = unit
     return list(units.values())
@@ -260,6 +260,11 @@ def spec_differences(old: dict, new: dict, measured: bool = True) -> list[str]:
     return out
 
 
+def _leftovers(path: Path) -> tuple[str, ...]:
+    """Names of the temporary files a writer killed before its first run.json landed leaves behind."""
+    return tuple(p.name for p in path.iterdir() if p.name.startswith(f".{RUN_FILE}.") and p.name.endswith(".tmp"))
+
+
 def plain_path(path: Path) -> str:
     """A path for a one-line message: control characters escaped (a newline would split the line)."""
     text = str(path)
@@ -270,8 +275,11 @@ class RunDir:
     """A run being recorded. Create with `RunDir.start(...)` and use as a context manager: leaving the block
     normally does nothing (call `finish`), an exception marks the run `error`, Ctrl-C marks it `cancelled`."""
 
-    def __init__(self, path: Path, record: RunRecord, done: dict[str, dict]):
+    def __init__(self, path: Path, record: RunRecord, done: dict[str, dict], lock: RunLock | None = None):
         self.path = path
+        self.lock = lock
+        """The directory's writer lock (`_lock`), held from `start` until `finish` (or `close`, or leaving the
+        `with` block, or the process's end)."""
         self.record = record
         self.done = done
         """Unit id -> its JSON line, for units finished ok or skipped in an earlier attempt."""
@@ -293,14 +301,45 @@ class RunDir:
         run_file = path / RUN_FILE
         if path.exists() and not path.is_dir():
             raise UserError(f"{plain_path(path)}: is a file, not a directory; choose another --out")
+        made = [p for p in (path, *path.parents) if not os.path.lexists(p)]
+        try:
+            path.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:  # below a file, on /proc, read-only, no permission
+            raise UserError(f"{plain_path(path)}: cannot make the run directory ({exc.strerror or exc}); "
+                            "choose another --out") from None
+        if not run_file.exists() and not (path / LOCK_FILE).exists() and not is_empty_dir(path, _leftovers(path)):
+            # Someone's folder, never a run of ours (a writer locks first): refused before a lock file lands in it.
+            raise UserError(f"{path}: exists and is not empty; choose another --out")
+        # The writer's lock before anything else is read or written: a second process refused here has
+        # touched nothing (`_lock`).
+        lock = lock_dir(path)
+        try:
+            run = cls._open(path, run_file, lock, suite=suite, suite_version=suite_version, subject=subject,
+                            spec=spec, resume=resume, context=context)
+        except BaseException:
+            lock.release()
+            if made and not run_file.exists():
+                # Nothing was recorded: the lock and the folders made for it go too (nothing is left behind).
+                (path / LOCK_FILE).unlink(missing_ok=True)
+                for p in made:
+                    try:
+                        p.rmdir()
+                    except OSError:
+                        break
+            raise
+        return run
+
+    @classmethod
+    def _open(cls, path: Path, run_file: Path, lock: RunLock, *, suite: str, suite_version: int,
+              subject: Subject, spec: dict, resume: bool, context: dict | None) -> "RunDir":
         if run_file.exists():
             if not resume:
                 raise UserError(f"{path}: a run is already recorded there; pass --resume to continue it or "
                                 "choose another --out")
-            if _written_version(path)[0] != SCHEMA_VERSION:
+            if _written_version(path) != SCHEMA_VERSION:
                 # Its units were written in an older layout; appending new lines would mix two layouts.
                 raise UserError(f"{path}: that run was recorded by an older ctxgauge (run schema "
-                                f"{_written_version(path)[0]}); resume it with that version or start a new run")
+                                f"{_written_version(path)}); resume it with that version or start a new run")
             old = read_run(path)
             units = read_units(path)
             merged = _resumed_spec(old.spec, json.loads(json.dumps(spec)), any(u.ok for u in units))
@@ -317,37 +356,25 @@ class RunDir:
             old.spec = merged
             old.status = "started"
             old.timing["resumed_at"] = utc_now()
-            run = cls(path, old, done)
+            run = cls(path, old, done, lock)
             run._repair_units()
             run._write()
             return run
-        if path.exists():
-            # A process killed before its first run.json landed leaves only a temporary file (`.run.json.*.tmp`):
-            # the run never started, so the directory counts as empty and the leftover goes.
-            leftovers = [p for p in path.iterdir() if p.name.startswith(f".{RUN_FILE}.") and p.name.endswith(".tmp")]
-            if any(p not in leftovers for p in path.iterdir()):
-                raise UserError(f"{path}: exists and is not empty; choose another --out")
-            for p in leftovers:
-                p.unlink()
-        made = [p for p in (path, *path.parents) if not os.path.lexists(p)]
-        try:
-            path.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:  # below a file, on /proc, read-only, no permission
-            raise UserError(f"{plain_path(path)}: cannot make the run directory ({exc.strerror or exc}); "
-                            "choose another --out") from None
+        # A process killed before its first run.json landed leaves only a temporary file (`.run.json.*.tmp`):
+        # the run never started, so the directory counts as empty and the leftover goes; so does one holding
+        # only the lock file (a writer killed right after locking, or ours).
+        leftovers = _leftovers(path)
+        if not is_empty_dir(path, leftovers):
+            raise UserError(f"{path}: exists and is not empty; choose another --out")
+        for name in leftovers:
+            (path / name).unlink()
         record = RunRecord(suite=suite, suite_version=suite_version, run_id=path.name, subject=subject,
                            spec=spec, context=context or {}, provenance=provenance(),
                            timing={"started_at": utc_now()})
-        run = cls(path, record, {})
+        run = cls(path, record, {}, lock)
         try:
             run._write()
-        except OSError as exc:
-            # Nothing was recorded: the folders made for it go too (nothing is left behind).
-            for p in made:
-                try:
-                    p.rmdir()
-                except OSError:
-                    break
+        except OSError as exc:  # `start` removes what it made for the run
             raise UserError(f"{plain_path(path)}: cannot write the run record ({exc.strerror or exc}); "
                             "choose another --out") from None
         return run
@@ -363,28 +390,36 @@ class RunDir:
     def _write(self) -> None:
         write_json_atomic(self.path / RUN_FILE, self.record.to_json())
 
+    def close(self) -> None:
+        """Release the directory's writer lock: nothing more is written into this run (idempotent)."""
+        if self.lock is not None:
+            self.lock.release()
+
     def __enter__(self) -> "RunDir":
         return self
 
     def __exit__(self, exc_type, exc, tb) -> None:
-        if exc_type is None or self.record.status != "started":
-            return
-        if issubclass(exc_type, KeyboardInterrupt):
-            self.finish("cancelled", error="interrupted")
-            if not isinstance(exc, Interrupted):
-                raise Interrupted(self.path) from exc
-        elif environment_reason(exc) is not None:
-            # A full disk, a read-only or wrong-type target: the user's environment, not the run's work. The
-            # run stays resumable; the record says why in the user's words (it may not be writable itself: a
-            # full disk then leaves it `started`, which --resume continues as well).
-            reason = environment_reason(exc)
-            try:
-                self.finish("error", error=reason)
-            except OSError:
-                pass
-            raise EnvironmentProblem(self.path, reason) from exc
-        else:
-            self.finish("error", error=f"{exc_type.__name__}: {exc}")
+        try:
+            if exc_type is None or self.record.status != "started":
+                return
+            if issubclass(exc_type, KeyboardInterrupt):
+                self.finish("cancelled", error="interrupted")
+                if not isinstance(exc, Interrupted):
+                    raise Interrupted(self.path) from exc
+            elif environment_reason(exc) is not None:
+                # A full disk, a read-only or wrong-type target: the user's environment, not the run's work. The
+                # run stays resumable; the record says why in the user's words (it may not be writable itself:
+                # a full disk then leaves it `started`, which --resume continues as well).
+                reason = environment_reason(exc)
+                try:
+                    self.finish("error", error=reason)
+                except OSError:
+                    pass
+                raise EnvironmentProblem(self.path, reason) from exc
+            else:
+                self.finish("error", error=f"{exc_type.__name__}: {exc}")
+        finally:
+            self.close()
 
     # -- units ------------------------------------------------------------------------------------------
     def is_done(self, unit_id: str) -> bool:
@@ -402,7 +437,8 @@ class RunDir:
         (a 200-commit replay spent more than a second of its wall time in them)."""
         if status not in UNIT_STATUSES:
             raise ValueError(f"unit status must be one of {UNIT_STATUSES}")
-        unit = Unit(str(unit_id), status, reason, figures or {}, request, timing or None, extra).to_json()
+        unit = Unit(str(unit_id), status, reason, figures or {}, request, timing or None, extra,
+                    run_id=self.record.run_id).to_json()
         checkpoint(f"write-before/{UNITS_FILE}")
         with open(self.path / UNITS_FILE, "a", encoding="utf-8") as fh:
             fh.write(escape_surrogates(json.dumps(unit, sort_keys=True, ensure_ascii=False)) + "\n")
@@ -454,4 +490,5 @@ class RunDir:
         self._sync_units()  # every unit on disk before the record that counts them
         rec.files = hash_files(self.path)
         self._write()
+        self.close()  # the run's last write: the directory is free for a `--resume` (or a reader's rescore)
         return rec.to_json()

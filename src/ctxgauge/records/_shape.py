@@ -4,18 +4,19 @@ record is read.
 A suite's `spec` and `results` are the suite's own (see `_model`), read as plain JSON by that suite's view.
 Without a check, a record from someone else (or edited) holding a null or wrongly typed figure deep inside
 crashes whichever reader touches it first, at one of dozens of places. So each suite declares, once, the shape
-its readers rely on (the keys they read and the types they need), and `RunRecord.from_json` (run.json) and
-`read_units` (each units.jsonl line) check against it: a mismatch is one UserError naming the file and the
-JSON path.
+its readers rely on (the keys they read and the types they need), and one function checks a run against it
+whenever a command reads a run's figures (`ctxgauge.report.check_run`: report, export, runs show,
+`--baseline`, qa rescore): a mismatch is one UserError naming the file and the JSON path.
 
 The language is small and declarative: `NUMBER`, `INT`, `STRING`, `BOOL`, `ANY`, `Opt(s)` (null allowed),
 `ListOf(s)`, `MapOf(s)` (an object of any keys, each value an `s`) and `Obj({key: s}, required=(...))` (an
 object; a listed key that is absent is fine unless required, a present one must match; unknown keys are
 always allowed, so an older reader accepts a newer suite's additions).
 
-The shapes are registered by the suite-view registry (`ctxgauge.report._views`, which knows the suites; this
-package never names one), so a record is checked whenever the report is importable, which every reader of
-figures (report, runs show, export) imports before it reads a record.
+The shapes live in the suite-view table (`ctxgauge.report._views.VIEWS`, which knows the suites; this package
+never names one) and are passed to `check_sections` explicitly. Nothing is registered by importing a package:
+a check that ran only when some module happened to be imported let `replay --baseline` read a damaged record
+that `ctxgauge report` refused (and crash on it with a TypeError).
 """
 
 from __future__ import annotations
@@ -131,22 +132,14 @@ def _found(value: Any) -> str:
 
 _MISSING = object()
 
-_SHAPES: dict[str, dict[str, Shape]] = {}
-
-
-def declare_shapes(suite: str, **sections: Shape | None) -> None:
-    """Declare the shapes of `suite`'s record sections (`spec=`, `results=` of run.json; `unit=`, a units.jsonl
-    line, checked by `read_units`); None leaves a section unchecked."""
-    _SHAPES[suite] = {k: v for k, v in sections.items() if v is not None}
-
-
-def check_sections(suite: str, data: Mapping[str, Any], source: str) -> None:
-    """Refuse a record of `suite` whose declared sections do not fit their shapes (UserError, one line).
+def check_sections(shapes: Mapping[str, Shape | None], data: Mapping[str, Any], source: str) -> None:
+    """Refuse a record whose sections do not fit their `shapes` (section name -> Shape, None: unchecked):
+    UserError, one line naming `source` and the JSON path.
 
     A null or absent section is left to the reader (an unfinished run has no results)."""
-    for section, shape in _SHAPES.get(suite, {}).items():
+    for section, shape in shapes.items():
         value = data.get(section)
-        if value is None:
+        if shape is None or value is None:
             continue
         if (p := shape.problem(value)) is not None:
             path = f"{section}{p[0]}"

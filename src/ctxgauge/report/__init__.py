@@ -7,13 +7,15 @@
 The model (`_model`) is sections of tables and figures, each naming the runs it comes from. Each suite is
 read through its entry in the one registry of suite views (`_views`: section, leaderboard attempts,
 per-item rows); the suites' parts live in their own modules (`_retrieval`, `_determinism`, `_qa` and
-`_qa_rows`). Reports read typed run records (`ctxgauge.records`) only: nothing here runs an engine or a
+`_qa_rows`). Every run a command reads is checked once, the same way (`_check.check_run`: its suite's
+shapes, foreign unit lines); `load_runs` here is the checked one. Reports read typed run records (`ctxgauge.records`) only: nothing here runs an engine or a
 model, and nothing here knows the export that publishes it.
 
     cli ─▶ export ─▶ report ─▶ records
 """
 
-from ctxgauge.records import FINISHED, RunRef, discover_runs, is_export_dir, load_runs
+from ctxgauge.records import FINISHED, RunRef, discover_runs, is_export_dir
+from ctxgauge.report._check import RunCheck, check_run, load_runs, read_checked
 from ctxgauge.report._build import build_report
 from ctxgauge.report._common import interval
 from ctxgauge.report._html import render_html, write_html
@@ -28,7 +30,7 @@ from ctxgauge.report._views import VIEWS, SuiteView, dataset, headline, model, r
 
 __all__ = [
     "Attempt", "Bar", "BarsFigure", "Cell", "ExpectedFile", "FINISHED", "Miss", "GridFigure", "GridRow", "Panel", "PairedFigure", "PairedRow",
-    "Report", "RunRef", "Section", "SuiteView", "Table", "VIEWS", "Value", "build_report", "dataset", "discover_runs",
+    "Report", "RunCheck", "check_run", "read_checked", "RunRef", "Section", "SuiteView", "Table", "VIEWS", "Value", "build_report", "dataset", "discover_runs",
     "headline", "interval", "is_export_dir", "load_runs", "misses", "model", "register", "render_html", "render_markdown",
     "render_details", "render_terminal", "systems", "view", "write_html", "write_markdown",
 ]

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Callable, Sequence
 
-from ctxgauge.records import RunRef, Shape, declare_shapes
+from ctxgauge.records import RunRef, Shape
 import ctxgauge.report._determinism as _determinism
 import ctxgauge.report._qa as _qa
 import ctxgauge.report._qa_rows as _qa_rows
@@ -111,7 +111,7 @@ class SuiteView:
     """A run -> the scorer versions its verdicts were made under (an export refuses a mix)."""
     spec_shape: Shape | None = None
     """The shape of `spec` this view reads (`ctxgauge.records._shape`); a record that does not fit is refused
-    with one line when read, instead of crashing a reader. None: not checked."""
+    with one line when read (`check_run`, `_check`), instead of crashing a reader. None: not checked."""
     results_shape: Shape | None = None
     """The shape of `results` this view reads (as `spec_shape`)."""
     unit_shape: Shape | None = None
@@ -141,14 +141,9 @@ UNKNOWN = SuiteView("a suite this version of ctxgauge cannot draw")
 
 
 def register(name: str, view: SuiteView) -> None:
-    """Add (or replace) a suite's view: a plugin suite's one registry entry (its shapes declared to the records,
-    so every record of the suite is checked against them when read)."""
+    """Add (or replace) a suite's view: a plugin suite's one registry entry (its shapes are then what
+    `check_run` checks every record of the suite against when a reader reads it)."""
     VIEWS[name] = view
-    declare_shapes(name, spec=view.spec_shape, results=view.results_shape, unit=view.unit_shape)
-
-
-for _name, _view in VIEWS.items():
-    declare_shapes(_name, spec=_view.spec_shape, results=_view.results_shape, unit=_view.unit_shape)
 
 
 def view(suite: str) -> SuiteView:

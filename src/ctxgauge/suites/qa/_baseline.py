@@ -14,7 +14,7 @@ from pathlib import Path
 
 from ctxgauge._io import read_data, write_json_atomic
 from ctxgauge.errors import UserError
-from ctxgauge.records import read_run
+from ctxgauge.report import read_checked
 from ctxgauge.suites.qa._config import SUITE
 
 BASELINE_KIND = "ctxgauge.qa.baseline"
@@ -24,7 +24,7 @@ MODEL_KEYS = ("model", "judge")
 
 
 def _figures(run_dir: Path) -> tuple[dict, dict]:
-    record = read_run(run_dir)
+    record = read_checked(run_dir).record
     if record.suite != SUITE or not record.finished:
         raise UserError(f"{run_dir}: not a finished qa run")
     results = record.results or {}

@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Mapping
 
 from ctxgauge.errors import UserError
-from ctxgauge.records import read_run, read_units
+from ctxgauge.records import check_not_written
+from ctxgauge.report import read_checked
 from ctxgauge.suites.qa.arms._arms import parse_arm
 from ctxgauge.suites.qa.sources._battery import Battery
 from ctxgauge.suites.qa.judging._grounding import plan_grounding
@@ -70,7 +71,11 @@ def rescore_run(run_dir: str | Path, *, judge: str | None = None, battery: str |
     """Re-judge every banked answer; returns `{run_dir, judge, reproduced, changed, summary, questions,
     runs, trust}` with the recomputed figures."""
     run_dir = Path(run_dir)
-    record = read_run(run_dir)
+    # A run another process is writing is not rescored (its units are still landing); the rescore itself
+    # writes nothing into the run directory, so it takes no lock there.
+    check_not_written(run_dir)
+    ref = read_checked(run_dir)
+    record = ref.record
     if record.suite != SUITE:
         raise UserError(f"{run_dir}: a {record.suite} run, not a qa run")
     if not record.results:
@@ -94,7 +99,7 @@ def rescore_run(run_dir: str | Path, *, judge: str | None = None, battery: str |
     grounding = None if battery else plan_grounding(source, from_topics=bool(spec.get("grounded_from_topics")))
     units, changed = [], []
     try:
-        for unit in read_units(run_dir):
+        for unit in ref.units():
             u = unit.to_json()
             if u.get("answer_status") == "ok" and u.get("answer_file"):
                 text = read_answer(run_dir, u["answer_file"])

@@ -31,7 +31,8 @@ from ctxgauge._io import write_json_atomic
 from ctxgauge.errors import Interrupted, UserError
 from ctxgauge.executors import open_executor
 from ctxgauge.metrics.stats import clustered_bootstrap_ci
-from ctxgauge.records import RUN_FILE, default_run_dir, read_run, read_units, spec_differences
+from ctxgauge.records import RUN_FILE, default_run_dir, is_empty_dir, lock_dir, read_run, read_units, \
+    spec_differences
 from ctxgauge.suites.replay._finish import finish, start_run
 from ctxgauge.suites.replay._plan import SUITE, Plan, ReplayConfig, plan
 from ctxgauge.suites.replay._report import ReplayResult
@@ -156,13 +157,17 @@ def replay_many(template: ReplayConfig, lines: list[RepoLine], out: Path | None 
     if template.resume and out is None:
         raise UserError("--resume needs --out DIR (the folder of the runs to continue)")
     out = Path(out) if out is not None else default_run_dir(SUITE + "-many")
-    if not template.resume and out.exists() and any(out.iterdir()):
-        raise UserError(f"{out}: exists and is not empty; pass --resume to continue it or choose another --out")
+    def refuse_not_empty() -> None:
+        if not template.resume and out.is_dir() and not is_empty_dir(out):
+            raise UserError(f"{out}: exists and is not empty; pass --resume to continue it or choose another --out")
+
+    refuse_not_empty()
     folders = [line.folder for line in lines]
     twice = sorted({f for f in folders if folders.count(f) > 1})
     if twice:
         raise UserError(f"--repos: two lines share the run folder {twice[0]!r}; give them different labels")
     plans: list[Plan] = []
+    lock = None
     try:
         for line in lines:
             config = dataclasses.replace(template, repo=line.path, rev=line.rev, commits=line.commits,
@@ -172,6 +177,14 @@ def replay_many(template: ReplayConfig, lines: list[RepoLine], out: Path | None 
             except UserError as exc:
                 raise UserError(f"--repos line {line.line} ({line.path}): {exc}") from None
         lines = [dataclasses.replace(line, label=line.label or p.spec["repo"]) for line, p in zip(lines, plans)]
+        # Planned, nothing written yet: now the folder's writer lock (each repository's run also locks its own
+        # directory), and the emptiness check again under it (another `--repos` may have started meanwhile).
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise UserError(f"{out}: cannot make the folder ({exc.strerror or exc}); choose another --out") from None
+        lock = lock_dir(out)
+        refuse_not_empty()
         total = sum(len(p.selection.eligible) for p in plans)
         counted: dict[str, int] = {}
 
@@ -202,6 +215,7 @@ def replay_many(template: ReplayConfig, lines: list[RepoLine], out: Path | None 
                 def finished(r: RepoRun) -> None:
                     units = r.ordered_units()
                     done[owner[id(r)]] = (finish(r.plan, r.run, units), units)
+                    r.run.close()
 
                 execute_many(runs, executor, template.slice_size, on_finished=finished)
             except BaseException as exc:
@@ -220,6 +234,9 @@ def replay_many(template: ReplayConfig, lines: list[RepoLine], out: Path | None 
                 if reason is not None:
                     raise EnvironmentProblem(out, reason) from exc
                 raise
+            finally:
+                for r in runs:
+                    r.run.close()
         results = [(line, *done[i]) for i, line in enumerate(lines)]
         summary = combined_summary(results, plans[0].metrics, template.seed)
         try:
@@ -232,6 +249,8 @@ def replay_many(template: ReplayConfig, lines: list[RepoLine], out: Path | None 
             raise EnvironmentProblem(out, reason) from exc
         return ManyResult(out, [(line, r) for line, r, _ in results], summary)
     finally:
+        if lock is not None:
+            lock.release()
         for p in plans:
             p.close()
 

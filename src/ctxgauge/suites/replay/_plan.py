@@ -141,15 +141,18 @@ def _check_since(repo: Repo, since: str | None) -> None:
 
 def plan(config: ReplayConfig) -> Plan:
     """Check `config`, open what it names and select the commits; UserError on any bad input."""
-    from ctxgauge.records import read_run, read_units, unknown
+    from ctxgauge.records import unknown
+    from ctxgauge.report import read_checked
 
     _check(config)
     baseline = baseline_id = None
     if config.baseline is not None:
-        record = read_run(config.baseline)
-        if record.suite != SUITE:
-            raise UserError(f"{config.baseline}: not a replay run (suite {record.suite!r})")
-        baseline, baseline_id = [u.to_json() for u in read_units(config.baseline)], record.run_id
+        # Checked as every reader checks a run (`report.check_run`): a damaged figure is one line, not a
+        # TypeError in the comparison.
+        ref = read_checked(config.baseline)
+        if ref.suite != SUITE:
+            raise UserError(f"{config.baseline}: not a replay run (suite {ref.suite!r})")
+        baseline, baseline_id = [u.to_json() for u in ref.units()], ref.record.run_id
     repo = Repo(config.repo)
     try:
         head = repo.resolve(config.rev)

@@ -19,7 +19,8 @@ from pathlib import Path
 
 from ctxgauge._io import write_json_atomic
 from ctxgauge.errors import UserError
-from ctxgauge.records import RUN_FILE, hash_files, read_run, read_units, utc_now
+from ctxgauge.records import RUN_FILE, hash_files, lock_dir, read_run, read_units, utc_now
+from ctxgauge.report import read_checked
 from ctxgauge.suites.qa.sources._battery import Battery
 from ctxgauge.suites.qa._rescore import find_source
 from ctxgauge.suites.qa._record import derive
@@ -31,9 +32,20 @@ VERDICTS = ("pass", "fail")
 def adjudicate(run_dir: str | Path, qid: str, verdict: str, why: str, *, arm: str | None = None,
                rep: int | None = None, by: str | None = None) -> dict:
     """Record a human verdict on the answer(s) to `qid` (of one arm and repetition when given) and derive
-    the run's figures again. Returns `{adjudications: [...new], summary}`."""
+    the run's figures again. Returns `{adjudications: [...new], summary}`.
+
+    It writes the run directory, so it holds the run's writer lock throughout (`records.lock_dir`): never
+    while a `qa run --resume` or another adjudication writes it."""
     run_dir = Path(run_dir)
-    record = read_run(run_dir)
+    read_run(run_dir)  # not a run: refused before a lock file lands in someone's folder
+    with lock_dir(run_dir):
+        return _adjudicate(run_dir, qid, verdict, why, arm, rep, by)
+
+
+def _adjudicate(run_dir: Path, qid: str, verdict: str, why: str, arm: str | None, rep: int | None,
+                by: str | None) -> dict:
+    ref = read_checked(run_dir)
+    record = ref.record
     if record.suite != "qa":
         raise UserError(f"{run_dir}: a {record.suite} run, not a qa run")
     if verdict not in VERDICTS:
@@ -42,7 +54,7 @@ def adjudicate(run_dir: str | Path, qid: str, verdict: str, why: str, *, arm: st
         raise UserError("--why must say why (one line a reader can check against the answer)")
     if record.status == "started" or not record.results:
         raise UserError(f"{run_dir}: the run has no results yet ({record.status}); finish or resume it first")
-    units = [u for u in (x.to_json() for x in read_units(run_dir)) if u.get("qid") == qid]
+    units = [u for u in (x.to_json() for x in ref.units()) if u.get("qid") == qid]
     if not units:
         raise UserError(f"{run_dir}: no question {qid!r} in this run")
     chosen = [u for u in units if (arm is None or u.get("arm") == arm) and (rep is None or u.get("rep") == rep)

@@ -1,0 +1,88 @@
+"""The one check of a run a command reads: every reader of figures goes through `check_run`.
+
+`report`, `export`, `runs show`, `replay --baseline`, `qa rescore`, `qa adjudicate` and `qa baseline save`
+read runs through `load_runs` or `read_checked` here, which check each run once, the same way:
+
+- `spec` and `results` of run.json, and every line of units.jsonl, against the shapes its suite's view
+  declares (`_views.VIEWS`: the one suite -> check table; a suite without a view is not checked), so a
+  damaged value is one line naming the file and the JSON path (exit 2), never a TypeError deep in a reader;
+- unit lines naming another run (`Unit.run_id`, written since the writer's lock came in): a run holding
+  any is refused (its figures would mix two runs), except by `runs show`, which counts them.
+
+Nothing here is registered by importing a module: before, the shapes were declared when `ctxgauge.report`
+was imported, so `replay --baseline` (which did not import it) crashed on a record `report` refused.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable
+
+from ctxgauge.errors import UserError
+from ctxgauge.records import RUN_FILE, UNITS_FILE, RunRef, check_sections, read_run, read_units
+from ctxgauge.records import load_runs as _load_runs
+from ctxgauge.report._views import view
+
+
+@dataclass(frozen=True)
+class RunCheck:
+    """What `check_run` found beyond the shapes (which it refuses outright)."""
+
+    foreign: int
+    """Unit lines of units.jsonl naming another run than run.json's `run_id`."""
+    foreign_ids: tuple[str, ...] = ()
+    """The other run ids those lines name, sorted."""
+
+
+def check_run(run: RunRef, *, foreign_ok: bool = False) -> RunCheck:
+    """Check `run` (its record, and every unit line, read now and kept on `run`) against its suite's shapes
+    and for foreign unit lines; UserError (one line) for a damaged value, and for foreign lines unless
+    `foreign_ok` (then only counted)."""
+    shapes = view(run.suite)
+    check_sections({"spec": shapes.spec_shape, "results": shapes.results_shape},
+                   {"spec": run.record.spec, "results": run.record.results}, str(run.path / RUN_FILE))
+    unit_shape = {"unit": shapes.unit_shape}
+    own = run.record.run_id
+    foreign: list[str] = []
+
+    def line(where: str, data: dict) -> None:
+        check_sections(unit_shape, {"unit": data}, where)
+        other = data.get("run_id")
+        if own and other is not None and other != own:
+            foreign.append(str(other))
+
+    run._units = read_units(run.path, check=line)
+    found = RunCheck(len(foreign), tuple(sorted(set(foreign))))
+    if found.foreign and not foreign_ok:
+        ids = ", ".join(found.foreign_ids[:3]) + (" ..." if len(found.foreign_ids) > 3 else "")
+        raise UserError(f"{run.path / UNITS_FILE}: {found.foreign} unit line(s) of another run ({ids}) beside "
+                        f"run {own}'s; the record mixes two runs: record it again into an empty --out")
+    return found
+
+
+def read_checked(run_dir: str | Path, *, foreign_ok: bool = False) -> RunRef:
+    """The run in `run_dir`, read and checked (`check_run`); UserError when it is not a run or is damaged."""
+    run_dir = Path(run_dir)
+    ref = RunRef(run_dir, run_dir.name, read_run(run_dir))
+    check_run(ref, foreign_ok=foreign_ok)
+    return ref
+
+
+def load_runs(paths: Iterable[str | Path], *, unreadable: list[str] | None = None) -> list[RunRef]:
+    """`ctxgauge.records.load_runs`, each run checked (`check_run`). Given `unreadable`, a run found below a
+    path that fails its check is left out and named there, like one whose run.json cannot be read; a path
+    that is itself a damaged run still refuses (the user named that run)."""
+    paths = list(paths)
+    named = {Path(p).resolve() for p in paths if (Path(p) / RUN_FILE).is_file()}
+    out = []
+    for ref in _load_runs(paths, unreadable=unreadable):
+        try:
+            check_run(ref)
+        except UserError as exc:
+            if unreadable is None or ref.path.resolve() in named:
+                raise
+            unreadable.append(f"{ref.rel}: {exc}")
+            continue
+        out.append(ref)
+    return out
