@@ -53,9 +53,9 @@ change as the reason two ids differ."""
 
 _ROOT = "ctxgauge"
 _PACKAGE_DIR = Path(__file__).resolve().parent.parent
-NOT_HASHED = ("ctxgauge.cache", "ctxgauge.errors", "ctxgauge._killpoints", "ctxgauge.fingerprints",
-              "ctxgauge.records", "ctxgauge.report", "ctxgauge.executors", "ctxgauge.suites", "ctxgauge.export",
-              "ctxgauge.demo", "ctxgauge.cli", "ctxgauge.__main__")
+NOT_HASHED = tuple(f"{_ROOT}.{name}" for name in (
+    "cache", "errors", "_killpoints", "fingerprints", "records", "report", "executors", "suites", "export", "demo",
+    "cli", "__main__"))
 """ctxgauge packages and modules outside the boundary (besides `ctxgauge` itself): see the module docstring."""
 
 _source_hashes: dict[str, str] = {}  # module -> sha256 hex of its normalised source (files do not change in a run)
@@ -114,11 +114,12 @@ def _normalize(text: str, tree: ast.Module | None) -> str:
 def _statements(node: ast.AST):
     """Every statement under `node`, at any depth of blocks (docstrings and imports are statements; walking
     the expressions too would cost twice the time for nothing)."""
-    for name in ("body", "orelse", "finalbody", "handlers", "cases"):
-        for child in getattr(node, name, None) or ():
-            if isinstance(child, (ast.stmt, ast.excepthandler)) or type(child).__name__ == "match_case":
-                yield child
-                yield from _statements(child)
+    for _, value in ast.iter_fields(node):  # body, orelse, finalbody, handlers and a match's cases
+        if isinstance(value, list):
+            for child in value:
+                if isinstance(child, (ast.stmt, ast.excepthandler, ast.match_case)):
+                    yield child
+                    yield from _statements(child)
 
 
 def source_hash(text: str) -> str:
