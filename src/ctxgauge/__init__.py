@@ -20,6 +20,7 @@ where it does):
     corpus · sample · trec                  files of a directory or git tree; the bundled sample; TREC files
     git                                     read-only history of a repository
     _io · _redact                           atomic writes, safe names, THE JSON/YAML reader; split-key redaction
+    _untrusted                              opening files ctxgauge did not write (no link, no FIFO, size limits)
     _killpoints                             the kill/resume tests' hook in every record writer
     ctxgauge · errors                       the version; the error types
 

@@ -6,6 +6,7 @@ the user's and the system's configuration switched off and the settings that cha
 
 One idea per module:
 - `_policy`: the one git invocation policy (pinned options, environment, failures as one line);
+- `_locate`: the one repository locator (git's discovery, without running git; redirections refused);
 - `_confine`: refusing a repository whose reading would read something outside it;
 - `_log`: commits and name-status changes parsed from git's output;
 - `_blobs`: blob ids and the long-lived `cat-file --batch` reader;
@@ -14,11 +15,12 @@ One idea per module:
 
 from ctxgauge.git._blobs import BlobReader, blob_id
 from ctxgauge.git._confine import confine
+from ctxgauge.git._locate import Location, locate
 from ctxgauge.git._log import Commit, FileChange
-from ctxgauge.git._policy import DIFF_SAFE, RENAME_THRESHOLD, git_command, git_env, run_git
+from ctxgauge.git._policy import DIFF_SAFE, PATH_KEYS, RENAME_THRESHOLD, git_command, git_env, run_git
 from ctxgauge.git._repo import Repo, TreeEntry
 
 __all__ = [
-    "BlobReader", "Commit", "DIFF_SAFE", "FileChange", "RENAME_THRESHOLD", "Repo", "TreeEntry", "blob_id",
-    "confine", "git_command", "git_env", "run_git",
+    "BlobReader", "Commit", "DIFF_SAFE", "FileChange", "Location", "PATH_KEYS", "RENAME_THRESHOLD", "Repo",
+    "TreeEntry", "blob_id", "confine", "git_command", "git_env", "locate", "run_git",
 ]

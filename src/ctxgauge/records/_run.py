@@ -28,6 +28,7 @@ from typing import Any, Iterator, Mapping
 
 from ctxgauge._io import InputError, escape_surrogates, parse_data, read_data, write_json_atomic
 from ctxgauge._killpoints import checkpoint
+from ctxgauge._untrusted import walk_tree
 from ctxgauge.errors import Interrupted, UserError
 from ctxgauge.records._migrate import check_version, migrate, migrate_unit
 from ctxgauge.records._model import SCHEMA_VERSION, STATUSES, UNIT_STATUSES, RunRecord, Subject, Unit
@@ -72,7 +73,7 @@ def regular_files(root: Path) -> list[tuple[str, Path]]:
     Symbolic links are never followed nor listed: a link placed in a run directory would otherwise publish
     whatever it points at (a system file) in an export, under the run's name."""
     out = []
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+    for dirpath, dirnames, filenames in walk_tree(root):
         dirnames[:] = [d for d in dirnames if not os.path.islink(os.path.join(dirpath, d))]
         for name in filenames:
             full = Path(dirpath, name)
