@@ -32,7 +32,7 @@ def confine(path: Path) -> Location | None:
         for key, values in config_values(cfg).items():
             if re.fullmatch(r"include(if\..*)?\.path", key):
                 raise UserError(
-                    f"{show(cfg)}: includes {values[0]!r} ({key}); ctxgauge reads nothing outside the repository "
+                    f"{show(cfg)}: includes another file ({key}); ctxgauge reads nothing outside the repository "
                     "it is given: remove the include, or inspect a clone without it"
                 )
     raw = read_untrusted(common / "objects" / "info" / "alternates", GIT_SMALL_FILE_LIMIT, "git alternates")
@@ -40,7 +40,7 @@ def confine(path: Path) -> Location | None:
         lines = [ln for ln in raw.decode("utf-8", "replace").splitlines() if ln.strip() and not ln.startswith("#")]
         if lines:
             raise UserError(
-                f"{show(path)}: borrows objects from {lines[0]!r} (objects/info/alternates); ctxgauge reads nothing "
+                f"{show(path)}: borrows objects from another store (objects/info/alternates); ctxgauge reads nothing "
                 "outside the repository it is given: run `git repack -a -d` and delete that file, or clone without "
                 "--shared/--reference"
             )

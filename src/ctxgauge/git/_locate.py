@@ -101,7 +101,7 @@ def _at(d: Path) -> tuple[Path, Path, Path | None] | None:
         raise UserError(f"{show(dot)}: cannot be read ({exc.strerror or exc})") from None
     if st is not None:  # git asks `.git` first; a bare layout beside it is only files of the work tree
         if stat.S_ISLNK(st.st_mode):
-            raise UserError(f"{show(dot)}: is a symbolic link (to {show(os.readlink(dot))}); {_ELSEWHERE}: pass "
+            raise UserError(f"{show(dot)}: is a symbolic link to another git directory; {_ELSEWHERE}: pass "
                             "the repository it names itself")
         if stat.S_ISREG(st.st_mode):
             git_dir, common = _follow_git_file(dot)
@@ -113,8 +113,8 @@ def _at(d: Path) -> tuple[Path, Path, Path | None] | None:
                             "git would walk past it to an enclosing repository, which ctxgauge never reads in its "
                             "place: delete it, or mend the repository")
         if os.path.lexists(dot / "commondir"):
-            raise UserError(f"{show(dot / 'commondir')}: takes objects, refs and config from another git directory; "
-                            f"{_ELSEWHERE}")
+            raise UserError(f"{show(dot)}: its commondir file takes objects, refs and config from another git "
+                            f"directory; {_ELSEWHERE}")
         return dot, dot, d
     if _looks_like_git_dir(d, d):
         if os.path.lexists(d / "commondir"):
@@ -158,8 +158,8 @@ def _follow_git_file(dot: Path) -> tuple[Path, Path]:
         raise UserError(f"{show(dot)}: a .git file that does not start with 'gitdir:'")
     target = (dot.parent / text[len("gitdir:"):].strip()).resolve()
     refuse = UserError(
-        f"{show(dot)}: names the git directory {show(target)}, which is neither a worktree nor a submodule of "
-        f"this checkout; {_ELSEWHERE} (pass that repository itself)")
+        f"{show(dot)}: names a git directory that is neither a worktree nor a submodule of this checkout; "
+        f"{_ELSEWHERE} (pass that repository itself)")
     if not target.is_dir():
         raise refuse
     common = target
@@ -168,8 +168,8 @@ def _follow_git_file(dot: Path) -> tuple[Path, Path]:
         named = (target / commondir.decode("utf-8", "replace").strip()).resolve()
         # git worktree add writes `../..` into <common>/worktrees/<name>/commondir: nothing else is its layout
         if target.parent.name != "worktrees" or named != target.parent.parent:
-            raise UserError(f"{show(target / 'commondir')}: takes objects, refs and config from {show(named)}, "
-                            f"which is not the repository holding this worktree; {_ELSEWHERE}")
+            raise UserError(f"{show(dot)}: its git directory's commondir takes objects, refs and config from "
+                            f"a repository that does not hold this worktree; {_ELSEWHERE}")
         common = named
     if not _looks_like_git_dir(target, common):
         raise refuse
@@ -192,8 +192,8 @@ def _check_store(common: Path) -> None:
     for name in ("objects", "refs"):
         p = common / name
         if os.path.islink(p):
-            raise UserError(f"{show(p)}: is a symbolic link (to {show(os.readlink(p))}); another repository's "
-                            f"{name} would be read under this one's name; {_ELSEWHERE}")
+            raise UserError(f"{show(p)}: is a symbolic link; another repository's {name} would be read under "
+                            f"this one's name; {_ELSEWHERE}")
     for name in ("packed-refs", "config", "config.worktree", "shallow", "info/grafts", "info/attributes"):
         check_regular(common / name, "git file")
     stack = [common / "objects", common / "refs"]
