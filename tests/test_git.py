@@ -300,7 +300,7 @@ def test_config_include_is_refused(tmp_path, section):
     elsewhere.write_text("[core]\n\tbare = false\n")
     with open(b.path / ".git" / "config", "a") as fh:
         fh.write(f"[{section}]\n\tpath = {elsewhere}\n")
-    with pytest.raises(UserError, match=r"includes .*elsewhere\.cfg.*reads nothing outside"):
+    with pytest.raises(UserError, match=r"includes another file .*reads nothing outside"):
         Repo(b.path)
 
 
@@ -309,7 +309,7 @@ def test_alternates_are_refused(tmp_path):
     shared = tmp_path / "shared"
     subprocess.run(["git", "clone", "-q", "--shared", str(b.path), str(shared)], check=True, capture_output=True,
                    env={**os.environ, **GIT_ENV})
-    with pytest.raises(UserError, match=r"borrows objects from .*alternates"):
+    with pytest.raises(UserError, match=r"borrows objects from another store .*alternates"):
         open_corpus(shared)
     proc = subprocess.run([sys.executable, "-m", "ctxgauge", "query", str(shared), "three", "-e", "grep"],
                           capture_output=True, text=True)

@@ -21,6 +21,7 @@ where it does):
     git                                     read-only history of a repository
     _output · _lifeline                     the one output rule (targets, overwrites, environment errors); no orphans
     _io · _redact                           atomic writes, safe names, THE JSON/YAML reader; split-key redaction
+    _untrusted                              opening files ctxgauge did not write (no link, no FIFO, size limits)
     _killpoints                             the kill/resume tests' hook in every record writer
     ctxgauge · errors                       the version; the error types
 

@@ -11,6 +11,7 @@ checking anything out, and exposes the history up to and including its revision,
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import re
 import weakref
@@ -23,7 +24,7 @@ from ctxgauge.corpus._listing import (BINARY_SNIFF_BYTES, SKIP_REASONS, CorpusFi
 from ctxgauge.corpus._readers import DirReader, GitReader, HeldReader, OverlayReader, Reader
 from ctxgauge._io import safe_join
 from ctxgauge.errors import UserError
-from ctxgauge.git import Commit, Repo, blob_id
+from ctxgauge.git import Commit, Repo, blob_id, locate
 
 DEFAULT_MAX_BYTES = 1 << 20
 _FULL_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
@@ -268,12 +269,18 @@ class Corpus:
             # Every path is checked again here, whatever built the corpus (an overlay adds paths too).
             target = safe_join(dest, f.path, "corpus path")
             try:
-                target.parent.mkdir(parents=True, exist_ok=True)
+                _make_parents(dest, target)
                 with open(target, "xb") as fh:  # never through a file or link already there
                     fh.write(data)
             except (FileExistsError, NotADirectoryError):
                 raise UserError(f"corpus path {f.path!r} clashes with another path of the corpus (a file and a "
                                 "folder of one name, or one path twice); rename one of them") from None
+            except OSError as exc:
+                if exc.errno != errno.ENAMETOOLONG:
+                    raise
+                raise UserError(f"corpus path {f.path[:80]!r}...: too long to write as a file here "
+                                f"({len(str(target))} characters); the command engine cannot be given this "
+                                "corpus as a folder") from None
         return dest
 
     def require_files(self) -> "Corpus":
@@ -307,6 +314,20 @@ class Corpus:
         return _changes(paths, self._by_path, new._by_path)
 
 
+def _make_parents(root: Path, target: Path) -> None:
+    """`target.parent.mkdir(parents=True, exist_ok=True)` without recursion (pathlib's recurses once per level:
+    a tree 1,500 levels deep raised RecursionError); `root` is made too when missing."""
+    missing = []
+    d = target.parent
+    while not d.is_dir() and d != d.parent:
+        missing.append(d)
+        if d == root:
+            break
+        d = d.parent
+    for d in reversed(missing):
+        d.mkdir(exist_ok=True)
+
+
 def _changes(paths: Iterable[str], old: Mapping[str, CorpusFile], new: Mapping[str, CorpusFile]) -> list[Change]:
     out: list[Change] = []
     for path in paths:
@@ -336,8 +357,11 @@ HOLD_LIMIT = 256 << 20
 
 
 def is_git_source(p: Path) -> bool:
-    """Whether `open_corpus` reads `p` as a git repository (a work tree's `.git`, or a bare repository)."""
-    return (p / ".git").exists() or (p / "HEAD").is_file() and (p / "objects").is_dir()
+    """Whether `open_corpus` reads `p` as a git repository: the locator finds `p` to be a repository's top (a
+    work tree with its own `.git`, or a bare repository). A folder inside a work tree is read as a plain
+    folder; a redirected or broken repository is refused (UserError), never walked past."""
+    loc = locate(p)
+    return loc is not None and loc.prefix == "" and loc.top == p.resolve()
 
 
 def open_corpus(source: str | Path, rev: str | None = None, *, max_bytes: int = DEFAULT_MAX_BYTES,

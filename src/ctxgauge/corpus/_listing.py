@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Iterable, Mapping
 
 from ctxgauge._io import unsafe_name_reason
+from ctxgauge._untrusted import walk_tree
 from ctxgauge.git import Repo, TreeEntry, blob_id
 
 BINARY_SNIFF_BYTES = 8000
@@ -60,7 +61,7 @@ def list_directory(root: Path, max_bytes: int) -> tuple[list[CorpusFile], dict[s
     symbolic links; `.git` directories are skipped whole."""
     files: list[CorpusFile] = []
     skipped = empty_skips()
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+    for dirpath, dirnames, filenames in walk_tree(root):
         rel_dir = Path(dirpath).relative_to(root).as_posix()
         prefix = "" if rel_dir == "." else rel_dir + "/"
         if ".git" in dirnames:

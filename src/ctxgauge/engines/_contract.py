@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
 
+from ctxgauge._untrusted import walk_tree
 from ctxgauge.corpus import Corpus
 from ctxgauge.engines._guards import call_engine, checked_hits
 from ctxgauge.engines._registry import engine_available
@@ -60,7 +61,7 @@ class ContractReport:
 def _snapshot(roots: list[Path]) -> dict[str, tuple[int, int]]:
     seen = {}
     for root in roots:
-        for dirpath, _, files in os.walk(root):
+        for dirpath, _, files in walk_tree(root):
             for fn in files:
                 p = os.path.join(dirpath, fn)
                 with contextlib.suppress(OSError):

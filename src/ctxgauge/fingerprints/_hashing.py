@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Final
 
+from ctxgauge._untrusted import walk_tree
 from ctxgauge.errors import EngineError
 
 from ._jsjson import js_json_stringify
@@ -59,7 +60,7 @@ def _artifact_file(out_dir: Path, artifact_file: str) -> str:
 
 def _manifest_lines(out_dir: Path) -> list[bytes]:
     lines: list[tuple[bytes, Path]] = []
-    for root, dirs, files in os.walk(out_dir):
+    for root, dirs, files in walk_tree(out_dir):
         for name in dirs + files:
             full = Path(root, name)
             mode = os.lstat(full).st_mode

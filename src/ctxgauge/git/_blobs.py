@@ -34,13 +34,14 @@ class BlobReader:
     reading any reply deadlocks once both pipe buffers are full.
     """
 
-    def __init__(self, git_dir: Path):
+    def __init__(self, git_dir: Path, *, pinned: dict[str, str] | None = None):
         # stderr to a file, not a pipe nobody drains: when cat-file dies on an object it may not fetch, its
         # last line says which object, and that is the error the user sees.
         self._stderr = tempfile.TemporaryFile()
         self._proc = subprocess.Popen(
             git_command("cat-file", "--batch"), cwd=git_dir, stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE, stderr=self._stderr, env=git_env(),
+            stdout=subprocess.PIPE, stderr=self._stderr, env=git_env(pinned if pinned is not None else {
+                "GIT_DIR": str(git_dir), "GIT_CEILING_DIRECTORIES": str(Path(git_dir).parent)}),
         )
         self._lock = threading.Lock()
 

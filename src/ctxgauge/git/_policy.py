@@ -12,6 +12,12 @@ repository's own configuration names is ever run or fetched:
 - `--no-textconv --no-ext-diff` on every diff (see `DIFF_SAFE`): textconv and external diff drivers;
   `cat-file --batch` without `--filters` runs no clean/smudge filter; `log.showSignature=false` keeps
   `gpg.program` out; aliases cannot shadow the built-in commands called here.
+- every path-valued key a repository's config may set (`PATH_KEYS`) is pinned to a harmless value: git would
+  otherwise open the named file outside the repository (or block forever on a FIFO there); `include.path`
+  cannot be pinned by `-c` and is refused by confinement instead (`NOT_PINNABLE`).
+- `core.bare=true`: no work tree, so git reads no `.gitattributes`, `.mailmap` or `core.worktree` folder
+  outside the git directory; with `GIT_DIR` and `GIT_CEILING_DIRECTORIES` pinned by the caller to what the
+  locator found (`Location.env`), git never looks for a repository itself.
 A user's `diff.renames`, `core.quotepath` would otherwise change which files a commit is said to change.
 """
 
@@ -32,10 +38,41 @@ _PINNED = [
     "-c", "log.showSignature=false",
     "-c", "safe.directory=*",
     "-c", "core.fsmonitor=false",
-    "-c", "core.hooksPath=/dev/null",
     "-c", "core.pager=cat",
     "-c", "protocol.allow=never",
+    "-c", "core.bare=true",
 ]
+
+PATH_KEYS = {
+    "core.hooksPath": os.devnull,
+    "core.attributesFile": os.devnull,
+    "core.excludesFile": os.devnull,
+    "mailmap.file": os.devnull,
+    "mailmap.blob": "",
+    "diff.orderFile": os.devnull,
+    "blame.ignoreRevsFile": "",
+    "commit.template": "",
+    "core.sharedIndexFile": "",
+    "init.templateDir": "",
+    "gpg.ssh.allowedSignersFile": "",
+    "gpg.ssh.revocationFile": "",
+    "http.cookieFile": "",
+    "core.notesRef": "refs/notes/commits",
+}
+"""Every path-valued key of a repository's configuration git could act on, and the value every git call pins
+it to with `-c` (command-line configuration outranks the repository's): git then opens no file the
+repository names outside itself, and waits on no FIFO there. `/dev/null` where git refuses an empty path."""
+
+NOT_PINNABLE = {
+    "include.path": "refused by confinement (`_confine`): an include cannot be switched off by `-c`",
+    "includeIf.<condition>.path": "refused by confinement, as include.path",
+    "core.worktree": "moot: every call runs with core.bare=true, so no work tree is opened",
+}
+"""Path-valued keys `-c` cannot neutralise, and what happens to each instead (docs/security.md lists both)."""
+
+NO_REPOSITORY = {"GIT_DIR": "/dev/null/no-repository", "GIT_CEILING_DIRECTORIES": "/"}
+"""The pinned environment of a git call that must open no repository at all (`git config --file`): GIT_DIR
+names a path that cannot exist, so git reads no repository's configuration on the way."""
 DIFF_SAFE = ["--no-textconv", "--no-ext-diff", "--no-color"]
 """Options every diff-producing call carries: no textconv, no external diff driver, no colour codes."""
 
@@ -48,12 +85,15 @@ _ENV_DROP = (
     "GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES",
     "GIT_COMMON_DIR", "GIT_NAMESPACE", "GIT_CEILING_DIRECTORIES", "GIT_SSH", "GIT_SSH_COMMAND", "GIT_ASKPASS",
     "SSH_ASKPASS", "GIT_EXTERNAL_DIFF", "GIT_PAGER", "PAGER", "GIT_EDITOR", "GIT_CONFIG", "GIT_CONFIG_PARAMETERS",
-    "GIT_CONFIG_COUNT", "GIT_EXEC_PATH", "GIT_TRACE", "GIT_REPLACE_REF_BASE",
+    "GIT_CONFIG_COUNT", "GIT_EXEC_PATH", "GIT_TRACE", "GIT_REPLACE_REF_BASE", "GIT_DISCOVERY_ACROSS_FILESYSTEM",
+    "GIT_ATTR_SOURCE", "GIT_CONFIG_SYSTEM", "GIT_SHALLOW_FILE", "GIT_GRAFT_FILE", "GIT_NOTES_REF",
+    "GIT_NOTES_DISPLAY_REF", "GIT_MAILMAP", "GIT_TRACE2", "GIT_TRACE2_EVENT", "GIT_TRACE2_PERF",
 )
 
 
-def git_env() -> dict[str, str]:
-    """The environment of every git process ctxgauge starts (see the policy above)."""
+def git_env(pinned: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment of every git process ctxgauge starts (see the policy above); `pinned` is the
+    repository's `GIT_DIR` and `GIT_CEILING_DIRECTORIES` (`Location.env()`, or `NO_REPOSITORY`)."""
     env = {k: v for k, v in os.environ.items() if k not in _ENV_DROP and not k.startswith("GIT_CONFIG_KEY_")
            and not k.startswith("GIT_CONFIG_VALUE_")}
     env.update(
@@ -66,18 +106,20 @@ def git_env() -> dict[str, str]:
         GIT_PROTOCOL_FROM_USER="0",
         LC_ALL="C",
     )
+    env.update(pinned or {})
     return env
 
 
 def git_command(*args: str) -> list[str]:
     """The argv of one git call under the policy: `git <pinned options> <args>`."""
-    return ["git", *_PINNED, *args]
+    return ["git", *_PINNED, *(a for k, v in PATH_KEYS.items() for a in ("-c", f"{k}={v}")), *args]
 
 
-def run_git(cwd: Path, args: list[str], *, input: bytes | None = None) -> bytes:
-    """Run one git command under the policy in `cwd` and return its standard output; a failure is one
-    user-error line (the missing-object line when that is why git stopped, else git's last line)."""
-    proc = subprocess.run(git_command(*args), cwd=cwd, input=input, capture_output=True, env=git_env(),
+def run_git(cwd: Path, args: list[str], *, input: bytes | None = None, pinned: dict[str, str] | None = None) -> bytes:
+    """Run one git command under the policy in `cwd` (with `pinned`: the repository's GIT_DIR and ceiling)
+    and return its standard output; a failure is one user-error line (the missing-object line when that is why
+    git stopped, else git's last line)."""
+    proc = subprocess.run(git_command(*args), cwd=cwd, input=input, capture_output=True, env=git_env(pinned),
                           check=False, stdin=None if input is not None else subprocess.DEVNULL)
     if proc.returncode != 0:
         stderr = proc.stderr.decode("utf-8", "replace")

@@ -62,14 +62,14 @@ class Repo:
         p = Path(path)
         if not p.exists():
             raise UserError(f"{path}: no such file or directory")
-        confine(p)
-        try:
-            out = run_git(p, ["rev-parse", "--git-dir"]).decode("utf-8", "surrogateescape").strip()
-        except UserError:
+        location = confine(p)
+        if location is None:
             raise UserError(f"{path}: not a git repository (this needs its history: give a git clone, work tree "
                             "or bare repository)")
-        git_dir = Path(out)
-        self.git_dir = git_dir if git_dir.is_absolute() else (p / git_dir).resolve()
+        self.location = location
+        """Where the locator found the repository; every git call here runs with its GIT_DIR pinned. A folder
+        inside a work tree opens that whole repository (`location.prefix` says which folder was named)."""
+        self.git_dir = location.git_dir
         self.path = p
         self._reader: BlobReader | None = None
         self._plan: list[tuple[str, str]] = []  # tree diffs announced by prefetch_changes, in order
@@ -88,7 +88,7 @@ class Repo:
 
     def run_bytes(self, args: list[str], *, input: bytes | None = None) -> bytes:
         """Run a git command in the repository (`input` on its stdin) and return its standard output."""
-        return run_git(self.git_dir, args, input=input)
+        return run_git(self.git_dir, args, input=input, pinned=self.location.env())
 
     # -- revisions and trees ----------------------------------------------------------------------------
     def resolve(self, rev: str = "HEAD") -> str:
@@ -254,7 +254,7 @@ class Repo:
     def reader(self) -> BlobReader:
         """The repository's one `git cat-file --batch` process, started on first use."""
         if self._reader is None:
-            self._reader = BlobReader(self.git_dir)
+            self._reader = BlobReader(self.git_dir, pinned=self.location.env())
         return self._reader
 
     def read_blob(self, oid: str) -> bytes | None:

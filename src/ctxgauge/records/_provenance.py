@@ -17,7 +17,10 @@ from functools import lru_cache
 from pathlib import Path
 
 import ctxgauge
+from ctxgauge._untrusted import read_untrusted
 from ctxgauge.cache import distribution_version
+from ctxgauge.errors import UserError
+from ctxgauge.git import Repo, blob_id, confine
 
 # Distributions whose versions can change a figure ctxgauge reports.
 PACKAGES = (
@@ -33,21 +36,41 @@ def utc_now() -> str:
 
 @lru_cache(maxsize=1)
 def source_revision() -> dict:
-    """The git commit of ctxgauge's own source and whether it had uncommitted changes (None if not a
-    git checkout, e.g. an installed wheel)."""
-    here = Path(__file__).resolve().parent
+    """The git commit of ctxgauge's own source and whether its `src/` had uncommitted changes (None for both
+    unless the package directory is exactly `<work tree>/src/ctxgauge` of a git checkout: an installed wheel,
+    or a virtual environment inside somebody else's work tree, says nothing about ctxgauge's source).
+
+    The repository is found by the one locator and read through the one invocation policy (no fsmonitor, no
+    hooks, no path the repository's config names); dirtiness is the committed blobs of `src/` against the
+    files' bytes hashed here, so no `git status` (which refreshes the index and may run clean filters) runs."""
+    package = Path(ctxgauge.__file__).resolve().parent
+    return _revision_of(package)
+
+
+def _revision_of(package: Path) -> dict:
+    unknown = {"commit": None, "dirty": None}
     try:
-        top = subprocess.run(["git", "-C", str(here), "rev-parse", "--show-toplevel"], capture_output=True,
-                             text=True, check=True).stdout.strip()
-        if not (Path(top) / "src" / "ctxgauge").is_dir():
-            return {"commit": None, "dirty": None}
-        commit = subprocess.run(["git", "-C", top, "rev-parse", "HEAD"], capture_output=True, text=True,
-                                check=True).stdout.strip()
-        dirty = subprocess.run(["git", "-C", top, "status", "--porcelain", "--untracked-files=no", "--", "src"],
-                               capture_output=True, text=True, check=True).stdout.strip() != ""
+        loc = confine(package)
+        if loc is None or loc.work_tree is None or package != loc.work_tree / "src" / "ctxgauge":
+            return unknown
+        with Repo(loc.work_tree) as repo:
+            commit = repo.resolve("HEAD")
+            dirty = False
+            for entry in repo.tree(commit):
+                if not entry.path.startswith("src/") or entry.type != "blob":
+                    continue
+                full = loc.work_tree / entry.path
+                try:
+                    data = os.fsencode(os.readlink(full)) if entry.mode == "120000" else \
+                        read_untrusted(full, 1 << 30, "source file")
+                except (OSError, UserError):
+                    data = None
+                if data is None or blob_id(data) != entry.oid:
+                    dirty = True
+                    break
         return {"commit": commit, "dirty": dirty}
-    except (OSError, subprocess.CalledProcessError):
-        return {"commit": None, "dirty": None}
+    except (OSError, UserError):
+        return unknown
 
 
 def _cpu_model() -> str | None:

@@ -29,6 +29,7 @@ from typing import Any, Callable, Iterator, Mapping
 from ctxgauge._io import InputError, escape_surrogates, parse_data, read_data, write_json_atomic
 from ctxgauge._killpoints import checkpoint
 from ctxgauge._output import EnvironmentProblem, environment_reason
+from ctxgauge._untrusted import walk_tree
 from ctxgauge.errors import Interrupted, UserError
 from ctxgauge.records._lock import LOCK_FILE, RunLock, is_empty_dir, lock_dir
 from ctxgauge.records._migrate import check_version, migrate, migrate_unit
@@ -73,7 +74,7 @@ def regular_files(root: Path) -> list[tuple[str, Path]]:
     Symbolic links are never followed nor listed: a link placed in a run directory would otherwise publish
     whatever it points at (a system file) in an export, under the run's name."""
     out = []
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+    for dirpath, dirnames, filenames in walk_tree(root):
         dirnames[:] = [d for d in dirnames if not os.path.islink(os.path.join(dirpath, d))]
         for name in filenames:
             full = Path(dirpath, name)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 import pytest
 
@@ -132,3 +134,28 @@ def test_external_rankings_from_trec_or_json_lines(tmp_path):
     (tmp_path / "bad.jsonl").write_text('{"qid": "q1", "ranking": ["a.py", "a.py"]}\n')
     with pytest.raises(UserError, match="lists a path twice"):
         read_rankings(tmp_path / "bad.jsonl")
+
+
+# -- hostile input (issue 36) -----------------------------------------------------------------------------------
+def test_swebench_duplicate_instance_ids_are_refused(tmp_path):
+    # F20: both ran and one was silently dropped from the counts; case files already refuse duplicate names
+    (tmp_path / "repos" / "acme__lib").mkdir(parents=True)
+    rec = {"instance_id": "acme__lib-1", "repo": "acme/lib", "base_commit": "abc", "problem_statement": "p",
+           "patch": PATCH}
+    with pytest.raises(UserError, match=r"instance 2: instance_id 'acme__lib-1' repeats instance 1"):
+        load_swebench(_instances(tmp_path, [rec, {**rec, "base_commit": "def"}]), tmp_path / "repos")
+
+
+def test_a_hunk_header_with_a_huge_integer_is_one_line(tmp_path):
+    # F6: int() refuses more than 4,300 digits with a ValueError that became exit 70
+    huge = "9" * 5000
+    patch = f"diff --git a/x.py b/x.py\n--- a/x.py\n+++ b/x.py\n@@ -1,{huge} +1 @@\n-a\n+b\n"
+    with pytest.raises(UserError, match=r"hunk header .*5000 digits \(at most 4300"):
+        patch_files(patch)
+    (tmp_path / "repos" / "acme__lib").mkdir(parents=True)
+    rec = {"instance_id": "i", "repo": "acme/lib", "base_commit": "abc", "problem_statement": "p", "patch": patch}
+    path = _instances(tmp_path, [rec])
+    proc = subprocess.run([sys.executable, "-m", "ctxgauge", "cases", str(path), "-e", "grep", "--repos",
+                           str(tmp_path / "repos"), "--out", str(tmp_path / "run")], capture_output=True, text=True)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1 and "5000 digits" in proc.stderr

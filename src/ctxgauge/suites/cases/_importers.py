@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from ctxgauge._io import parse_data, read_data, read_text, unsafe_name_reason
+from ctxgauge._untrusted import parse_int
 from ctxgauge.errors import UserError
 from ctxgauge.git import pre_image_lines, unquote_path as _unquote
 from ctxgauge.suites.cases._model import Case, CaseFile
@@ -74,8 +75,8 @@ def patch_files(patch: str) -> list[str]:
             m = _HUNK.match(line)
             if m:
                 # Skip the hunk body: its old and new line counts say exactly how long it is.
-                left = int(m.group(1) or 1)
-                right = int(m.group(2) or 1)
+                left = parse_int(m.group(1) or "1", f"hunk header {line[:40]!r}")
+                right = parse_int(m.group(2) or "1", f"hunk header {line[:40]!r}")
                 i += 1
                 while i < len(lines) and (left > 0 or right > 0):
                     tag = lines[i][:1]
@@ -160,11 +161,16 @@ def load_swebench(path: str | Path, repos_dir: str | Path | None = None) -> tupl
         raise UserError(f"{path}: no such file")
     base = Path(repos_dir) if repos_dir is not None else p.parent
     cases, dropped = [], {"no-modified-file": 0}
+    seen: dict[str, int] = {}
     for n, rec in enumerate(_records(p), start=1):
         missing = [k for k in ("repo", "base_commit", "problem_statement", "patch") if not isinstance(rec.get(k), str)]
         if missing:
             raise UserError(f"{p.name}: instance {n}: needs {', '.join(missing)} (SWE-bench fields)")
         name = str(rec.get("instance_id") or f"{rec['repo']}#{n}")
+        if name in seen:
+            raise UserError(f"{p.name}: instance {n}: instance_id {name!r} repeats instance {seen[name]} (each "
+                            "instance is one case, and case names are unique); remove or rename one")
+        seen[name] = n
         expected = patch_files(rec["patch"])
         if not expected:
             dropped["no-modified-file"] += 1

@@ -4,6 +4,7 @@ and broken batteries failing with one clear line (exit 2 from `battery validate`
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -124,3 +125,32 @@ def test_cli_validate_shipped_battery():
     ok = cli("battery", "validate", "shelfd")
     assert ok.returncode == 0, ok.stderr
     assert "18 questions" in ok.stdout and "evidence checked" in ok.stdout
+
+
+# -- hostile input (issue 36) -----------------------------------------------------------------------------------
+def cli_env(*args: str) -> subprocess.CompletedProcess:
+    """`cli` with this process's environment (PYTHONPATH included, so the code under test runs)."""
+    return subprocess.run([sys.executable, "-m", "ctxgauge", *args], capture_output=True, text=True,
+                          env={**os.environ, "COLUMNS": "200"})
+
+
+@pytest.mark.parametrize("sample", ["{outside}", "../../escaped", "a/b", ".."])
+def test_the_sample_is_cloned_only_inside_the_work_folder(tmp_path, sample):
+    # F7: an absolute or climbing sample made `battery validate` clone there (a write outside), or read a
+    # repository already there instead
+    b = copy_battery(tmp_path)
+    outside = tmp_path / "outside"
+    edit(b / "battery.json", lambda x: x.update(repository={"sample": sample.format(outside=outside)}))
+    proc = cli_env("battery", "validate", str(b))
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "not a plain name" in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+    assert not outside.exists() and not (tmp_path / "escaped").exists()
+
+
+def test_a_gold_anchor_with_a_huge_line_number_is_one_line(tmp_path):
+    # F6: more than 4,300 digits in an anchor's line number raised ValueError (exit 70)
+    b = copy_battery(tmp_path)
+    edit(b / "gold.json", lambda x: x["gold"][0].update(facet_guide="see shelfd/app.py:" + "7" * 5000))
+    proc = cli_env("battery", "validate", str(b))
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+    assert "5000 digits" in proc.stderr and len(proc.stderr.strip().splitlines()) == 1

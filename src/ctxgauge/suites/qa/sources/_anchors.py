@@ -20,6 +20,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ctxgauge._untrusted import parse_int
+
 # A path ends in a file name with an extension (so `api/v1:37`, a count, is not an anchor); lines are a
 # number, a range, or a comma list of either. The look-behind keeps `v1:37` or `~x.go:1` from matching.
 _ANCHOR = re.compile(r"(?<![\w/.~:-])(?P<path>(?:[\w.-]+/)*[\w-][\w.-]*\.[A-Za-z][A-Za-z0-9]*)?"
@@ -79,17 +81,18 @@ class AnchorCheck:
         return f"{where}: {self.detail}" if self.detail else f"{where}: {self.status}"
 
 
-def _ranges(spec: str) -> tuple[tuple[int, int], ...]:
+def _ranges(spec: str, where: str = "anchor") -> tuple[tuple[int, int], ...]:
     out = []
     for part in spec.split(","):
         lo, _, hi = part.partition("-")
-        out.append((int(lo), int(hi or lo)))
+        out.append((parse_int(lo, where), parse_int(hi or lo, where)))
     return tuple(out)
 
 
 def find_anchors(qid: str, field: str, text: str) -> list[Anchor]:
     """Every anchor of one gold field, in the order written."""
-    return [Anchor(qid, field, m.group(0), m.group("path"), _ranges(m.group("lines")), m.start())
+    return [Anchor(qid, field, m.group(0), m.group("path"), _ranges(m.group("lines"), f"gold {qid} ({field}): anchor {m.group(0)[:40]!r}"),
+                   m.start())
             for m in _ANCHOR.finditer(text)]
 
 

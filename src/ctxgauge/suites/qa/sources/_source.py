@@ -8,6 +8,7 @@ The corpus is always read at the pinned commit, never at whatever is checked out
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from ctxgauge.corpus import Corpus, open_corpus
@@ -26,7 +27,15 @@ def battery_repo_path(battery: Battery, work_dir: Path, repo: str | Path | None 
         except ImportError:
             raise UserError("the bundled sample repository is not part of this ctxgauge build; "
                             "pass --repo PATH to a checkout of it") from None
-        target = work_dir / str(battery.repository["sample"])
+        name = str(battery.repository["sample"])
+        if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", name) or name in (".", ".."):
+            raise UserError(f"battery {battery.name}: repository sample {name[:80]!r} is not a plain name (letters, "
+                            "digits, '.', '_', '-'): the sample is cloned inside the battery's work folder, never "
+                            "elsewhere; name a bundled sample such as \"shelfd\"")
+        target = work_dir / name
+        if target.is_symlink() or target.resolve().parent != work_dir.resolve():
+            raise UserError(f"battery {battery.name}: {target} is a symbolic link; the sample is cloned only inside "
+                            "the battery's work folder: remove the link")
         return target if (target / ".git").exists() else materialize_sample(target)
     if "path" not in battery.repository:
         url = battery.repository.get("url") or "its repository"

@@ -1,0 +1,143 @@
+"""Opening files ctxgauge did not write: no symbolic link followed, no FIFO or device waited on, no file read
+past a size limit named here.
+
+A FIFO opened for reading blocks until a writer appears (forever, when nobody writes), a link can name any
+file on the machine, and `/dev/zero` never ends: every file found inside a repository or a folder ctxgauge
+walks (a `.git/HEAD`, `.git/config`, a gitfile, `commondir`) is opened by `read_untrusted`, which opens it
+`O_NOFOLLOW | O_NONBLOCK`, checks the open descriptor is a regular file (fstat, so no swap between check
+and read), and reads at most the file's limit.
+
+The limits, in one place (docs/security.md lists the same values):
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+from ctxgauge.errors import UserError
+
+GIT_SMALL_FILE_LIMIT = 64 << 10
+"""A git file ctxgauge reads itself: `HEAD`, a `.git` file (gitfile), `commondir`, a worktree's `gitdir`
+backlink, `objects/info/alternates`. Git writes each as one short line."""
+
+GIT_CONFIG_LIMIT = 1 << 20
+"""A repository's `config` or `config.worktree`, before git is asked to parse it."""
+
+INTEGER_DIGITS_LIMIT = 4300
+"""Digits in an integer read from input (a hunk header's line number, an anchor's line): Python refuses to
+convert longer ones (CVE-2020-10735); ctxgauge says so in one line instead of a traceback."""
+
+
+def _shown(path: str | Path) -> str:
+    text = str(path)
+    return text if text.isprintable() else text.encode("unicode_escape", "backslashreplace").decode("ascii")
+
+
+def kind_of(mode: int) -> str:
+    """What a file of this mode is, in words (for the one line of a refusal)."""
+    for test, name in ((stat.S_ISLNK, "a symbolic link"), (stat.S_ISDIR, "a directory"),
+                       (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device"), (stat.S_ISREG, "a regular file")):
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def check_regular(path: str | Path, what: str) -> os.stat_result | None:
+    """The lstat of `path` when it is a regular file, None when it does not exist; any other kind (a link, a
+    FIFO, a device, a directory) is a UserError naming it. For files git itself will open: checked here
+    first, so git never blocks on a FIFO or follows a link out of the repository."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise UserError(f"{what} {_shown(path)}: cannot be read ({exc.strerror or exc})") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise UserError(f"{what} {_shown(path)}: is {kind_of(st.st_mode)}, not a regular file; ctxgauge reads "
+                        "nothing it would wait on or that leads elsewhere")
+    return st
+
+
+def read_untrusted(path: str | Path, limit: int, what: str) -> bytes | None:
+    """The bytes of a file ctxgauge did not write, or None when it does not exist.
+
+    Opened `O_NOFOLLOW | O_NONBLOCK` (a link is refused, a FIFO does not block the open), then the open
+    descriptor must be a regular file of at most `limit` bytes; anything else is a UserError of one line
+    (`<what> <path>: ...`)."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        try:
+            mode = os.lstat(path).st_mode
+        except OSError:
+            mode = 0
+        if stat.S_ISLNK(mode):
+            raise UserError(f"{what} {_shown(path)}: is a symbolic link; ctxgauge follows no link out of what it "
+                            "reads") from None
+        raise UserError(f"{what} {_shown(path)}: cannot be read ({exc.strerror or exc})") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise UserError(f"{what} {_shown(path)}: is {kind_of(st.st_mode)}, not a regular file; ctxgauge reads "
+                            "nothing it would wait on")
+        if st.st_size > limit:
+            raise UserError(f"{what} {_shown(path)}: {st.st_size} bytes, more than the {limit} this file may hold")
+        chunks = []
+        total = 0
+        while True:
+            chunk = os.read(fd, min(1 << 16, limit + 1 - total))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            total += len(chunk)
+            if total > limit:  # grew since fstat
+                raise UserError(f"{what} {_shown(path)}: more than the {limit} bytes this file may hold")
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def parse_int(text: str | bytes, what: str) -> int:
+    """An integer from input text, or a UserError when it has more than INTEGER_DIGITS_LIMIT digits (or is no
+    integer at all): `int()` would raise ValueError on the former, naming an interpreter limit."""
+    raw = text.decode("ascii", "replace") if isinstance(text, bytes) else text
+    digits = raw.strip().lstrip("+-")
+    if len(digits) > INTEGER_DIGITS_LIMIT:
+        raise UserError(f"{what}: an integer of {len(digits)} digits (at most {INTEGER_DIGITS_LIMIT} are read)")
+    try:
+        return int(raw)
+    except ValueError:
+        raise UserError(f"{what}: {raw[:40]!r} is not an integer") from None
+
+
+def walk_tree(root: str | Path):
+    """`os.walk(root, followlinks=False)` (top-down, the same triples, `dirnames` prunable in place) without
+    recursion: a tree 1,000 levels deep is walked, where os.walk before Python 3.12 recurses once per level
+    and raises RecursionError. Directories that cannot be listed are skipped, as os.walk skips them."""
+    stack = [os.fspath(root)]
+    while stack:
+        top = stack.pop()
+        try:
+            entries = list(os.scandir(top))
+        except OSError:
+            continue
+        dirs, files = [], []
+        for e in entries:
+            try:
+                is_dir = e.is_dir(follow_symlinks=False)
+            except OSError:
+                is_dir = False
+            (dirs if is_dir else files).append(e.name)
+        # os.walk lists a symlink to a directory among dirnames (not followed); keep that
+        for name in list(files):
+            if os.path.isdir(os.path.join(top, name)) and os.path.islink(os.path.join(top, name)):
+                files.remove(name)
+                dirs.append(name)
+        yield top, dirs, files
+        stack.extend(os.path.join(top, d) for d in reversed(dirs) if not os.path.islink(os.path.join(top, d)))
