@@ -12,11 +12,12 @@ from pathlib import Path
 from typing import Any
 
 from ctxgauge.corpus import repo_name
-from ctxgauge.engines import ask_identity, engine_available, get_engine, refuse_same_system
+from ctxgauge.engines import ask_identity
 from ctxgauge.errors import UserError
 from ctxgauge.executors import parse_executor
 from ctxgauge.git import Repo
 from ctxgauge.metrics.scoring import metric_names
+from ctxgauge.suites._retrieval import close_engines, open_engines
 from ctxgauge.suites.replay._select import Selection, select_commits
 
 SUITE = "replay"
@@ -89,19 +90,8 @@ class Plan:
 
     def close(self) -> None:
         """End the engines' processes and the repository's blob reader."""
-        for eng in self.engines:
-            close = getattr(eng, "close", None)
-            if callable(close):
-                close()
+        close_engines(self.engines)
         self.repo.close()
-
-
-def _load_engine(spec: str) -> Any:
-    eng = get_engine(spec)
-    ok, why = engine_available(eng)
-    if not ok:
-        raise UserError(f"engine {eng.name} is not available here: {why}")
-    return eng
 
 
 def _check(config: ReplayConfig) -> None:
@@ -152,10 +142,7 @@ def plan(config: ReplayConfig) -> Plan:
     repo = Repo(config.repo)
     try:
         head = repo.resolve(config.rev)
-        engines = [_load_engine(config.engine)]
-        if config.vs is not None:
-            engines.append(_load_engine(config.vs))
-            refuse_same_system(config.engine, config.vs, *engines)
+        engines = open_engines(config.engine, config.vs)
         _check_since(repo, config.since)
         selection = select_commits(repo, head, commits=config.commits, max_files=config.max_files,
                                    since=config.since)
