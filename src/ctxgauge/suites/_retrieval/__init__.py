@@ -26,11 +26,11 @@ from ctxgauge.suites._retrieval._engines import close_engines, open_engine, open
 from ctxgauge.suites._retrieval._index import LiveIndex
 from ctxgauge.suites._retrieval._trec import write_trec
 from ctxgauge.suites._retrieval._work import (
-    LabelledCase, Step, Task, Where, drop_live, run_task, share_live, slices,
+    LabelledCase, Step, Task, Where, drop_live, run_task, score_ranking, share_live, slices,
 )
 
 __all__ = [
     "Batch", "LabelledCase", "LiveIndex", "Step", "Task", "Where", "auto_slice", "close_engines", "comparison",
-    "drop_live", "execute_many", "open_engine", "open_engines", "record_unit", "run_task", "share_live",
+    "drop_live", "execute_many", "open_engine", "open_engines", "record_unit", "run_task", "score_ranking", "share_live",
     "slices", "write_trec",
 ]

@@ -140,6 +140,12 @@ def _engine(task: Task, live: _Live | None) -> Any:
     return _MADE[task.engine]
 
 
+def score_ranking(paths: Sequence[str], labels: Labels, metrics: Sequence[str]) -> dict[str, float | None]:
+    """The figures of one ranking (file paths, best first) against one case's labels: the one place the
+    pipeline scores, whether the ranking came from an engine here or from a run made elsewhere."""
+    return score(list(paths), labels, metrics)
+
+
 def slices(items: Sequence[Any], size: int | None) -> list[tuple[Any, ...]]:
     """Consecutive runs of at most `size` items (None: one run of all), order kept."""
     if not items:
@@ -256,7 +262,7 @@ def run_task(task: Task) -> Iterator[dict]:
                     continue
                 part["timing"].update(index_s=round(t2 - t1, 6), query_s=round(t3 - t2, 6))
                 part.update(status="ok", ranking=ranking,
-                            figures=score([h["path"] for h in ranking], labels, task.metrics))
+                            figures=score_ranking([h["path"] for h in ranking], labels, task.metrics))
                 yield part
     finally:
         corpora.close()

@@ -36,11 +36,12 @@ from ctxgauge.executors import open_executor, parse_executor
 from ctxgauge.records import RunDir, Subject, default_run_dir, figures_headline, unknown
 from ctxgauge.suites._progress import Progress
 from ctxgauge.suites._retrieval import (
-    Batch, Step, Where, close_engines, comparison, execute_many, open_engines, record_unit, share_live, write_trec,
+    Batch, Step, Where, close_engines, comparison, execute_many, open_engines, record_unit, score_ranking, share_live,
+    write_trec,
 )
 from ctxgauge.suites.cases._corpora import by_repository, missing_expected, open_corpora
 from ctxgauge.suites.cases._model import Case, CaseFile, split_corpus
-from ctxgauge.metrics.scoring import Labels, PassLine, metric_names, score, summarise
+from ctxgauge.metrics.scoring import Labels, PassLine, metric_names, summarise
 
 SUITE = "cases"
 SUITE_VERSION = 1
@@ -339,7 +340,7 @@ def score_external(qrels: str | Path, run_file: str | Path, config: CasesConfig)
             ranking = rankings.get(qid, [])
             unit = {"id": qid, "status": "ok", "reason": None, "expected": sorted(relevant),
                     "coverage_gap": [], "known_gap": False, "ranked": qid in rankings,
-                    "figures": score(ranking, Labels(relevant), metrics),
+                    "figures": score_ranking(ranking, Labels(relevant), metrics),
                     "ranking": [{"path": p, "score": None} for p in ranking]}
             units.append(run.done.get(qid) or record_unit(run, unit))
         if not units:
