@@ -17,6 +17,15 @@ output rule's generator mark (`_output.MARK_LINE`, its own line at the top of re
 HTML's doctype), by which a later `report --md/--html` recognises a file it may replace. The test removes
 exactly that line, once, where it must be, and asserts it was there (and, in an export's manifest.json, swaps
 the hash of those bytes for the hash of the bytes without it).
+
+And issue 35's leaderboard.csv (items 4 and 5), exactly these columns: two new last columns, `group` and
+`group_n` (empty in every fixture: no comparison there has more than two systems with per-unit values), and
+the interval's rule (`ci_low`, `ci_high`, `ci_basis`): a row 5d251ae gave the `units` rule keeps its interval
+and rule; a row 5d251ae gave the `runs` rule (an interval over the runs' means: zero-width for bm25 in two
+runs on the same cases) now has `units` (same units: the newest run's) or `pooled-units` (different units),
+or nothing when the runs carry no per-unit values (determinism); a row with no interval keeps none except
+qa's accuracy, which now resamples questions (`questions-repetitions`). `old_leaderboard` checks each of
+these and puts 5d251ae's values back; every other byte must be 5d251ae's (its hash swapped in manifest.json).
 """
 
 from __future__ import annotations
@@ -57,6 +66,51 @@ def without_mark(name: str, data: bytes) -> bytes:
     at = {".md": 0, ".html": len(b"<!DOCTYPE html>\n")}[Path(name).suffix]
     assert data[at:at + len(mark)] == mark, name
     return data[:at] + data[at + len(mark):]
+
+
+LEADERBOARD_NEW = ["group", "group_n"]
+INTERVAL = ["ci_low", "ci_high", "ci_basis"]
+
+
+def old_leaderboard(today: bytes, then: bytes) -> bytes:
+    """leaderboard.csv as 5d251ae wrote it: today's with the on-purpose changes (the module's docstring) checked
+    row by row against 5d251ae's and undone."""
+    import csv
+
+    new_rows = list(csv.reader(io.StringIO(today.decode("utf-8"))))
+    old_rows = list(csv.reader(io.StringIO(then.decode("utf-8"))))
+    header = new_rows[0]
+    assert header[-2:] == LEADERBOARD_NEW and header[:-2] == old_rows[0]
+    assert len(new_rows) == len(old_rows)
+    at = [header.index(c) for c in INTERVAL]
+    keep = [i for i in range(len(header) - 2) if i not in at]
+    out = [old_rows[0]]
+    for new, old in zip(new_rows[1:], old_rows[1:]):
+        assert [new[i] for i in keep] == [old[i] for i in keep], new
+        assert new[-2:] == ["", ""], new  # no comparison of more than two systems in the fixtures
+        low, high, basis = (new[i] for i in at)
+        was = old[at[2]]
+        if was == "units":
+            assert [new[i] for i in at] == [old[i] for i in at], new
+        elif was == "runs":
+            assert basis in ("units", "pooled-units", ""), new
+            assert (basis == "") == (new[0] == "determinism"), new
+            if basis:
+                assert float(low) <= float(high), new
+        else:
+            assert was == "" and old[at[0]] == old[at[1]] == ""
+            if basis:
+                assert (new[0], new[header.index("metric")], basis) == ("qa", "accuracy", "questions-repetitions")
+                assert float(low) <= float(new[header.index("mean")]) <= float(high), new
+            else:
+                assert low == high == "", new
+        row = new[:-2]
+        for i in at:
+            row[i] = old[i]
+        out.append(row)
+    buf = io.StringIO()
+    csv.writer(buf, lineterminator="\n").writerows(out)
+    return buf.getvalue().encode("utf-8")
 
 
 def tree(root: Path) -> dict[str, bytes]:
@@ -105,12 +159,14 @@ def test_todays_readers_render_what_5d251ae_rendered(name, work, monkeypatch):
     # environment: the secret scan then looks for nothing of this machine's (it only ever refuses).
     export_runs(src, out / "export", environ={})
     exported = tree(out / "export")
-    for top in ("report.md", "report.html"):  # the export's own reports, rendered today (not the runs' files)
+    then_tree = tree(expected / "export")
+    for top in ("report.md", "report.html", "leaderboard.csv"):  # the export's own files, rendered today
         today = exported[top]
-        exported[top] = without_mark(top, today)
+        exported[top] = (old_leaderboard(today, then_tree[top]) if top == "leaderboard.csv"
+                         else without_mark(top, today))
         # manifest.json names each derived file by its SHA-256: today's names today's bytes; 5d251ae's, the same
-        # bytes without the mark. Swapping the one for the other leaves every other byte of the manifest as is.
+        # bytes without the on-purpose changes. Swapping the one for the other leaves every other byte of the manifest as is.
         now, then = (hashlib.sha256(b).hexdigest().encode("ascii") for b in (today, exported[top]))
         assert exported["manifest.json"].count(now) == 1, top
         exported["manifest.json"] = exported["manifest.json"].replace(now, then)
-    assert exported == tree(expected / "export")
+    assert exported == then_tree

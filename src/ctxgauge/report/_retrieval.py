@@ -18,6 +18,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Sequence
 
+from ctxgauge.metrics.ranking import mean_over
 from ctxgauge.records import ANY, INT, NUMBER, STRING, ListOf, MapOf, Obj, Opt, RunRef, Unit
 from ctxgauge.report._common import defined, dnf_note, fmt, interval, label_systems, merge_same, num, pct
 from ctxgauge.report._leaderboard import Attempt, Value
@@ -334,16 +335,28 @@ def section(suite: str, title: str, runs: Sequence[RunRef], *, unit: str, by_kin
 
 
 def leaderboard(run: RunRef) -> list[Attempt]:
-    """One valid attempt per engine of a finished run, with every metric's mean over its units."""
+    """One valid attempt per engine of a finished run, with every metric's mean over its units (and the
+    units' values and ids, for the leaderboard's interval and tied groups)."""
     seed = int(run.spec.get("seed") or 0)
     out = []
     for e in engine_figures(run):
         values = []
         for m in metrics_of(run):
-            units = e.values(m)
-            values.append(Value(m, sum(units) / len(units) if units else None, tuple(units), seed))
+            pairs = [(uid, float(f[m])) for uid, f in e.units.items() if f.get(m) is not None]
+            units = tuple(v for _, v in pairs)
+            values.append(Value(m, mean_over(units), units, seed, unit_ids=tuple(u for u, _ in pairs),
+                                higher_is_better=_direction(m)))
         out.append(Attempt(e.engine, "valid", tuple(values)))
     return out
+
+
+def _direction(metric: str) -> bool:
+    from ctxgauge.metrics import higher_is_better
+
+    try:
+        return higher_is_better(metric)
+    except ValueError:  # a metric this version cannot parse: ranked as a score
+        return True
 
 
 def item_rows(run: RunRef) -> list[dict]:
