@@ -169,11 +169,11 @@ def _finish(run: RunDir, units: list[dict], metrics: list[str], lines: Sequence[
 
 
 def _write_trec(directory: Path, units: list[dict], engine_names: list[str]) -> None:
-    from ctxgauge.trec import encode_docno, write_qrels, write_run
+    from ctxgauge.trec import write_qrels, write_run
 
     ok = [u for u in units if u["status"] == "ok"]
     directory.mkdir(parents=True, exist_ok=True)
-    qid = {u["id"]: encode_docno(u["id"]) for u in ok}
+    qid = {u["id"]: u["id"] for u in ok}  # the TREC writer escapes a case name's whitespace, the reader undoes it
     write_run(directory / "run.trec", {qid[u["id"]]: [h["path"] for h in u["ranking"]] for u in ok}, engine_names[0])
     gaps = {u["id"]: set(u.get("coverage_gap") or ()) for u in ok}
     # Any-of groups have no TREC form (qrels judge files, not groups): their members are written relevant.
