@@ -21,8 +21,6 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from conftest import RepoBuilder  # noqa: E402
 
-from ctxgauge.cli._text import json_text, terminal_text  # noqa: E402
-
 OSC52 = "\x1b]52;c;cm0gLXJmIH4=\x07"
 OSC0 = "\x1b]0;owned\x07"
 CLEAR = "\x1b[2J"
@@ -82,6 +80,7 @@ def test_json_output_holds_no_raw_control_and_parses_back(hostile):
 
 def test_the_console_keeps_its_own_styles_and_escapes_data():
     from ctxgauge.cli._console import SafeConsole
+    from ctxgauge.cli._text import terminal_text
     from rich.markup import escape
 
     buf = io.StringIO()
@@ -98,9 +97,13 @@ def test_the_console_keeps_its_own_styles_and_escapes_data():
                                       ("\u2029", "\\u2029"), ("\u202a", "\\u202a"), ("\u2069", "\\u2069"),
                                       ("\udc9b", "\\x9b")])
 def test_terminal_text_escapes_each_control(ch, shown):
+    from ctxgauge.cli._text import json_text, terminal_text
+
     assert terminal_text(f"a{ch}b\nc") == f"a{shown}b\nc"
     assert json.loads(json_text(json.dumps(f"a{ch}b", ensure_ascii=False))) == f"a{ch}b"
 
 
 def test_plain_text_is_unchanged():
+    from ctxgauge.cli._text import terminal_text
+
     assert terminal_text("héllo wörld → ✓ 日本\n") == "héllo wörld → ✓ 日本\n"
