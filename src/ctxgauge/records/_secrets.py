@@ -118,19 +118,26 @@ class SecretScanner:
         they were wrapped, indented, split by a tab or percent-encoded: the one normal form of
         `ctxgauge._redact`, which provider redaction uses too (a key that would pass one passes neither)."""
         hits: list[tuple[int, int, str, str]] = []
-        normal = normalised(text) if self.env_secrets else None
+        # Key shapes are looked for in the normal form that keeps plain spaces (`(sk- prefix ...` in prose must
+        # not run on into the next words as one long "key"); without its spaces it is the form secrets are
+        # looked for in, so it also tells cheaply whether a secret can be there at all (most lines: no).
+        shaped = normalised(text, spaces=True)
+        flat = shaped.text.replace(" ", "")
+        normal = None
         for name, value in self.env_secrets:
+            if normalised(value).text not in flat:
+                continue
+            normal = normal or normalised(text)
             for start, end in secret_spans(text, value, normal):
                 hits.append((start, end, f"environment value of {name}", _mask(value)))
-        # Key shapes in the text as it is, and in the normal form that keeps plain spaces (`(sk- prefix ...`
-        # in prose must not run on into the next words as one long "key"). Both: a key right after a line
-        # break joins the word before it in the normal form and loses its `\b`.
-        shaped = normalised(text, spaces=True)
+        # And in the text as it is: a key right after a line break joins the word before it in the normal
+        # form and loses its `\b`.
         seen: set[int] = set()
         for kind, pattern in KEY_SHAPES:
-            found = [(m.start(), m.end(), m.group(0)) for m in pattern.finditer(text)]
-            found += [(shaped.starts[m.start()], shaped.ends[m.end() - 1], m.group(0))
-                      for m in pattern.finditer(shaped.text)]
+            found = [(shaped.starts[m.start()], shaped.ends[m.end() - 1], m.group(0))
+                     for m in pattern.finditer(shaped.text)]
+            if shaped.text != text:
+                found += [(m.start(), m.end(), m.group(0)) for m in pattern.finditer(text)]
             for start, end, match in found:
                 if start not in seen:
                     seen.add(start)
