@@ -39,8 +39,11 @@ def md_text(text: str) -> str:
     backslash-escaped (`_SPECIAL`, `_AUTOLINKS`), line breaks as
     spaces (a newline would end a table row or a heading), other control characters dropped."""
     out = []
-    for c in str(text):
-        if c in _SPECIAL:
+    text = str(text)
+    for i, c in enumerate(text):
+        if c == "_" and 0 < i < len(text) - 1 and text[i - 1].isalnum() and text[i + 1].isalnum():
+            out.append(c)  # an underscore inside a word opens or closes nothing (`questions_scored` stays as is)
+        elif c in _SPECIAL:
             out.append("\\" + c)
         elif c in _BREAKS:
             out.append(" ")

@@ -114,3 +114,26 @@ def test_prose_with_key_prefixes_still_passes_the_scan():
     scanner = SecretScanner()
     text = "the (sk- prefix is used for keys and the ghp_ prefix too, disk-usage-monitor-for-servers\n"
     assert scanner.scan_bytes("notes", text.encode()) == []
+
+
+HARNESS = r"""
+import os, sys
+sys.stdin.read()
+key = os.environ["OPENAI_API_KEY"]
+n = int(os.environ["CTXGAUGE_QID"][1:]) % 4
+forms = [key[:14] + "\n        " + key[14:], key[:12] + "\t" + key[12:],
+         key[:9] + "".join("%%%02X" % ord(c) for c in key[9:21]) + key[21:], key]
+print("my key is " + forms[n])
+"""
+
+
+def test_a_command_harness_echoing_the_key_leaves_it_in_no_file(mini_battery, tmp_path):
+    agent = tmp_path / "agent.py"
+    agent.write_text(HARNESS)
+    proc = ctxgauge("qa", "run", str(mini_battery.path), "--arm", f"command:{sys.executable} {agent}",
+                    "--out", str(tmp_path / "run"), env={"OPENAI_API_KEY": KEY})
+    assert "Traceback" not in proc.stderr, proc.stderr
+    answers = sorted((tmp_path / "run").rglob("answers/*.md"))
+    assert len(answers) == 10 and all("[redacted]" in p.read_text() for p in answers)
+    for path in _every_file(tmp_path / "run"):
+        assert not leaked(path.read_text(errors="replace")), path
