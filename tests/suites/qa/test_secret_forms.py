@@ -85,15 +85,16 @@ def test_answers_cache_run_json_and_stderr_hold_no_form(mini_battery, openai_ser
         assert not leaked(path.read_text(errors="replace")), path
     assert not leaked(proc.stdout + proc.stderr)
 
-    # A provider that refuses with the key in its message, in each form: stderr and run.json hold none.
-    for i, form in enumerate(all_forms):
-        openai_server.route(lambda body, form=form: Reply(status=401, text=f"Incorrect API key provided: {form}. See the docs."))
-        proc = ctxgauge(*args, "--out", str(tmp_path / f"refused{i}"), "--no-cache", env=env)
-        assert "Traceback" not in proc.stderr, proc.stderr
-        assert not leaked(proc.stdout + proc.stderr), proc.stderr
-        assert "[redacted]" in proc.stderr + "".join(p.read_text() for p in _every_file(tmp_path / f"refused{i}"))
-        for path in _every_file(tmp_path / f"refused{i}"):
-            assert not leaked(path.read_text(errors="replace")), path
+    # A provider that refuses with the key in its message, in every form at once: stderr and run.json hold none.
+    message = "Incorrect API key provided: " + " / ".join(all_forms) + ". See the docs."
+    openai_server.route(lambda body: Reply(status=401, text=message))
+    proc = ctxgauge(*args, "--out", str(tmp_path / "refused"), "--no-cache", env=env)
+    assert "Traceback" not in proc.stderr, proc.stderr
+    assert not leaked(proc.stdout + proc.stderr), proc.stderr
+    files = _every_file(tmp_path / "refused")
+    assert "[redacted] / [redacted] / [redacted] / [redacted]" in proc.stderr + "".join(p.read_text() for p in files)
+    for path in files:
+        assert not leaked(path.read_text(errors="replace")), path
 
 
 @pytest.mark.parametrize("in_env", [True, False], ids=["key-in-env", "key-not-in-env"])
