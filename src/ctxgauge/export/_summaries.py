@@ -63,13 +63,34 @@ def _num(x: float | int | None) -> str:
     return f"{x:.6f}"
 
 
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+"""A text cell starting with one of these is read as a formula by spreadsheets (`=HYPERLINK(...)`,
+`@SUM(...)`, `+cmd|...`; a tab or carriage return hides one behind whitespace)."""
+
+
+def text_cell(text: str) -> str:
+    """A text cell made inert for a spreadsheet: a `'` in front when it starts with a formula character
+    (OWASP's rule for CSV injection). Only text cells: numbers go through `_num` and are never prefixed,
+    so a negative mean stays a number."""
+    return "'" + text if text.startswith(FORMULA_STARTS) else text
+
+
 def _csv(columns: list[str], rows: list[list]) -> bytes:
-    buf = io.StringIO()
-    writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(columns)
+    """The export's one CSV writer: numbers formatted by `_num`, every other cell (a commit subject, a case
+    name, an engine spec: data) through `text_cell`."""
+    out = [_csv_row([text_cell(c) for c in columns])]
     for row in rows:
-        writer.writerow([_num(v) if v is None or isinstance(v, (int, float)) else v for v in row])
-    return buf.getvalue().encode("utf-8")
+        out.append(_csv_row([_num(v) if v is None or isinstance(v, (int, float)) else text_cell(str(v)) for v in row]))
+    return "".join(out).encode("utf-8")
+
+
+def _csv_row(cells: list[str]) -> str:
+    # The csv module quotes a field holding a character of its line terminator, and only those: with "\n" a
+    # carriage return in a subject went out unquoted and split the row for every reader. So each row is
+    # written with "\r\n" (a field holding either is quoted) and ends with "\n", as the files always have.
+    buf = io.StringIO()
+    csv.writer(buf, lineterminator="\r\n").writerow(cells)
+    return buf.getvalue()[:-2] + "\n"
 
 
 @dataclass

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Sequence
 
-from ctxgauge.trec import encode_docno, write_qrels, write_run
+from ctxgauge.trec import write_qrels, write_run
 
 
 def write_trec(directory: Path, units: Sequence[dict], engine: str, vs: str | None = None) -> list[Path]:
@@ -16,7 +16,7 @@ def write_trec(directory: Path, units: Sequence[dict], engine: str, vs: str | No
     ok = [u for u in units if u.get("status") == "ok"]
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
-    qid = {u["id"]: encode_docno(u["id"]) for u in ok}
+    qid = {u["id"]: u["id"] for u in ok}  # the TREC writer escapes a query id's whitespace, the reader undoes it
     written = [directory / "run.trec", directory / "qrels.txt"]
     write_run(written[0], {qid[u["id"]]: [h["path"] for h in u["ranking"]] for u in ok}, engine)
     gaps = {u["id"]: set(u.get("coverage_gap") or ()) for u in ok}
