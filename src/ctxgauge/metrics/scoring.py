@@ -25,6 +25,21 @@ from ctxgauge.metrics.stats import paired_comparison
 
 PACK_RECALL = "pack_recall"
 
+HEADLINE_METRICS = ("hit", "recall", "ndcg", "mrr")
+"""The headline figures every view shows, in this order: these families at the smallest cutoff the run
+scored (`mrr` without one). One tuple for the single replay, `replay --repos`, the demo and the report."""
+
+
+def headline_metrics(names: Iterable[str]) -> list[str]:
+    """The headline metrics among the reported `names`: `HEADLINE_METRICS` at the smallest k any of them
+    has, in `HEADLINE_METRICS` order, those present only."""
+    have = list(names)
+    ks = [m.k for m in map(parse_metric, (n for n in have if not n.startswith(PACK_RECALL + "@")))
+          if m.name in HEADLINE_METRICS and m.k is not None]
+    k0 = min(ks) if ks else None
+    wanted = [f"{n}@{k0}" if n != "mrr" else n for n in HEADLINE_METRICS]
+    return [w for w in wanted if w in have]
+
 
 @dataclass(frozen=True)
 class Labels:
