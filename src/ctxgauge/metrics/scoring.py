@@ -33,9 +33,8 @@ scored (`mrr` without one). One tuple for the single replay, `replay --repos`, t
 def headline_metrics(names: Iterable[str]) -> list[str]:
     """The headline metrics among the reported `names`: `HEADLINE_METRICS` at the smallest k any of them
     has, in `HEADLINE_METRICS` order, those present only."""
-    have = list(names)
-    ks = [m.k for m in map(parse_metric, (n for n in have if not n.startswith(PACK_RECALL + "@")))
-          if m.name in HEADLINE_METRICS and m.k is not None]
+    have = [str(n) for n in names]
+    ks = [int(k) for n in have for name, _, k in [n.partition("@")] if name in HEADLINE_METRICS and k.isdigit()]
     k0 = min(ks) if ks else None
     wanted = [f"{n}@{k0}" if n != "mrr" else n for n in HEADLINE_METRICS]
     return [w for w in wanted if w in have]
