@@ -59,6 +59,7 @@ def query(
     from rich.table import Table
 
     c = result["corpus"]
+    console.print(plain(result["source"]), soft_wrap=True)
     # The engine spec, the corpus name and the paths are user text: through `plain`, never read as markup.
     console.print(f"[bold]{plain(result['engine'])}[/] on {plain(c['name'])} ({c['files']} files"
                   + (f" at {c['rev'][:10]}" if c.get("rev") else "") + ")", soft_wrap=True)

@@ -74,6 +74,12 @@ def replay(
             err_console.print(f"failed {x['sha'][:10]} {x['request']!r}: {x['reason']}", soft_wrap=True, markup=False)
         if len(failed) > 10:
             err_console.print(f"... and {len(failed) - 10} more failed commits (see the run's units)")
+        from ctxgauge.records import read_run
+
+        spec = read_run(result.run_dir).spec
+        err_console.print(f"SOURCE {spec.get('repo')}@{str(spec.get('head'))[:10]}"
+                          + (f", subtree {spec['subtree']}/" if spec.get("subtree") else "")
+                          + " (committed trees; uncommitted changes are not measured)", markup=False, soft_wrap=True)
         err_console.print(f"run recorded in {result.run_dir}", markup=False, soft_wrap=True)
     exit_for_run(result.run_dir, result.passed)
 
