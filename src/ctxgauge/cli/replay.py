@@ -74,6 +74,12 @@ def replay(
             err_console.print(f"failed {x['sha'][:10]} {x['request']!r}: {x['reason']}", soft_wrap=True, markup=False)
         if len(failed) > 10:
             err_console.print(f"... and {len(failed) - 10} more failed commits (see the run's units)")
+        from ctxgauge.records import read_run
+
+        spec = read_run(result.run_dir).spec
+        err_console.print(f"SOURCE {spec.get('repo')}@{str(spec.get('head'))[:10]}"
+                          + (f", subtree {spec['subtree']}/" if spec.get("subtree") else "")
+                          + " (committed trees; uncommitted changes are not measured)", markup=False, soft_wrap=True)
         err_console.print(f"run recorded in {result.run_dir}", markup=False, soft_wrap=True)
     exit_for_run(result.run_dir, result.passed)
 
@@ -85,20 +91,33 @@ def _fmt(v: float | None) -> str:
 def _render_many(m) -> None:
     from rich.table import Table
 
+    from ctxgauge.metrics.scoring import headline_metrics
+
     s = m.summary
-    top = max(int(n.split("@")[1]) for n in s["metrics"] if "@" in n)
-    shown = [n for n in (f"hit@{top}", f"recall@{top}", "mrr", f"ndcg@{top}") if n in s["metrics"]]
-    table = Table(title=f"replay {plain(s['engine'])}: {len(s['repositories'])} repositories")
+    shown = headline_metrics(s["metrics"])
+    sides = [(s["engine"], "summary", s["pooled"])]
+    if s.get("vs"):
+        sides.append((s["vs"], "vs_summary", s.get("vs_pooled") or {}))
+    title = " vs ".join(plain(name) for name, _, _ in sides)
+    table = Table(title=f"replay {title}: {len(s['repositories'])} repositories")
     table.add_column("repository", no_wrap=True)
+    if len(sides) > 1:
+        table.add_column("engine", no_wrap=True)
     for name in ["commits", *shown]:
         table.add_column(name, justify="right")
+    engine = (lambda name: [plain(name)]) if len(sides) > 1 else (lambda name: [])
     for repo in s["repositories"]:
-        table.add_row(plain(repo["run"]), str(repo["counts"]["ok"]), *(_fmt(repo["summary"].get(n)) for n in shown))
-    pooled = s["pooled"]
-    table.add_row("[bold]pooled[/]", str(sum(r["counts"]["ok"] for r in s["repositories"])),
-                  *(_fmt(pooled[n]["mean"]) if pooled.get(n) else "–" for n in shown))
-    table.add_row("95% CI", "", *(f"{pooled[n]['ci_low']:.3f}–{pooled[n]['ci_high']:.3f}" if pooled.get(n) else "–"
-                                  for n in shown))
+        for name, key, _ in sides:
+            figures = repo.get(key) or {}
+            table.add_row(plain(repo["run"]), *engine(name), str(repo["counts"]["ok"]),
+                          *(_fmt(figures.get(n)) for n in shown))
+    commits = str(sum(r["counts"]["ok"] for r in s["repositories"]))
+    for name, _, pooled in sides:
+        table.add_row("[bold]pooled[/]", *engine(name), commits,
+                      *(_fmt(pooled[n]["mean"]) if pooled.get(n) else "–" for n in shown))
+        table.add_row("95% CI", *engine(name), "",
+                      *(f"{pooled[n]['ci_low']:.3f}–{pooled[n]['ci_high']:.3f}" if pooled.get(n) else "–"
+                        for n in shown))
     console.print(table)
     console.print(f"pooled intervals resample repositories, then commits within them (seed {s['seed']}); "
                   f"runs and summary.json in {plain(m.out)}", soft_wrap=True)

@@ -161,11 +161,10 @@ def distinct(engines: Sequence[EngineFigures]) -> list[EngineFigures]:
 
 
 def headline(run: RunRef) -> list[str]:
-    """The metrics drawn as bars: hit, recall and nDCG at the smallest k, and MRR (those the run has)."""
-    k0 = ks_of(run)[0]
-    wanted = [f"hit@{k0}", f"recall@{k0}", f"ndcg@{k0}", "mrr"]
-    have = set(metrics_of(run))
-    return [m for m in wanted if m in have]
+    """The metrics drawn as bars: `HEADLINE_METRICS` at the run's smallest k (those the run has)."""
+    from ctxgauge.metrics.scoring import headline_metrics
+
+    return headline_metrics(metrics_of(run))
 
 
 def _bars(engines: Sequence[EngineFigures], metrics: Sequence[str], title: str) -> BarsFigure:

@@ -185,5 +185,7 @@ def plan(config: ReplayConfig) -> Plan:
         "since": config.since,
         "seed": config.seed,
         "metrics": metrics,
+        # Only for a folder inside a work tree (docs/replay.md, "SOURCE"): a whole repository's spec is unchanged.
+        **({"subtree": repo.location.prefix} if repo.location.prefix else {}),
     }
     return Plan(config, repo, head, engines, selection, metrics, baseline, baseline_id, spec, failure)
