@@ -29,7 +29,12 @@ def test_structured_results_one_hit_per_file_with_merged_ranges(corpus_dir, tmp_
         hits = engine.query(tmp_path / "out", "overdue fee round", 10)
         # loans.py has all three words, README.md one ("fee"); each answered twice by the server.
         assert [(h.path, h.score) for h in hits] == [("src/loans.py", 3.0), ("README.md", 1.0)]
-        assert engine.last_spans == {"src/loans.py": [(1, 2), (5, 6)], "README.md": [(2, 3), (6, 7)]}
+        # The server's ranges of one file merged into the hit's spans: README.md's two (2-2, cut to its two
+        # lines, twice) are one; loans.py's 1-2 and 5-6 stay two.
+        assert [h.spans for h in hits] == [((1, 2), (5, 6)), ((2, 2),)]
+        assert engine.last_spans == {"src/loans.py": [(1, 2), (5, 6)], "README.md": [(2, 2)]}
+        assert engine.query_notes() == {"how": "structured", "truncated": False, "unparsed_lines": 0,
+                                        "scores": "given"}
         assert [h.path for h in engine.query(tmp_path / "out", "overdue fee round", 1)] == ["src/loans.py"]
         assert engine.query(tmp_path / "out", "zebra", 10) == []  # parses to nothing: an empty ranking
         report = engine.tools_report()
@@ -46,7 +51,10 @@ def test_resource_links_get_rank_scores_and_truncate_to_k(corpus_dir, tmp_path, 
     try:
         hits = engine.query(tmp_path / "out", "fee class", 2)  # three files match; the tool takes no k
         assert [(h.path, h.score) for h in hits] == [("README.md", 1.0), ("src/loans.py", 0.5)]
+        assert [h.spans for h in hits] == [(), ()]  # links name files only: the whole file
         assert engine.counts["truncated"] == 1 and engine.counts["rank_derived"] == 1
+        assert engine.query_notes() == {"how": "resource links", "truncated": True, "unparsed_lines": 0,
+                                        "scores": "rank-derived"}
     finally:
         engine.close()
 
@@ -57,13 +65,16 @@ def test_text_lines_count_what_they_cannot_read(corpus_dir, tmp_path, word_spec)
         hits = engine.query(tmp_path / "out", "email", 5)
         assert [h.path for h in hits] == ["src/members.py"]
         assert engine.last_spans == {"src/members.py": [(2, 2), (12, 14)]}
+        assert hits[0].spans == ((2, 2), (12, 14))
         assert engine.counts["unparsed_lines"] == 1  # the "results:" header
+        assert engine.query_notes()["unparsed_lines"] == 1
         assert engine.query(tmp_path / "out", "zebra", 5) == []
     finally:
         engine.close()
 
 
-@pytest.mark.parametrize("mode, said", [("outside", "is outside the corpus"), ("garbage", "no results understood")])
+@pytest.mark.parametrize("mode, said", [("outside", "is outside the corpus"), ("garbage", "no results understood"),
+                                        ("beyond", "span-range: span 1 \\(6-7\\) ends past the file's 2 lines")])
 def test_breaches_fail_the_request(corpus_dir, tmp_path, mode, said, word_spec):
     engine = built(word_spec(mode), corpus_dir, tmp_path / "out")
     try:

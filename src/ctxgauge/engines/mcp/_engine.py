@@ -23,7 +23,8 @@ Decisions, and the failures they prevent:
 - Results are read by `_results` and held to the contract here: a path outside the corpus, a non-finite
   score, some results scored and others not, more than k distinct files when the tool takes k: each a
   breach (EngineError), never mended. Several results for one file are one hit at the first one's rank,
-  their line ranges merged (`last_spans`, until Hit carries spans). Without a k argument the first k
+  their line ranges merged into its spans (which must then keep the span rules: at most 50, each within
+  the file; a range past the file's end is a breach, never cut). Without a k argument the first k
   distinct files are kept and the truncation counted; without scores, scores are 1/rank (`rank-derived`).
 - A server that cannot be started at all is the user's to mend (exit 2); one that exits, hangs past the
   deadline or answers an error fails its unit with one line, and the next request starts it afresh.
@@ -51,6 +52,7 @@ from urllib.parse import urlparse
 from ctxgauge._io import safe_join
 from ctxgauge.corpus import Change, Corpus
 from ctxgauge.engines._base import Engine, Hit
+from ctxgauge.engines._spans import check_spans, line_count
 from ctxgauge.engines._spec import Param
 from ctxgauge.engines.command._engine import _split, _why_not_runnable
 from ctxgauge.engines.mcp._results import merge_ranges, read_result
@@ -219,7 +221,9 @@ class McpEngine(Engine):
         self.plan: _Plan | None = None
         self.server_info: dict = {}
         self.last_spans: dict[str, list[tuple[int, int]]] = {}
-        """The merged line ranges of each file of the last query (kept until Hit carries spans)."""
+        """The merged line ranges of each file of the last query (also each hit's `spans`)."""
+        self.last_reading: dict | None = None
+        """How the last answer was read (`query_notes`)."""
         self.counts = {"queries": 0, "truncated": 0, "unparsed_lines": 0, "rank_derived": 0}
         """Across this object's queries: answers cut to k, lines not understood, answers scored by rank."""
 
@@ -437,6 +441,7 @@ class McpEngine(Engine):
             if served is None:
                 raise EngineError(f"engine {self.name}: query: no server was built for {Path(out_dir).name!r} "
                                   "by this engine object")
+            self.last_reading = None
             conn = self._connection(served)
             plan = self.plan
             places = {"corpus": str(served.corpus_dir or ""), "out": str(served.out)}
@@ -456,6 +461,8 @@ class McpEngine(Engine):
         if not reading.items:
             if not reading.unparsed:  # an answer that parses to nothing is an empty ranking
                 self.last_spans = {}
+                self.last_reading = {"how": reading.how, "truncated": False, "unparsed_lines": 0,
+                                     "scores": "none"}
                 return []
             raise EngineError(f"engine {self.name}: {tool}: no results understood ({reading.unparsed} lines or "
                               "entries not read: see docs/mcp-engines.md for the forms read)")
@@ -481,13 +488,37 @@ class McpEngine(Engine):
         if plan.k_arg is not None and len(order) > k:
             raise EngineError(f"engine {self.name}: {tool}: answered {len(order)} files for {plan.k_arg}={k} "
                               "(the contract allows at most k)")
-        if len(order) > k:
+        truncated = len(order) > k
+        if truncated:
             self.counts["truncated"] += 1
             order = order[: max(k, 0)]
         if not given:
             self.counts["rank_derived"] += 1
         self.last_spans = {p: merge_ranges(spans[p]) for p in order}
-        return [Hit(p, float(scores[p]) if given else 1.0 / (i + 1)) for i, p in enumerate(order)]
+        self.last_reading = {"how": reading.how, "truncated": truncated, "unparsed_lines": reading.unparsed,
+                             "scores": "given" if given else "rank-derived"}
+        hits = []
+        for i, p in enumerate(order):
+            merged = self.last_spans[p]
+            if merged:
+                # Merging is this engine's reading of the answer; what is left must keep every span rule, the
+                # range one against the file as served (a range past its end is a breach, never cut).
+                checked = check_spans(merged, f"engine {self.name}: {tool}: result {p!r}", self._lines(served, p))
+            else:
+                checked = ()
+            hits.append(Hit(p, float(scores[p]) if given else 1.0 / (i + 1), checked))
+        return hits
+
+    @staticmethod
+    def _lines(served: _Served, path: str) -> int | None:
+        """The line count of `path` in the tree the server was given (None when ctxgauge wrote none out: the
+        suites' guard checks the range against the corpus)."""
+        if served.corpus_dir is None:
+            return None
+        try:
+            return line_count(safe_join(served.corpus_dir, path, "corpus path").read_bytes())
+        except OSError:
+            return None
 
     def _relative(self, served: _Served, path: str) -> str:
         """`path` relative to the corpus; EngineError when it is outside it."""
@@ -504,6 +535,13 @@ class McpEngine(Engine):
         if not parts or ".." in parts or ":" in parts[0]:
             raise EngineError(f"engine {self.name}: result path {path[:200]!r} is not relative to the corpus")
         return "/".join(parts)
+
+    def query_notes(self) -> dict | None:
+        """How the last answer was read, for the unit that asked it (`engines.query_notes`): `how` (structured,
+        resource links, json text, text lines, nothing), `truncated` (more than k distinct files from a tool
+        that takes no k: the first k kept), `unparsed_lines` (lines or entries not understood) and `scores`
+        (`given`, `rank-derived`: 1/rank, or `none` for an empty answer)."""
+        return dict(self.last_reading) if self.last_reading is not None else None
 
     def tools_report(self) -> dict:
         """For `ctxgauge check`: the tools the server listed and the ones used."""

@@ -11,8 +11,10 @@ besides the records' own (id, status, reason, figures):
     expected       expected files; `expected_any_of` the groups, if any
     coverage_gap   expected files (or whole groups) the corpus does not index
     known_gap      whether the case is in the known-gaps lane (reported, never counted in pass lines)
-    ranking        the engine's top `depth` files: [{path, score}]
-    vs             with --vs: {engine, figures, ranking}
+    ranking        the engine's top `depth` files: [{path, score}], plus `spans` for a hit that has them
+    reading        only from an engine that reads someone else's answer (mcp): how it read it
+                   (`engines.query_notes`)
+    vs             with --vs: {engine, figures, ranking} (and its `reading`, when it has one)
 
 `score_external` scores rankings made elsewhere (a TREC run or JSON lines) against TREC qrels: no engine.
 """
@@ -24,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
-from ctxgauge.engines import ask_defer_writes, ask_identity, call_engine, checked_hits, refuse_same_system
+from ctxgauge.engines import ask_defer_writes, ask_identity, call_engine, checked_hits, query_notes, refuse_same_system
 from ctxgauge.corpus import Corpus
 from ctxgauge.engines import engine_available, get_engine
 from ctxgauge.errors import EngineError, UserError
@@ -298,10 +300,14 @@ def _one(case: Case, corpus: Corpus, built: list, metrics: list[str], depth: int
         except EngineError as exc:
             return {**unit, "status": "failed", "reason": str(exc), "figures": {}, "ranking": []}
         ranking = [h.to_dict() for h in hits]
-        results.append((eng.name, score([h.path for h in hits], labels, metrics), ranking))
+        results.append((eng.name, score([h.path for h in hits], labels, metrics), ranking, query_notes(eng)))
     unit.update(status="ok", reason=None, figures=results[0][1], ranking=results[0][2])
+    if results[0][3] is not None:
+        unit["reading"] = results[0][3]
     if len(results) > 1:
         unit["vs"] = {"engine": results[1][0], "figures": results[1][1], "ranking": results[1][2]}
+        if results[1][3] is not None:
+            unit["vs"]["reading"] = results[1][3]
     return unit
 
 

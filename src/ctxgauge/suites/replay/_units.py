@@ -18,7 +18,8 @@ An `EnginePart` (what a worker sends back for one commit and one engine):
     status     ok | failed | missing-object
     reason     why it failed (None otherwise)
     figures    metric -> value (empty unless ok)
-    ranking    [{path, score}] (empty unless ok)
+    ranking    [{path, score}] (empty unless ok), with `spans` for a hit that has them
+    reading    how the engine read its answer (`engines.query_notes`; only from engines that have notes)
     coverage_gap  expected files the parent's corpus does not index
     timing     {corpus_s, index_s, query_s}
 """
@@ -34,7 +35,7 @@ from pathlib import Path
 from typing import Any, Iterator, Sequence
 
 from ctxgauge._killpoints import checkpoint
-from ctxgauge.engines import ask_defer_writes, call_engine, checked_hits
+from ctxgauge.engines import ask_defer_writes, call_engine, checked_hits, query_notes
 from ctxgauge.corpus import Corpus
 from ctxgauge.errors import EngineError, UserError
 from ctxgauge.git import Repo
@@ -106,6 +107,8 @@ class _Index:
         self.engine = engine
         self.out_dir = out_dir
         self.corpus: Corpus | None = None
+        self.notes: dict | None = None
+        """How the engine read its last answer (`engines.query_notes`), None for most engines."""
         # Replay only queries its index, never reads its bytes: an engine that can keep it in memory and
         # skip writing the artifact (bm25: an update then costs the changed files, not the repository) may.
         ask_defer_writes(engine, out_dir)
@@ -130,6 +133,7 @@ class _Index:
     def query(self, text: str, depth: int, corpus: Corpus) -> list[dict]:
         eng = self.engine
         hits = checked_hits(call_engine("query", eng, eng.query, self.out_dir, text, depth), corpus, depth, eng.name)
+        self.notes = query_notes(eng)
         return [h.to_dict() for h in hits]
 
 
@@ -188,6 +192,8 @@ def run_slice(task: SliceTask) -> Iterator[dict]:
                 part["timing"].update(index_s=round(t2 - t1, 6), query_s=round(t3 - t2, 6))
                 part.update(status="ok", ranking=ranking,
                             figures=score([h["path"] for h in ranking], labels.labels, task.metrics))
+                if index.notes is not None:
+                    part["reading"] = index.notes
                 yield part
     finally:
         if live is None:
