@@ -6,7 +6,8 @@
 
 Parameters: `cmd`, `url`, `tool`, `text_arg`, `k_arg`, `args` (JSON object of fixed arguments), `index_tool`,
 `index_args` (JSON), `reindex_tool`, `out`, `fields` (JSON: other names for `path`/`score`), `timeout`
-(seconds per request, and to start), `name`. docs/mcp-engines.md is the user's guide.
+(seconds per request, and to start), `name`, `tools` (the qa arm `mcp-tools:SPEC` only: the server's tools a
+model may call). docs/mcp-engines.md is the user's guide.
 
 Decisions, and the failures they prevent:
 - The corpus is written out as a plain directory (as for `command`), the server's working directory and
@@ -149,6 +150,22 @@ class _Plan:
     index_tool: dict | None = None
     reindex_tool: dict | None = None
     found: list[str] = field(default_factory=list)
+    exposed: list[dict] = field(default_factory=list)
+    """The tools the mcp-tools arm hands a model (`open_tools`), as declared; empty for a search engine."""
+    refused: dict[str, str] = field(default_factory=dict)
+    """Tools the server has that are not exposed, each with why (`open_tools`)."""
+
+
+def read_only_refusal(tool: dict) -> str | None:
+    """Why `tool` is not exposed by default (None: it is): a tool is exposed without being listed only when
+    its MCP annotations declare it read-only (`readOnlyHint: true`) and not destructive. Annotations are
+    hints a server gives about itself; ctxgauge reads a missing one as "may write", never as "reads only"."""
+    hints = tool.get("annotations") or {}
+    if hints.get("destructiveHint") is True:
+        return "declared destructive (destructiveHint)"
+    if hints.get("readOnlyHint") is not True:
+        return "not declared read-only (no readOnlyHint: true): list it in tools= to expose it"
+    return None
 
 
 def _shut(state: dict) -> None:
@@ -178,7 +195,7 @@ class McpEngine(Engine):
         "text_arg": Param(None, "string"), "k_arg": Param(None, "string"), "args": Param(None, "string"),
         "index_tool": Param(None, "string"), "index_args": Param(None, "string"),
         "reindex_tool": Param(None, "string"), "out": Param(None, "string"), "fields": Param(None, "string"),
-        "timeout": Param(60.0, gt=0), "name": Param(None, "string"),
+        "timeout": Param(60.0, gt=0), "name": Param(None, "string"), "tools": Param(None, "string"),
     }
 
     def __init__(self, **params: Any):
@@ -226,6 +243,8 @@ class McpEngine(Engine):
         """How the last answer was read (`query_notes`)."""
         self.counts = {"queries": 0, "truncated": 0, "unparsed_lines": 0, "rank_derived": 0}
         """Across this object's queries: answers cut to k, lines not understood, answers scored by rank."""
+        self.tools_mode = False
+        """Set by `open_tools`: this object serves the mcp-tools arm (the server's own tools), not queries."""
 
     @property
     def name(self) -> str:
@@ -278,7 +297,7 @@ class McpEngine(Engine):
                           port=port)
         loop.run(conn.open(), timeout=self.timeout * 3 + 30)
         try:
-            plan = self._plan(conn)
+            plan = self._tools_plan(conn) if self.tools_mode else self._plan(conn)
             ident = self._declared(conn, plan)
             if self._identity is None:
                 self._identity, self.plan, self.server_info = ident, plan, dict(conn.server_info)
@@ -337,6 +356,67 @@ class McpEngine(Engine):
                 setattr(plan, key, tools[self.params[key]])
         return plan
 
+    def _tools_plan(self, conn) -> _Plan:
+        """The mcp-tools arm's plan: the tools listed in `tools=` (each must exist), else every tool declared
+        read-only (`read_only_refusal`); the index tools are never exposed unless listed. UserError when
+        nothing would be exposed."""
+        tools = {t["name"]: t for t in conn.tools}
+        found = sorted(tools)
+        listed = list(dict.fromkeys(n.strip() for n in (self.params["tools"] or "").split(",") if n.strip()))
+        missing = [n for n in listed if n not in tools]
+        if missing:
+            raise UserError(f"mcp-tools: the server has no tool {', '.join(map(repr, missing))} "
+                            f"(it has: {', '.join(found) or 'none'})")
+        refused: dict[str, str] = {}
+        for name in found:
+            if listed:
+                why = None if name in listed else "not listed in tools="
+            elif name in (self.params["index_tool"], self.params["reindex_tool"]):
+                why = "the index tool: it writes"
+            else:
+                why = read_only_refusal(tools[name])
+            if why is not None:
+                refused[name] = why
+        exposed = [tools[n] for n in (listed or [n for n in found if n not in refused])]
+        if not exposed:
+            raise UserError(f"mcp-tools: none of the server's tools ({', '.join(found) or 'none'}) is declared "
+                            "read-only (annotations readOnlyHint: true): name the ones a model may call with "
+                            'tools="a,b" (a tool that writes or runs commands is never exposed by default)')
+        plan = _Plan(None, "", None, found=found, exposed=exposed, refused=refused)  # type: ignore[arg-type]
+        for key in ("index_tool", "reindex_tool"):
+            if self.params[key] is not None:
+                if self.params[key] not in tools:
+                    raise UserError(f"mcp engine: {key}: the server has no tool {self.params[key]!r} "
+                                    f"(it has: {', '.join(found)})")
+                setattr(plan, key, tools[self.params[key]])
+        return plan
+
+    def open_tools(self, corpus: Corpus, out_dir: Path) -> list[dict]:
+        """Start the server over `corpus` for the mcp-tools arm: its exposed tools, as declared (the arm hands
+        them to a model and calls them through `call_tool`). The object serves no search queries then."""
+        with self._lock:
+            if self._identity is not None and not self.tools_mode:
+                raise EngineError(f"engine {self.name}: already measured as a search engine: open a new one")
+            self.tools_mode = True
+            self.build(corpus, out_dir)
+            return list(self.plan.exposed) if self.plan is not None else []
+
+    def call_tool(self, out_dir: Path, name: str, arguments: dict) -> dict:
+        """Call one exposed tool through the same client and deadlines as a query; its result as JSON
+        (`CallToolResult` by alias). EngineError when the server fails (a crash, no answer in time) or the
+        tool is not exposed (the arm never asks for one)."""
+        with self._lock:
+            if self._changed:
+                raise EngineError(f"engine {self.name}: {self._changed}")
+            plan = self.plan
+            if not self.tools_mode or plan is None or name not in {t["name"] for t in plan.exposed}:
+                raise EngineError(f"engine {self.name}: tool {name!r} is not exposed")
+            served = self._state["served"].get(str(Path(out_dir).resolve()))
+            if served is None:
+                raise EngineError(f"engine {self.name}: no server was started for {Path(out_dir).name!r}")
+            conn = self._connection(served)
+            return self._run(conn.call(name, dict(arguments)))
+
     def _declared(self, conn, plan: _Plan) -> dict:
         """The declared identity of what this connection serves (see the module docstring)."""
         def tool_part(t: dict | None) -> dict | None:
@@ -345,10 +425,15 @@ class McpEngine(Engine):
         params = {k: _home_as_tilde(self.params[k]) for k in IDENTITY_PARAMS}
         body = {"server": conn.server_info, "tool": tool_part(plan.tool), "index_tool": tool_part(plan.index_tool),
                 "reindex_tool": tool_part(plan.reindex_tool), "params": params}
+        if self.tools_mode:  # the tools a model is handed are the system measured (a search engine: unchanged)
+            body["exposed"] = [tool_part(t) for t in plan.exposed]
+            body["params"]["tools"] = self.params["tools"]
         digest = hashlib.sha256(json.dumps(body, sort_keys=True, ensure_ascii=True).encode()).hexdigest()
         info = conn.server_info
+        used = (f"tools {', '.join(t['name'] for t in plan.exposed)}" if self.tools_mode
+                else f"tool {plan.tool['name']}")
         return {"id": "sha256:" + digest, "source": "declared",
-                "note": f"MCP server {info.get('name')} {info.get('version')}, tool {plan.tool['name']}"}
+                "note": f"MCP server {info.get('name')} {info.get('version')}, {used}"}
 
     def _call_index(self, served: _Served, tool_name: str) -> None:
         args = dict(self.index_args) if self.index_args else {}
@@ -413,7 +498,8 @@ class McpEngine(Engine):
             served = _Served(out=out, corpus_dir=corpus_dir)
             self._state["served"][str(out)] = served
             self._open(served)
-            return {"server": dict(self.server_info), "tool": self.plan.tool["name"] if self.plan else None}
+            tool = self.plan.tool if self.plan is not None else None
+            return {"server": dict(self.server_info), "tool": tool["name"] if tool else None}
 
     def update(self, out_dir: Path, corpus: Corpus, changes: Sequence[Change]) -> dict:
         """The materialised tree changed in place, then `reindex_tool`, else a fresh server."""
@@ -437,6 +523,8 @@ class McpEngine(Engine):
         with self._lock:
             if self._changed:
                 raise EngineError(f"engine {self.name}: {self._changed}")
+            if self.tools_mode:
+                raise EngineError(f"engine {self.name}: query: this object serves the mcp-tools arm, not search")
             served = self._state["served"].get(str(Path(out_dir).resolve()))
             if served is None:
                 raise EngineError(f"engine {self.name}: query: no server was built for {Path(out_dir).name!r} "
@@ -548,6 +636,9 @@ class McpEngine(Engine):
         plan = self.plan
         if plan is None:
             return {"found": [], "used": {}}
+        if self.tools_mode:
+            return {"found": plan.found, "exposed": [t["name"] for t in plan.exposed], "refused": dict(plan.refused),
+                    "server": dict(self.server_info)}
         used = {"search": plan.tool["name"], "text_arg": plan.text_arg, "k_arg": plan.k_arg}
         for key in ("index_tool", "reindex_tool"):
             if getattr(plan, key) is not None:

@@ -16,6 +16,9 @@ request's words they contain, ties by path. --mode picks how it answers:
   out         as structured, ranking from an index written to --out/index.json by its `index` tool
   outside     answers a path outside the corpus
   garbage     answers text nothing can read
+  tools       an agent's tool set: search_code and read_file (declared read-only), write_note (declared
+              destructive: writes the file --out) and run_shell (no annotations: writes it too), for the
+              mcp-tools arm
 --reindex adds a `reindex` tool (nothing to do: the modes that read the tree read it at every request), so
 an update keeps the server running.
 """
@@ -31,7 +34,7 @@ import time
 from pathlib import Path
 
 from mcp.server.mcpserver import MCPServer
-from mcp.types import ResourceLink
+from mcp.types import ResourceLink, ToolAnnotations
 from pydantic import BaseModel
 
 WORDS = re.compile(r"[a-z0-9]+")
@@ -161,6 +164,29 @@ elif opts.mode == "outside":
     @server.tool(description="Search; answers a path outside the corpus.", structured_output=False)
     def search_code(query: str) -> str:
         return "/etc/passwd:1"
+elif opts.mode == "tools":
+    READ_ONLY = ToolAnnotations(read_only_hint=True)
+
+    @server.tool(description="Search the code for files matching a request.", annotations=READ_ONLY)
+    def search_code(query: str, k: int = 10) -> str:
+        return "\n".join(f"{p}:{line}" for p, _, line, _ in rank(query, k)) or "no match"
+
+    @server.tool(description="Read one file of the repository.", annotations=READ_ONLY)
+    def read_file(path: str) -> str:
+        target = (root() / path).resolve()
+        if root().resolve() not in target.parents:
+            raise ValueError(f"no file {path!r}")
+        return target.read_text("utf-8")
+
+    @server.tool(description="Write a note.", annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True))
+    def write_note(text: str) -> str:
+        Path(opts.out).write_text(text)
+        return "written"
+
+    @server.tool(description="Run a shell command.")
+    def run_shell(command: str) -> str:
+        Path(opts.out).write_text("ran " + command)
+        return "ran"
 elif opts.mode == "garbage":
     @server.tool(description="Search; answers nothing readable.", structured_output=False)
     def search_code(query: str) -> str:
