@@ -210,3 +210,50 @@ def test_engines_lists_mcp_and_the_sdk_loads_only_when_an_engine_opens(monkeypat
         "e = get_engine('mcp(cmd=\"x\")'); print(sorted(m for m in ('mcp', 'httpx2', 'anyio') if m in sys.modules))")],
         capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def _taken_port():
+    """A loopback port bound but not listening: a server cannot bind it, and nothing answers on it."""
+    import socket
+
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.bind(("127.0.0.1", 0))
+    return s
+
+
+def test_a_port_taken_before_the_server_binds_it_is_retried_on_a_new_one(corpus_dir, tmp_path, servers, monkeypatch):
+    import ctxgauge.engines.mcp._engine as mod
+
+    taken = _taken_port()
+    real, given = mod._free_port, []
+
+    def racy() -> int:  # the first port "found free" is taken by someone else before the server binds it
+        given.append(taken.getsockname()[1] if not given else real())
+        return given[-1]
+
+    monkeypatch.setattr(mod, "_free_port", racy)
+    cmd = f"{sys.executable} {servers / 'word_server.py'} --http {{port}} --corpus {{corpus}}"
+    engine = get_engine(f'mcp(cmd="{cmd}",url="http://127.0.0.1:{{port}}/mcp",timeout=20)')
+    try:
+        engine.build(Corpus.from_directory(corpus_dir), tmp_path / "out")
+        assert [h.path for h in engine.query(tmp_path / "out", "email", 5)] == ["src/members.py"]
+        assert len(given) == 2 and given[0] == taken.getsockname()[1] != given[1]
+    finally:
+        engine.close()
+        taken.close()
+
+
+def test_three_starts_that_never_listen_fail_with_one_line(corpus_dir, tmp_path, servers, monkeypatch):
+    import ctxgauge.engines.mcp._engine as mod
+
+    taken = _taken_port()
+    monkeypatch.setattr(mod, "_free_port", lambda: taken.getsockname()[1])
+    cmd = f"{sys.executable} {servers / 'word_server.py'} --http {{port}} --corpus {{corpus}}"
+    engine = get_engine(f'mcp(cmd="{cmd}",url="http://127.0.0.1:{{port}}/mcp",timeout=20)')
+    try:
+        with pytest.raises(EngineError, match="before listening.*after 3 starts, each on a new free port") as err:
+            engine.build(Corpus.from_directory(corpus_dir), tmp_path / "out")
+        assert "\n" not in str(err.value)
+    finally:
+        engine.close()
+        taken.close()

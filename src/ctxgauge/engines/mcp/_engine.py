@@ -66,6 +66,8 @@ K_NAMES = ("k", "top_k", "limit", "max_results", "n_results", "num_results", "co
 TEXT_NAMES = ("query", "q", "text", "request", "pattern", "search")
 """String arguments preferred as the request's when a tool has several required strings."""
 CHANGED = "the server changed its tools: a new system"
+PORT_ATTEMPTS = 3
+"""Starts of a server given `{port}` when it exits before listening (the port taken meanwhile: a race)."""
 IDENTITY_PARAMS = ("tool", "text_arg", "k_arg", "args", "index_tool", "index_args", "reindex_tool", "out", "fields")
 """The parameters that change what is computed and so enter the declared identity."""
 
@@ -278,24 +280,36 @@ class McpEngine(Engine):
         if self._changed:
             raise EngineError(f"engine {self.name}: {self._changed}")
         loop = self._loop()
-        places = {"corpus": str(served.corpus_dir or ""), "out": str(served.out)}
-        port = None
-        if self.url is not None and "{port}" in self.url + (self.params["cmd"] or ""):
-            served.port = _free_port()
-            places["port"] = str(served.port)
-            port = ("127.0.0.1", served.port)
-        argv = [_fill(a, places) for a in self.argv] if self.argv is not None else None
-        if argv is not None:
-            why = _why_not_runnable(argv[0])
-            if why is not None:
-                raise UserError(why)
-        url = _fill(self.url, places) if self.url is not None else None
-        if port is None and url is not None and argv is not None:
-            parsed = urlparse(url)
-            port = (parsed.hostname or "127.0.0.1", parsed.port or 80)
-        conn = Connection(f"engine {self.name}", argv=argv, url=url, cwd=served.corpus_dir, timeout=self.timeout,
-                          port=port)
-        loop.run(conn.open(), timeout=self.timeout * 3 + 30)
+        free_port = self.url is not None and "{port}" in self.url + (self.params["cmd"] or "")
+        # A port found free here may be taken by another process before the server binds it (it cannot be
+        # handed over bound: the server is another program). A server that exits before listening on it is
+        # started again on a new port, PORT_ATTEMPTS times in all; any other failure is not retried.
+        for attempt in range(1, (PORT_ATTEMPTS if free_port else 1) + 1):
+            places = {"corpus": str(served.corpus_dir or ""), "out": str(served.out)}
+            port = None
+            if free_port:
+                served.port = _free_port()
+                places["port"] = str(served.port)
+                port = ("127.0.0.1", served.port)
+            argv = [_fill(a, places) for a in self.argv] if self.argv is not None else None
+            if argv is not None:
+                why = _why_not_runnable(argv[0])
+                if why is not None:
+                    raise UserError(why)
+            url = _fill(self.url, places) if self.url is not None else None
+            if port is None and url is not None and argv is not None:
+                parsed = urlparse(url)
+                port = (parsed.hostname or "127.0.0.1", parsed.port or 80)
+            conn = Connection(f"engine {self.name}", argv=argv, url=url, cwd=served.corpus_dir,
+                              timeout=self.timeout, port=port)
+            try:
+                loop.run(conn.open(), timeout=self.timeout * 3 + 30)
+                break
+            except EngineError as exc:
+                if not (free_port and getattr(exc, "not_listening", False)) or attempt == PORT_ATTEMPTS:
+                    if free_port and attempt > 1:
+                        raise EngineError(f"{exc} (after {attempt} starts, each on a new free port)") from None
+                    raise
         try:
             plan = self._tools_plan(conn) if self.tools_mode else self._plan(conn)
             ident = self._declared(conn, plan)
