@@ -75,7 +75,7 @@ def _print_summary(result: dict, title: str) -> None:
 @qa_app.command("run")
 def run(
     battery: str = typer.Argument(..., help="A battery directory, a bundled battery name (shelfd), or a dokimi question-set JSON file."),
-    arm: list[str] = typer.Option(..., "--arm", "-a", help="none, context:ENGINE@k, tool:ENGINE or command:CMD (repeat for several)."),
+    arm: list[str] = typer.Option(..., "--arm", "-a", help="none, context:ENGINE@k, tool:ENGINE, mcp-tools:mcp(...) or command:CMD (repeat for several)."),
     model: Optional[str] = typer.Option(None, "--model", "-m", help="The answer model (none: only arms that need no model run)."),
     judge: Optional[str] = typer.Option(None, "--judge", "-j", help="The judge model (none: answers tier 1 cannot pass are not judged)."),
     base_url: Optional[str] = typer.Option(None, "--base-url", help="An OpenAI-compatible server (llama.cpp, vLLM, Ollama)."),

@@ -54,6 +54,25 @@ def checked_hits(hits: Sequence[Hit], corpus: Corpus | None, k: int, engine_name
     return out
 
 
+def query_notes(engine) -> dict | None:
+    """How the engine read its last answer, for the unit that asked it: the optional `query_notes()` of an
+    engine that reads someone else's answer (an MCP server's: how it was read, whether it was cut to k,
+    lines not understood, scores given or derived from rank), as a JSON object; None when the engine has no
+    notes (every file-only built-in: their units stay as they were). Notes never fail a unit: a method that
+    raises, or answers anything but a JSON object of plain values, gives None."""
+    notes = getattr(engine, "query_notes", None)
+    if not callable(notes):
+        return None
+    try:
+        got = notes()
+    except Exception:
+        return None
+    if not isinstance(got, dict) or not all(
+            isinstance(k, str) and (v is None or isinstance(v, (str, int, float, bool))) for k, v in got.items()):
+        return None
+    return dict(sorted(got.items()))
+
+
 def call_engine(what: str, engine, fn, *args):
     """Run one engine operation; anything but a user error becomes an EngineError naming the engine."""
     try:

@@ -54,7 +54,7 @@ def _a(link: str | None, body: str) -> str:
 def system_key(label: str) -> str:
     """What a colour stands for: the engine of a label (`grep · r2` -> grep, qa arm `context:bm25@5` -> bm25)."""
     key = label.split(" · ")[0]
-    if ":" in key and key.split(":", 1)[0] in ("context", "tool"):
+    if ":" in key and key.split(":", 1)[0] in ("context", "tool", "mcp-tools"):
         key = key.split(":", 1)[1].rsplit("@", 1)[0]
     return key
 

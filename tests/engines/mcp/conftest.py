@@ -32,8 +32,9 @@ def _pythonpath(monkeypatch):
 def corpus_dir(tmp_path: Path) -> Path:
     root = tmp_path / "corpus"
     (root / "src").mkdir(parents=True)
-    (root / "src" / "loans.py").write_text("def overdue_fee():\n    return round(fee, 2)\n")
-    (root / "src" / "members.py").write_text("class Member:\n    email = ''\n")
+    # Long enough for the servers' second range of a file (lines 5-6 of loans.py, 12-14 of members.py).
+    (root / "src" / "loans.py").write_text("def overdue_fee():\n    return round(fee, 2)\n" + "\n" * 4 + "# end\n")
+    (root / "src" / "members.py").write_text("class Member:\n    email = ''\n" + "\n" * 14 + "# end\n")
     (root / "README.md").write_text("# library\nfee rules\n")
     return root
 

@@ -29,7 +29,12 @@ def test_structured_results_one_hit_per_file_with_merged_ranges(corpus_dir, tmp_
         hits = engine.query(tmp_path / "out", "overdue fee round", 10)
         # loans.py has all three words, README.md one ("fee"); each answered twice by the server.
         assert [(h.path, h.score) for h in hits] == [("src/loans.py", 3.0), ("README.md", 1.0)]
-        assert engine.last_spans == {"src/loans.py": [(1, 2), (5, 6)], "README.md": [(2, 3), (6, 7)]}
+        # The server's ranges of one file merged into the hit's spans: README.md's two (2-2, cut to its two
+        # lines, twice) are one; loans.py's 1-2 and 5-6 stay two.
+        assert [h.spans for h in hits] == [((1, 2), (5, 6)), ((2, 2),)]
+        assert engine.last_spans == {"src/loans.py": [(1, 2), (5, 6)], "README.md": [(2, 2)]}
+        assert engine.query_notes() == {"how": "structured", "truncated": False, "unparsed_lines": 0,
+                                        "scores": "given"}
         assert [h.path for h in engine.query(tmp_path / "out", "overdue fee round", 1)] == ["src/loans.py"]
         assert engine.query(tmp_path / "out", "zebra", 10) == []  # parses to nothing: an empty ranking
         report = engine.tools_report()
@@ -46,7 +51,10 @@ def test_resource_links_get_rank_scores_and_truncate_to_k(corpus_dir, tmp_path, 
     try:
         hits = engine.query(tmp_path / "out", "fee class", 2)  # three files match; the tool takes no k
         assert [(h.path, h.score) for h in hits] == [("README.md", 1.0), ("src/loans.py", 0.5)]
+        assert [h.spans for h in hits] == [(), ()]  # links name files only: the whole file
         assert engine.counts["truncated"] == 1 and engine.counts["rank_derived"] == 1
+        assert engine.query_notes() == {"how": "resource links", "truncated": True, "unparsed_lines": 0,
+                                        "scores": "rank-derived"}
     finally:
         engine.close()
 
@@ -57,13 +65,16 @@ def test_text_lines_count_what_they_cannot_read(corpus_dir, tmp_path, word_spec)
         hits = engine.query(tmp_path / "out", "email", 5)
         assert [h.path for h in hits] == ["src/members.py"]
         assert engine.last_spans == {"src/members.py": [(2, 2), (12, 14)]}
+        assert hits[0].spans == ((2, 2), (12, 14))
         assert engine.counts["unparsed_lines"] == 1  # the "results:" header
+        assert engine.query_notes()["unparsed_lines"] == 1
         assert engine.query(tmp_path / "out", "zebra", 5) == []
     finally:
         engine.close()
 
 
-@pytest.mark.parametrize("mode, said", [("outside", "is outside the corpus"), ("garbage", "no results understood")])
+@pytest.mark.parametrize("mode, said", [("outside", "is outside the corpus"), ("garbage", "no results understood"),
+                                        ("beyond", "span-range: span 1 \\(6-7\\) ends past the file's 2 lines")])
 def test_breaches_fail_the_request(corpus_dir, tmp_path, mode, said, word_spec):
     engine = built(word_spec(mode), corpus_dir, tmp_path / "out")
     try:
@@ -199,3 +210,50 @@ def test_engines_lists_mcp_and_the_sdk_loads_only_when_an_engine_opens(monkeypat
         "e = get_engine('mcp(cmd=\"x\")'); print(sorted(m for m in ('mcp', 'httpx2', 'anyio') if m in sys.modules))")],
         capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def _taken_port():
+    """A loopback port bound but not listening: a server cannot bind it, and nothing answers on it."""
+    import socket
+
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.bind(("127.0.0.1", 0))
+    return s
+
+
+def test_a_port_taken_before_the_server_binds_it_is_retried_on_a_new_one(corpus_dir, tmp_path, servers, monkeypatch):
+    import ctxgauge.engines.mcp._engine as mod
+
+    taken = _taken_port()
+    real, given = mod._free_port, []
+
+    def racy() -> int:  # the first port "found free" is taken by someone else before the server binds it
+        given.append(taken.getsockname()[1] if not given else real())
+        return given[-1]
+
+    monkeypatch.setattr(mod, "_free_port", racy)
+    cmd = f"{sys.executable} {servers / 'word_server.py'} --http {{port}} --corpus {{corpus}}"
+    engine = get_engine(f'mcp(cmd="{cmd}",url="http://127.0.0.1:{{port}}/mcp",timeout=20)')
+    try:
+        engine.build(Corpus.from_directory(corpus_dir), tmp_path / "out")
+        assert [h.path for h in engine.query(tmp_path / "out", "email", 5)] == ["src/members.py"]
+        assert len(given) == 2 and given[0] == taken.getsockname()[1] != given[1]
+    finally:
+        engine.close()
+        taken.close()
+
+
+def test_three_starts_that_never_listen_fail_with_one_line(corpus_dir, tmp_path, servers, monkeypatch):
+    import ctxgauge.engines.mcp._engine as mod
+
+    taken = _taken_port()
+    monkeypatch.setattr(mod, "_free_port", lambda: taken.getsockname()[1])
+    cmd = f"{sys.executable} {servers / 'word_server.py'} --http {{port}} --corpus {{corpus}}"
+    engine = get_engine(f'mcp(cmd="{cmd}",url="http://127.0.0.1:{{port}}/mcp",timeout=20)')
+    try:
+        with pytest.raises(EngineError, match="before listening.*after 3 starts, each on a new free port") as err:
+            engine.build(Corpus.from_directory(corpus_dir), tmp_path / "out")
+        assert "\n" not in str(err.value)
+    finally:
+        engine.close()
+        taken.close()

@@ -44,3 +44,34 @@ def test_empty_answers_are_empty_and_prose_is_not_understood():
 def test_merge_ranges_and_uri_paths():
     assert merge_ranges([(10, 12), (1, 2), (3, 4), (11, 20)]) == [(1, 4), (10, 20)]
     assert uri_path("file:///a/b.py") == "/a/b.py" and uri_path("https://x/y") is None and uri_path("a.py") == "a.py"
+
+
+def _hits(result: dict, k: int = 5, corpus_dir=None):
+    from pathlib import Path
+
+    from ctxgauge.engines import get_engine
+    from ctxgauge.engines.mcp._engine import _Plan, _Served
+
+    engine = get_engine('mcp(cmd="server-not-started")')
+    return engine, engine._hits(_Served(out=Path("out"), corpus_dir=corpus_dir), result, k, _Plan({"name": "s"}, "q", None))
+
+
+def test_ranges_of_one_file_merge_into_sorted_spans_and_more_than_50_is_a_breach(tmp_path):
+    import pytest
+
+    from ctxgauge.errors import EngineError
+
+    text = "a.py:9-10\nb.py:1\na.py:3\na.py:1-2\na.py:10-12\n"
+    engine, hits = _hits({"content": [{"type": "text", "text": text}]})
+    # Adjacent (1-2, 3) and overlapping (9-10, 10-12) ranges are one span: the engine's reading, not a mend.
+    assert [(h.path, h.spans) for h in hits] == [("a.py", ((1, 3), (9, 12))), ("b.py", ((1, 1),))]
+    assert engine.query_notes() == {"how": "text lines", "truncated": False, "unparsed_lines": 0,
+                                    "scores": "rank-derived"}
+    many = "\n".join(f"a.py:{n}" for n in range(1, 103, 2))  # 51 lines apart: 51 spans after merging
+    with pytest.raises(EngineError, match="span-count: 51 spans"):
+        _hits({"content": [{"type": "text", "text": many}]})
+    _, fifty = _hits({"content": [{"type": "text", "text": "\n".join(f"a.py:{n}" for n in range(1, 101, 2))}]})
+    assert len(fifty[0].spans) == 50
+    (tmp_path / "a.py").write_text("x\n" * 11)
+    with pytest.raises(EngineError, match="span-range: span 1 \\(9-12\\) ends past the file's 11 lines"):
+        _hits({"content": [{"type": "text", "text": text}]}, corpus_dir=tmp_path)

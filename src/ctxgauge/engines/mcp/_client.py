@@ -123,8 +123,10 @@ async def _wait_for_port(host: str, port: int, proc: Process, deadline: float, l
         except OSError:
             pass
         if not proc.alive():
-            raise EngineError(f"{label}: start: the server exited with {exit_words(proc.exit_code() or 0)} before "
+            exc = EngineError(f"{label}: start: the server exited with {exit_words(proc.exit_code() or 0)} before "
                               f"listening on {host}:{port}; {_last_words(proc.stderr_tail())}")
+            exc.not_listening = True  # type: ignore[attr-defined] # the port may have been taken: worth a retry
+            raise exc
         if time.monotonic() >= deadline:
             raise EngineError(f"{label}: start: nothing listened on {host}:{port} within the deadline "
                               f"(server killed); {_last_words(proc.stderr_tail())}")

@@ -6,7 +6,8 @@
 
 Parameters: `cmd`, `url`, `tool`, `text_arg`, `k_arg`, `args` (JSON object of fixed arguments), `index_tool`,
 `index_args` (JSON), `reindex_tool`, `out`, `fields` (JSON: other names for `path`/`score`), `timeout`
-(seconds per request, and to start), `name`. docs/mcp-engines.md is the user's guide.
+(seconds per request, and to start), `name`, `tools` (the qa arm `mcp-tools:SPEC` only: the server's tools a
+model may call). docs/mcp-engines.md is the user's guide.
 
 Decisions, and the failures they prevent:
 - The corpus is written out as a plain directory (as for `command`), the server's working directory and
@@ -23,7 +24,8 @@ Decisions, and the failures they prevent:
 - Results are read by `_results` and held to the contract here: a path outside the corpus, a non-finite
   score, some results scored and others not, more than k distinct files when the tool takes k: each a
   breach (EngineError), never mended. Several results for one file are one hit at the first one's rank,
-  their line ranges merged (`last_spans`, until Hit carries spans). Without a k argument the first k
+  their line ranges merged into its spans (which must then keep the span rules: at most 50, each within
+  the file; a range past the file's end is a breach, never cut). Without a k argument the first k
   distinct files are kept and the truncation counted; without scores, scores are 1/rank (`rank-derived`).
 - A server that cannot be started at all is the user's to mend (exit 2); one that exits, hangs past the
   deadline or answers an error fails its unit with one line, and the next request starts it afresh.
@@ -51,6 +53,7 @@ from urllib.parse import urlparse
 from ctxgauge._io import safe_join
 from ctxgauge.corpus import Change, Corpus
 from ctxgauge.engines._base import Engine, Hit
+from ctxgauge.engines._spans import check_spans, line_count
 from ctxgauge.engines._spec import Param
 from ctxgauge.engines.command._engine import _split, _why_not_runnable
 from ctxgauge.engines.mcp._results import merge_ranges, read_result
@@ -63,6 +66,8 @@ K_NAMES = ("k", "top_k", "limit", "max_results", "n_results", "num_results", "co
 TEXT_NAMES = ("query", "q", "text", "request", "pattern", "search")
 """String arguments preferred as the request's when a tool has several required strings."""
 CHANGED = "the server changed its tools: a new system"
+PORT_ATTEMPTS = 3
+"""Starts of a server given `{port}` when it exits before listening (the port taken meanwhile: a race)."""
 IDENTITY_PARAMS = ("tool", "text_arg", "k_arg", "args", "index_tool", "index_args", "reindex_tool", "out", "fields")
 """The parameters that change what is computed and so enter the declared identity."""
 
@@ -147,6 +152,22 @@ class _Plan:
     index_tool: dict | None = None
     reindex_tool: dict | None = None
     found: list[str] = field(default_factory=list)
+    exposed: list[dict] = field(default_factory=list)
+    """The tools the mcp-tools arm hands a model (`open_tools`), as declared; empty for a search engine."""
+    refused: dict[str, str] = field(default_factory=dict)
+    """Tools the server has that are not exposed, each with why (`open_tools`)."""
+
+
+def read_only_refusal(tool: dict) -> str | None:
+    """Why `tool` is not exposed by default (None: it is): a tool is exposed without being listed only when
+    its MCP annotations declare it read-only (`readOnlyHint: true`) and not destructive. Annotations are
+    hints a server gives about itself; ctxgauge reads a missing one as "may write", never as "reads only"."""
+    hints = tool.get("annotations") or {}
+    if hints.get("destructiveHint") is True:
+        return "declared destructive (destructiveHint)"
+    if hints.get("readOnlyHint") is not True:
+        return "not declared read-only (no readOnlyHint: true): list it in tools= to expose it"
+    return None
 
 
 def _shut(state: dict) -> None:
@@ -176,7 +197,7 @@ class McpEngine(Engine):
         "text_arg": Param(None, "string"), "k_arg": Param(None, "string"), "args": Param(None, "string"),
         "index_tool": Param(None, "string"), "index_args": Param(None, "string"),
         "reindex_tool": Param(None, "string"), "out": Param(None, "string"), "fields": Param(None, "string"),
-        "timeout": Param(60.0, gt=0), "name": Param(None, "string"),
+        "timeout": Param(60.0, gt=0), "name": Param(None, "string"), "tools": Param(None, "string"),
     }
 
     def __init__(self, **params: Any):
@@ -219,9 +240,13 @@ class McpEngine(Engine):
         self.plan: _Plan | None = None
         self.server_info: dict = {}
         self.last_spans: dict[str, list[tuple[int, int]]] = {}
-        """The merged line ranges of each file of the last query (kept until Hit carries spans)."""
+        """The merged line ranges of each file of the last query (also each hit's `spans`)."""
+        self.last_reading: dict | None = None
+        """How the last answer was read (`query_notes`)."""
         self.counts = {"queries": 0, "truncated": 0, "unparsed_lines": 0, "rank_derived": 0}
         """Across this object's queries: answers cut to k, lines not understood, answers scored by rank."""
+        self.tools_mode = False
+        """Set by `open_tools`: this object serves the mcp-tools arm (the server's own tools), not queries."""
 
     @property
     def name(self) -> str:
@@ -255,26 +280,38 @@ class McpEngine(Engine):
         if self._changed:
             raise EngineError(f"engine {self.name}: {self._changed}")
         loop = self._loop()
-        places = {"corpus": str(served.corpus_dir or ""), "out": str(served.out)}
-        port = None
-        if self.url is not None and "{port}" in self.url + (self.params["cmd"] or ""):
-            served.port = _free_port()
-            places["port"] = str(served.port)
-            port = ("127.0.0.1", served.port)
-        argv = [_fill(a, places) for a in self.argv] if self.argv is not None else None
-        if argv is not None:
-            why = _why_not_runnable(argv[0])
-            if why is not None:
-                raise UserError(why)
-        url = _fill(self.url, places) if self.url is not None else None
-        if port is None and url is not None and argv is not None:
-            parsed = urlparse(url)
-            port = (parsed.hostname or "127.0.0.1", parsed.port or 80)
-        conn = Connection(f"engine {self.name}", argv=argv, url=url, cwd=served.corpus_dir, timeout=self.timeout,
-                          port=port)
-        loop.run(conn.open(), timeout=self.timeout * 3 + 30)
+        free_port = self.url is not None and "{port}" in self.url + (self.params["cmd"] or "")
+        # A port found free here may be taken by another process before the server binds it (it cannot be
+        # handed over bound: the server is another program). A server that exits before listening on it is
+        # started again on a new port, PORT_ATTEMPTS times in all; any other failure is not retried.
+        for attempt in range(1, (PORT_ATTEMPTS if free_port else 1) + 1):
+            places = {"corpus": str(served.corpus_dir or ""), "out": str(served.out)}
+            port = None
+            if free_port:
+                served.port = _free_port()
+                places["port"] = str(served.port)
+                port = ("127.0.0.1", served.port)
+            argv = [_fill(a, places) for a in self.argv] if self.argv is not None else None
+            if argv is not None:
+                why = _why_not_runnable(argv[0])
+                if why is not None:
+                    raise UserError(why)
+            url = _fill(self.url, places) if self.url is not None else None
+            if port is None and url is not None and argv is not None:
+                parsed = urlparse(url)
+                port = (parsed.hostname or "127.0.0.1", parsed.port or 80)
+            conn = Connection(f"engine {self.name}", argv=argv, url=url, cwd=served.corpus_dir,
+                              timeout=self.timeout, port=port)
+            try:
+                loop.run(conn.open(), timeout=self.timeout * 3 + 30)
+                break
+            except EngineError as exc:
+                if not (free_port and getattr(exc, "not_listening", False)) or attempt == PORT_ATTEMPTS:
+                    if free_port and attempt > 1:
+                        raise EngineError(f"{exc} (after {attempt} starts, each on a new free port)") from None
+                    raise
         try:
-            plan = self._plan(conn)
+            plan = self._tools_plan(conn) if self.tools_mode else self._plan(conn)
             ident = self._declared(conn, plan)
             if self._identity is None:
                 self._identity, self.plan, self.server_info = ident, plan, dict(conn.server_info)
@@ -333,6 +370,67 @@ class McpEngine(Engine):
                 setattr(plan, key, tools[self.params[key]])
         return plan
 
+    def _tools_plan(self, conn) -> _Plan:
+        """The mcp-tools arm's plan: the tools listed in `tools=` (each must exist), else every tool declared
+        read-only (`read_only_refusal`); the index tools are never exposed unless listed. UserError when
+        nothing would be exposed."""
+        tools = {t["name"]: t for t in conn.tools}
+        found = sorted(tools)
+        listed = list(dict.fromkeys(n.strip() for n in (self.params["tools"] or "").split(",") if n.strip()))
+        missing = [n for n in listed if n not in tools]
+        if missing:
+            raise UserError(f"mcp-tools: the server has no tool {', '.join(map(repr, missing))} "
+                            f"(it has: {', '.join(found) or 'none'})")
+        refused: dict[str, str] = {}
+        for name in found:
+            if listed:
+                why = None if name in listed else "not listed in tools="
+            elif name in (self.params["index_tool"], self.params["reindex_tool"]):
+                why = "the index tool: it writes"
+            else:
+                why = read_only_refusal(tools[name])
+            if why is not None:
+                refused[name] = why
+        exposed = [tools[n] for n in (listed or [n for n in found if n not in refused])]
+        if not exposed:
+            raise UserError(f"mcp-tools: none of the server's tools ({', '.join(found) or 'none'}) is declared "
+                            "read-only (annotations readOnlyHint: true): name the ones a model may call with "
+                            'tools="a,b" (a tool that writes or runs commands is never exposed by default)')
+        plan = _Plan(None, "", None, found=found, exposed=exposed, refused=refused)  # type: ignore[arg-type]
+        for key in ("index_tool", "reindex_tool"):
+            if self.params[key] is not None:
+                if self.params[key] not in tools:
+                    raise UserError(f"mcp engine: {key}: the server has no tool {self.params[key]!r} "
+                                    f"(it has: {', '.join(found)})")
+                setattr(plan, key, tools[self.params[key]])
+        return plan
+
+    def open_tools(self, corpus: Corpus, out_dir: Path) -> list[dict]:
+        """Start the server over `corpus` for the mcp-tools arm: its exposed tools, as declared (the arm hands
+        them to a model and calls them through `call_tool`). The object serves no search queries then."""
+        with self._lock:
+            if self._identity is not None and not self.tools_mode:
+                raise EngineError(f"engine {self.name}: already measured as a search engine: open a new one")
+            self.tools_mode = True
+            self.build(corpus, out_dir)
+            return list(self.plan.exposed) if self.plan is not None else []
+
+    def call_tool(self, out_dir: Path, name: str, arguments: dict) -> dict:
+        """Call one exposed tool through the same client and deadlines as a query; its result as JSON
+        (`CallToolResult` by alias). EngineError when the server fails (a crash, no answer in time) or the
+        tool is not exposed (the arm never asks for one)."""
+        with self._lock:
+            if self._changed:
+                raise EngineError(f"engine {self.name}: {self._changed}")
+            plan = self.plan
+            if not self.tools_mode or plan is None or name not in {t["name"] for t in plan.exposed}:
+                raise EngineError(f"engine {self.name}: tool {name!r} is not exposed")
+            served = self._state["served"].get(str(Path(out_dir).resolve()))
+            if served is None:
+                raise EngineError(f"engine {self.name}: no server was started for {Path(out_dir).name!r}")
+            conn = self._connection(served)
+            return self._run(conn.call(name, dict(arguments)))
+
     def _declared(self, conn, plan: _Plan) -> dict:
         """The declared identity of what this connection serves (see the module docstring)."""
         def tool_part(t: dict | None) -> dict | None:
@@ -341,10 +439,15 @@ class McpEngine(Engine):
         params = {k: _home_as_tilde(self.params[k]) for k in IDENTITY_PARAMS}
         body = {"server": conn.server_info, "tool": tool_part(plan.tool), "index_tool": tool_part(plan.index_tool),
                 "reindex_tool": tool_part(plan.reindex_tool), "params": params}
+        if self.tools_mode:  # the tools a model is handed are the system measured (a search engine: unchanged)
+            body["exposed"] = [tool_part(t) for t in plan.exposed]
+            body["params"]["tools"] = self.params["tools"]
         digest = hashlib.sha256(json.dumps(body, sort_keys=True, ensure_ascii=True).encode()).hexdigest()
         info = conn.server_info
+        used = (f"tools {', '.join(t['name'] for t in plan.exposed)}" if self.tools_mode
+                else f"tool {plan.tool['name']}")
         return {"id": "sha256:" + digest, "source": "declared",
-                "note": f"MCP server {info.get('name')} {info.get('version')}, tool {plan.tool['name']}"}
+                "note": f"MCP server {info.get('name')} {info.get('version')}, {used}"}
 
     def _call_index(self, served: _Served, tool_name: str) -> None:
         args = dict(self.index_args) if self.index_args else {}
@@ -409,7 +512,8 @@ class McpEngine(Engine):
             served = _Served(out=out, corpus_dir=corpus_dir)
             self._state["served"][str(out)] = served
             self._open(served)
-            return {"server": dict(self.server_info), "tool": self.plan.tool["name"] if self.plan else None}
+            tool = self.plan.tool if self.plan is not None else None
+            return {"server": dict(self.server_info), "tool": tool["name"] if tool else None}
 
     def update(self, out_dir: Path, corpus: Corpus, changes: Sequence[Change]) -> dict:
         """The materialised tree changed in place, then `reindex_tool`, else a fresh server."""
@@ -433,10 +537,13 @@ class McpEngine(Engine):
         with self._lock:
             if self._changed:
                 raise EngineError(f"engine {self.name}: {self._changed}")
+            if self.tools_mode:
+                raise EngineError(f"engine {self.name}: query: this object serves the mcp-tools arm, not search")
             served = self._state["served"].get(str(Path(out_dir).resolve()))
             if served is None:
                 raise EngineError(f"engine {self.name}: query: no server was built for {Path(out_dir).name!r} "
                                   "by this engine object")
+            self.last_reading = None
             conn = self._connection(served)
             plan = self.plan
             places = {"corpus": str(served.corpus_dir or ""), "out": str(served.out)}
@@ -456,6 +563,8 @@ class McpEngine(Engine):
         if not reading.items:
             if not reading.unparsed:  # an answer that parses to nothing is an empty ranking
                 self.last_spans = {}
+                self.last_reading = {"how": reading.how, "truncated": False, "unparsed_lines": 0,
+                                     "scores": "none"}
                 return []
             raise EngineError(f"engine {self.name}: {tool}: no results understood ({reading.unparsed} lines or "
                               "entries not read: see docs/mcp-engines.md for the forms read)")
@@ -481,13 +590,37 @@ class McpEngine(Engine):
         if plan.k_arg is not None and len(order) > k:
             raise EngineError(f"engine {self.name}: {tool}: answered {len(order)} files for {plan.k_arg}={k} "
                               "(the contract allows at most k)")
-        if len(order) > k:
+        truncated = len(order) > k
+        if truncated:
             self.counts["truncated"] += 1
             order = order[: max(k, 0)]
         if not given:
             self.counts["rank_derived"] += 1
         self.last_spans = {p: merge_ranges(spans[p]) for p in order}
-        return [Hit(p, float(scores[p]) if given else 1.0 / (i + 1)) for i, p in enumerate(order)]
+        self.last_reading = {"how": reading.how, "truncated": truncated, "unparsed_lines": reading.unparsed,
+                             "scores": "given" if given else "rank-derived"}
+        hits = []
+        for i, p in enumerate(order):
+            merged = self.last_spans[p]
+            if merged:
+                # Merging is this engine's reading of the answer; what is left must keep every span rule, the
+                # range one against the file as served (a range past its end is a breach, never cut).
+                checked = check_spans(merged, f"engine {self.name}: {tool}: result {p!r}", self._lines(served, p))
+            else:
+                checked = ()
+            hits.append(Hit(p, float(scores[p]) if given else 1.0 / (i + 1), checked))
+        return hits
+
+    @staticmethod
+    def _lines(served: _Served, path: str) -> int | None:
+        """The line count of `path` in the tree the server was given (None when ctxgauge wrote none out: the
+        suites' guard checks the range against the corpus)."""
+        if served.corpus_dir is None:
+            return None
+        try:
+            return line_count(safe_join(served.corpus_dir, path, "corpus path").read_bytes())
+        except OSError:
+            return None
 
     def _relative(self, served: _Served, path: str) -> str:
         """`path` relative to the corpus; EngineError when it is outside it."""
@@ -505,11 +638,21 @@ class McpEngine(Engine):
             raise EngineError(f"engine {self.name}: result path {path[:200]!r} is not relative to the corpus")
         return "/".join(parts)
 
+    def query_notes(self) -> dict | None:
+        """How the last answer was read, for the unit that asked it (`engines.query_notes`): `how` (structured,
+        resource links, json text, text lines, nothing), `truncated` (more than k distinct files from a tool
+        that takes no k: the first k kept), `unparsed_lines` (lines or entries not understood) and `scores`
+        (`given`, `rank-derived`: 1/rank, or `none` for an empty answer)."""
+        return dict(self.last_reading) if self.last_reading is not None else None
+
     def tools_report(self) -> dict:
         """For `ctxgauge check`: the tools the server listed and the ones used."""
         plan = self.plan
         if plan is None:
             return {"found": [], "used": {}}
+        if self.tools_mode:
+            return {"found": plan.found, "exposed": [t["name"] for t in plan.exposed], "refused": dict(plan.refused),
+                    "server": dict(self.server_info)}
         used = {"search": plan.tool["name"], "text_arg": plan.text_arg, "k_arg": plan.k_arg}
         for key in ("index_tool", "reindex_tool"):
             if getattr(plan, key) is not None:

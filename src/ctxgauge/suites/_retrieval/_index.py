@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from ctxgauge.corpus import Corpus
-from ctxgauge.engines import ask_defer_writes, call_engine, checked_hits
+from ctxgauge.engines import ask_defer_writes, call_engine, checked_hits, query_notes
 from ctxgauge.errors import EngineError
 
 
@@ -26,6 +26,8 @@ class LiveIndex:
         self.source: str | None = None
         self.corpus: Corpus | None = None
         self._failed: tuple[str, EngineError] | None = None
+        self.notes: dict | None = None
+        """How the engine read its last answer (`engines.query_notes`), None for most engines."""
         # Suites only query their indexes, never read their bytes: an engine that can keep one in memory and
         # skip writing the artifact (bm25: an update then costs the changed files, not the repository) may.
         ask_defer_writes(engine, out_dir)
@@ -60,4 +62,5 @@ class LiveIndex:
         eng = self.engine
         hits = checked_hits(call_engine("query", eng, eng.query, self.out_dir, text, depth), self.corpus, depth,
                             eng.name)
+        self.notes = query_notes(eng)
         return [h.to_dict() for h in hits]

@@ -263,6 +263,8 @@ def run_task(task: Task) -> Iterator[dict]:
                 part["timing"].update(index_s=round(t2 - t1, 6), query_s=round(t3 - t2, 6))
                 part.update(status="ok", ranking=ranking,
                             figures=score_ranking([h["path"] for h in ranking], labels, task.metrics))
+                if index.notes is not None:
+                    part["reading"] = index.notes
                 yield part
     finally:
         corpora.close()

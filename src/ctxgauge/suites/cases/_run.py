@@ -15,8 +15,10 @@ records' own (id, status, reason, figures):
     expected       expected files; `expected_any_of` the groups, if any
     coverage_gap   expected files (or whole groups) the corpus does not index
     known_gap      whether the case is in the known-gaps lane (reported, never counted in pass lines)
-    ranking        the engine's top `depth` files: [{path, score}]
-    vs             with --vs: {engine, figures, ranking}
+    ranking        the engine's top `depth` files: [{path, score}], plus `spans` for a hit that has them
+    reading        only from an engine that reads someone else's answer (mcp): how it read it
+                   (`engines.query_notes`)
+    vs             with --vs: {engine, figures, ranking} (and its `reading`, when it has one)
     workers        the workers that ran the case, one per engine, measured engine first (left out of
                    comparisons, as timing: `records.VOLATILE_UNIT_FIELDS`)
 
@@ -305,9 +307,13 @@ class CasesBatch(Batch):
             unit.update(status="failed", reason=failed["reason"] or failed["status"], figures={}, ranking=[])
         else:
             unit.update(status="ok", reason=None, figures=first["figures"], ranking=first["ranking"])
+            if "reading" in first:
+                unit["reading"] = first["reading"]
             if len(parts) > 1:
                 unit["vs"] = {"engine": parts[1]["engine"], "figures": parts[1]["figures"],
                               "ranking": parts[1]["ranking"]}
+                if "reading" in parts[1]:
+                    unit["vs"]["reading"] = parts[1]["reading"]
         unit["workers"] = list(workers)
         return unit
 

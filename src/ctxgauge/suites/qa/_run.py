@@ -24,6 +24,7 @@ from ctxgauge.records import RunDir, Subject, default_run_dir
 from ctxgauge.suites._progress import Progress, Steps
 from ctxgauge.suites.qa._answer import answer_rep
 from ctxgauge.suites.qa.arms._arms import ArmSpec, EngineHandle
+from ctxgauge.suites.qa.arms._mcp_tools import McpToolsHandle
 from ctxgauge.suites.qa._config import SUITE, SUITE_VERSION, QAConfig
 from ctxgauge.suites.qa.judging._panel import Panel
 from ctxgauge.suites.qa._plan import Plan, plan, source_from_run
@@ -104,7 +105,8 @@ def _run_arm(run: RunDir, p: Plan, cfg: QAConfig, arm: ArmSpec, corpus, work: Pa
         if arm.engine:
             steps.done = base
             steps.step(f"building {arm.engine}", 0)
-            engine = EngineHandle(arm.engine, corpus, work / "index" / arm.slug)
+            handle = McpToolsHandle if arm.kind == "mcp-tools" else EngineHandle
+            engine = handle(arm.engine, corpus, work / "index" / arm.slug)
             row["engine_identity"] = engine.identity()
     except (EngineError, UserError) as exc:
         if engine is not None:  # built, then its identity failed: end its process now, not at exit

@@ -133,7 +133,7 @@ def trust_gate(arms: list[ArmScores], *, model: dict | str | None = None, judge:
                          detail="" if answers else "no answer was scored"))
     baseline = next((a for a in arms if a.kind == "none" and a.mean is not None), None)
     contexts = [a for a in arms if a.kind == "context"]
-    treatments = [a for a in arms if a.kind in ("context", "tool")]
+    treatments = [a for a in arms if a.kind in ("context", "tool", "mcp-tools")]
     if not contexts:
         for name, thr in (("context_arm_mean", ">= 30"), ("coefficient_of_variation", "<= 0.60"),
                           ("retrieval_hit_rate", ">= 0.60")):

@@ -21,8 +21,12 @@ ok or failed unit, besides the records' own (id, status, reason, figures, timing
     tests          changed test files that existed in the parent (pack recall only)
     coverage_gap   expected files the corpus does not index
     code           whether an expected file is code (the code-vs-rest split)
-    ranking        the measured engine's top `depth` files: [{path, score}]
+    ranking        the measured engine's top `depth` files: [{path, score}], plus `spans` ([[start, end]])
+                   for a hit that hands over lines
+    reading        only from an engine that reads someone else's answer (mcp): how it read it,
+                   `{how, truncated, unparsed_lines, scores}` (`engines.query_notes`)
     vs             with --vs: {engine, figures, ranking} of the other engine on the same corpus and request
+                   (and its `reading`, when it has one)
     timing         seconds: corpus, index (per engine), query (per engine)
     workers        the workers that ran the commit, one per engine, measured engine first (like timing,
                    left out of comparisons: `records.VOLATILE_UNIT_FIELDS`)
@@ -80,8 +84,12 @@ def merge(case: ReplayCase, parts: Sequence[dict], workers: Sequence[str]) -> di
         unit.update(status="failed", reason=failed["reason"], figures={}, ranking=[])
         return unit
     unit.update(status="ok", reason=None, figures=first["figures"], ranking=first["ranking"])
+    if "reading" in first:
+        unit["reading"] = first["reading"]
     if len(parts) > 1:
         unit["vs"] = {"engine": parts[1]["engine"], "figures": parts[1]["figures"], "ranking": parts[1]["ranking"]}
+        if "reading" in parts[1]:
+            unit["vs"]["reading"] = parts[1]["reading"]
     return unit
 
 

@@ -3,6 +3,8 @@
     none               the model alone
     context:ENGINE@k   the engine's top k files, within a token budget, in the prompt (k defaults to 5)
     tool:ENGINE        an agent loop: the model may call search(query) (the engine) and read(path)
+    mcp-tools:SPEC     an agent loop over an MCP server's own tools, as declared (SPEC is an mcp(...) engine;
+                       `tools="a,b"` lists the ones exposed, else only those declared read-only: _mcp_tools)
     command:CMD        an external agent harness: the question on stdin, the answer on stdout, or a JSON
                        envelope {"answer", "usage": {tokens_input, ...}, "tool_calls": {name: n}, "cost_usd"}
 
@@ -29,7 +31,7 @@ from ctxgauge.errors import EngineError, UserError
 from ctxgauge.providers import ToolCall, ToolSpec, Usage
 from ctxgauge.records import SecretScanner
 
-ARM_KINDS = ("none", "context", "tool", "command")
+ARM_KINDS = ("none", "context", "tool", "mcp-tools", "command")
 DEFAULT_K = 5
 CHARS_PER_TOKEN = 4  # a budget estimate, not a tokenizer: the same for every engine, so arms stay comparable
 
@@ -46,8 +48,8 @@ class ArmSpec:
     def __str__(self) -> str:
         if self.kind == "context":
             return f"context:{self.engine}@{self.k}"
-        if self.kind == "tool":
-            return f"tool:{self.engine}"
+        if self.kind in ("tool", "mcp-tools"):
+            return f"{self.kind}:{self.engine}"
         if self.kind == "command":
             return f"command:{self.command}"
         return "none"
@@ -59,7 +61,7 @@ class ArmSpec:
 
     @property
     def needs_corpus(self) -> bool:
-        return self.kind in ("context", "tool", "command")
+        return self.kind in ("context", "tool", "mcp-tools", "command")
 
     @property
     def slug(self) -> str:
@@ -90,9 +92,15 @@ def parse_arm(text: str) -> ArmSpec:
         return ArmSpec("context", _engine_name(engine), int(k) if at else DEFAULT_K)
     if kind == "tool" and rest:
         return ArmSpec("tool", _engine_name(rest))
+    if kind == "mcp-tools" and rest:
+        if parse_spec(rest).name != "mcp":
+            raise UserError(f"bad arm {text!r}: mcp-tools takes an mcp(...) engine, e.g. "
+                            'mcp-tools:mcp(cmd="my-server",tools="search,read_file")')
+        return ArmSpec("mcp-tools", _engine_name(rest))
     if kind == "command" and rest.strip():
         return ArmSpec("command", command=rest.strip())
-    raise UserError(f"bad arm {text!r}: write none, context:ENGINE@k, tool:ENGINE or command:CMD")
+    raise UserError(f"bad arm {text!r}: write none, context:ENGINE@k, tool:ENGINE, mcp-tools:mcp(...) or "
+                    "command:CMD")
 
 
 def render_context(hits: list[Hit], corpus: Corpus, budget_tokens: int) -> tuple[str, list[str]]:
@@ -138,6 +146,10 @@ class EngineHandle:
         hits = call_engine("query", self.engine, self.engine.query, self.out_dir, text, k)
         return checked_hits(hits, self.corpus, k, self.engine.name)
 
+    def toolbox(self) -> "ToolBox":
+        """The tool arm's tools over this engine (one per session)."""
+        return ToolBox(self)
+
     def close(self) -> None:
         getattr(self.engine, "close", lambda: None)()
 
@@ -152,6 +164,8 @@ class ToolBox:
     """The tool arm's tools over one engine; counts every call by tool (the run's tool-call rollup)."""
 
     tools = (SEARCH_TOOL, READ_TOOL)
+    prompt_note = None
+    """The system prompt's sentence about the tools: None is the standing one (search and read)."""
 
     def __init__(self, engine: EngineHandle, *, k: int = DEFAULT_K, read_budget_tokens: int = 4000):
         self.engine = engine
@@ -175,6 +189,12 @@ class ToolBox:
             body = self.engine.corpus.text(path)
             return body if len(body) <= self.read_budget else body[: self.read_budget] + "\n[... truncated ...]"
         return f"error: no tool {call.name!r}; use search or read"
+
+    def describe(self, call: ToolCall, out: str) -> dict:
+        """The transcript's fields for one answered call: status, and the arguments (search, read) or the
+        size in characters of what an unknown tool's call returned."""
+        return {"status": "error" if out.startswith("error:") else "ok",
+                **({"arguments": call.arguments} if call.name in ("search", "read") else {"size": len(out)})}
 
 
 @dataclass

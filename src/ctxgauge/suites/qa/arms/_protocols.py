@@ -19,7 +19,7 @@ from typing import Callable
 from ctxgauge.errors import EngineError
 from ctxgauge.providers import ChatRequest, Client, Message, ProviderOutage, Usage
 import ctxgauge.suites.qa.judging._prompts as prompts
-from ctxgauge.suites.qa.arms._arms import ArmSpec, EngineHandle, ToolBox, render_context, run_command
+from ctxgauge.suites.qa.arms._arms import ArmSpec, EngineHandle, render_context, run_command
 from ctxgauge.suites.qa.sources._battery import Question
 
 PROTOCOLS = ("zero-shot", "multi-turn", "whole-battery")
@@ -56,7 +56,9 @@ TRANSCRIPT_EVENTS = {
     "user": "a message to the model or harness: {event, text}",
     "assistant": "a reply: {event, text, tool_calls: [ids]}",
     "tool_result": "one tool call answered: {event, id, name, status ok|error|reported, latency_ms, arguments "
-                   "(search, read) or size (characters returned), count (a harness's reported calls)}",
+                   "(search, read, and every mcp-tools call) or size (characters returned), result_tokens with "
+                   "tokenizer (mcp-tools: the result's size in that tokenizer's tokens; result_bytes without "
+                   "it), count (a harness's reported calls)}",
     "turn_end": "a model call or harness run ended: {event, usage: the four token columns, cached}",
 }
 """Every transcript record by its `event`: the one table the records and docs read."""
@@ -85,9 +87,10 @@ class Session:
     def __init__(self, ctx: ArmContext, repetition: int):
         self.ctx = ctx
         self.repetition = repetition
-        self.toolbox = ToolBox(ctx.engine) if ctx.arm.kind == "tool" and ctx.engine else None
+        self.toolbox = ctx.engine.toolbox() if ctx.arm.kind in ("tool", "mcp-tools") and ctx.engine else None
         self.messages: list[Message] = [Message("system", prompts.answer_system(
-            ctx.repo_name, ctx.commit, tools=self.toolbox is not None))]
+            ctx.repo_name, ctx.commit, tools=self.toolbox is not None,
+            tool_note=self.toolbox.prompt_note if self.toolbox else None))]
 
     def turn(self, user_text: str, answer: Answer) -> str:
         client = self.ctx.client
@@ -115,10 +118,8 @@ class Session:
                         out = self.toolbox.call(call)
                         answer.transcript.append({
                             "event": "tool_result", "id": call.id, "name": call.name,
-                            "status": "error" if out.startswith("error:") else "ok",
                             "latency_ms": round(1000 * (time.perf_counter() - t0), 1),
-                            **({"arguments": call.arguments} if call.name == "search" or call.name == "read"
-                               else {"size": len(out)})})
+                            **self.toolbox.describe(call, out)})
                         self.messages.append(Message("tool", out, tool_call_id=call.id))
                     continue
                 self.messages.append(Message("assistant", result.text))

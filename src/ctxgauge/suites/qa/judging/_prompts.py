@@ -15,12 +15,14 @@ from ctxgauge.suites.qa.sources._battery import Exemplar, Gold, Question
 PROMPT_VERSION = "qa-prompts-1"
 
 
-def answer_system(repo_name: str, commit: str | None, *, tools: bool) -> str:
+def answer_system(repo_name: str, commit: str | None, *, tools: bool, tool_note: str | None = None) -> str:
     where = f"the repository {repo_name}" + (f" at commit {commit[:12]}" if commit else "")
     text = (f"You answer questions about the source code of {where}. Answer precisely and concisely, in the "
             "requested output structure. Name files by their path from the repository root. If a question "
             "rests on a false premise, say so plainly and state what is true instead. Do not invent code.")
-    if tools:
+    if tools and tool_note is not None:  # another tool set (mcp-tools: the server's own tools)
+        text += tool_note
+    elif tools:
         text += (" You may call search(query) to rank the repository's files for a query and read(path) to "
                  "read a file; call them as often as you need, then answer.")
     return text
