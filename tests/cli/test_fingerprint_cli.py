@@ -85,10 +85,16 @@ def test_a_crash_exits_70_never_1_which_is_fail(tmp_path: Path, monkeypatch: pyt
         raise RuntimeError("bug")
 
     monkeypatch.setattr(ctxgauge.fingerprints, "compare", broken)
+    # The crash log goes where a command's outer temporary directory is: here the test's own, so `make test`
+    # leaves no log in the machine's temporary directory.
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    monkeypatch.setattr("ctxgauge.cli._scratch._outer", str(logs))
     a, b = _pair(tmp_path)
     result = runner.invoke(app, ["compare", a, b])
     assert result.exit_code == CRASH_EXIT == 70
     assert "internal error: RuntimeError: bug" in result.stderr
+    assert [p.name.startswith("ctxgauge-crash-") for p in logs.iterdir()] == [True]
 
 
 def _ctxgauge(*args: str) -> subprocess.CompletedProcess[str]:
