@@ -95,6 +95,6 @@ def misses_table(run: RunRef, k: int, engines: Sequence[str], unit_name: str) ->
     scored = sum(1 for u in run.units() if u.status == "ok")
     return Table(f"Misses at {k}: {run.rel} ({len(rows)} missed of {scored} {unit_name}s x engines)",
                  [unit_name, "request", "engine", "expected file (where it landed)", f"top {k} instead"], rows,
-                 sources=[run.rel], detail=True,
+                 sources=[run.rel], detail=True, free=[1],
                  caption=f"A {unit_name} is missed when none of its expected files is in the engine's top {k}. "
                  "Ranks are in the engine's whole ranking; 'not in the top N' means its N files never held it.")
