@@ -38,22 +38,23 @@ def demo(
 
 
 def _print(result) -> None:
-    from rich.table import Table
+    from ctxgauge.report._fit import WHOLE, WORDS, Col, Fitted
 
     if result.skipped:
         for name, why in result.skipped.items():
             console.print(f"[yellow]skipped[/] {plain(name)}: {plain(why)}", soft_wrap=True)
-    table = Table("engine", "hit@5", "recall@10", "mrr", "ndcg@10", "CTL", "drift",
-                  title="bundled sample (shelfd): replay of its own commits, and determinism")
+    cols = [Col("engine", WHOLE), *(Col(m, WHOLE, right=True) for m in ("hit@5", "recall@10", "mrr", "ndcg@10")),
+            Col("CTL", WORDS), Col("drift", WORDS)]
+    table = []
     for name, s in result.replay.items():
         det = result.determinism.get(name, {})
         level = det.get("level")
         drift = det.get("drift") or {}
-        table.add_row(plain(name), *(f"{s.get(m):.3f}" if isinstance(s.get(m), (int, float)) else "-"
-                              for m in ("hit@5", "recall@10", "mrr", "ndcg@10")),
+        table.append([plain(name), *(f"{s.get(m):.3f}" if isinstance(s.get(m), (int, float)) else "-"
+                                     for m in ("hit@5", "recall@10", "mrr", "ndcg@10")),
                       "not measured" if not det else (f"CTL {level}" if level is not None else "not measured"),
-                      ", ".join(f"{k} {v:.3f}" for k, v in drift.items()) or "-")
-    console.print(table)
+                      ", ".join(f"{k} {v:.3f}" for k, v in drift.items()) or "-"])
+    console.print(Fitted(cols, table, title="bundled sample (shelfd): replay of its own commits, and determinism"))
     if result.best_two and result.comparison:
         a, b = result.best_two
         m = (result.comparison.get("metrics") or {}).get("recall@10") or {}

@@ -83,22 +83,19 @@ def _fmt(v: float | None) -> str:
 
 
 def _render_many(m) -> None:
-    from rich.table import Table
+    from ctxgauge.report._fit import WHOLE, Col, Fitted
 
     s = m.summary
     top = max(int(n.split("@")[1]) for n in s["metrics"] if "@" in n)
     shown = [n for n in (f"hit@{top}", f"recall@{top}", "mrr", f"ndcg@{top}") if n in s["metrics"]]
-    table = Table(title=f"replay {plain(s['engine'])}: {len(s['repositories'])} repositories")
-    table.add_column("repository", no_wrap=True)
-    for name in ["commits", *shown]:
-        table.add_column(name, justify="right")
-    for repo in s["repositories"]:
-        table.add_row(plain(repo["run"]), str(repo["counts"]["ok"]), *(_fmt(repo["summary"].get(n)) for n in shown))
+    cols = [Col("repository", WHOLE)] + [Col(name, WHOLE, right=True) for name in ["commits", *shown]]
+    rows = [[plain(repo["run"]), str(repo["counts"]["ok"]), *(_fmt(repo["summary"].get(n)) for n in shown)]
+            for repo in s["repositories"]]
     pooled = s["pooled"]
-    table.add_row("[bold]pooled[/]", str(sum(r["counts"]["ok"] for r in s["repositories"])),
-                  *(_fmt(pooled[n]["mean"]) if pooled.get(n) else "–" for n in shown))
-    table.add_row("95% CI", "", *(f"{pooled[n]['ci_low']:.3f}–{pooled[n]['ci_high']:.3f}" if pooled.get(n) else "–"
-                                  for n in shown))
-    console.print(table)
+    rows.append(["[bold]pooled[/]", str(sum(r["counts"]["ok"] for r in s["repositories"])),
+                 *(_fmt(pooled[n]["mean"]) if pooled.get(n) else "–" for n in shown)])
+    rows.append(["95% CI", "", *(f"{pooled[n]['ci_low']:.3f}–{pooled[n]['ci_high']:.3f}" if pooled.get(n) else "–"
+                                 for n in shown)])
+    console.print(Fitted(cols, rows, title=f"replay {plain(s['engine'])}: {len(s['repositories'])} repositories"))
     console.print(f"pooled intervals resample repositories, then commits within them (seed {s['seed']}); "
                   f"runs and summary.json in {plain(m.out)}", soft_wrap=True)

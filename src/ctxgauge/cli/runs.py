@@ -40,17 +40,20 @@ def list_runs(
         if json_out:
             print_json({"store": str(store.path) if store.path else None, "runs": rows})
             return
-    from rich.table import Table
+    from ctxgauge.report._fit import WHOLE, WORDS, Col, Fitted
 
-    table = Table("run", "suite", "status", "engines / arms", "dataset", "started (UTC)", "figures",
-                  title=f"{len(rows)} run{'s' if len(rows) != 1 else ''} in {plain(runs_dir)}", title_justify="left")
+    # The run's path is what a user copies: whole, never left out. A narrow terminal leaves out the start
+    # time first, then the dataset, the engines and the suite (`--json` has every value).
+    cols = [Col("run", WHOLE), Col("suite", WHOLE, drop=4), Col("status", WORDS), Col("engines / arms", WORDS, drop=3),
+            Col("dataset", WHOLE, drop=2), Col("started (UTC)", WHOLE, drop=1), Col("figures", WORDS)]
+    table = []
     for r in rows:
         # Every cell but the status colour is read from a run record: user text, printed as typed.
         status_text = "[green]finished[/]" if r["finished"] else f"[red]did not finish ({plain(r['status'])})[/]"
-        table.add_row(plain(r["path"]), plain(r["suite"]), status_text, plain(", ".join(r["systems"])),
+        table.append([plain(r["path"]), plain(r["suite"]), status_text, plain(", ".join(r["systems"])),
                       plain(r["dataset"] or "-"), plain((r["started_at"] or "-").replace("T", " ")[:16]),
-                      plain(r["headline"] or "-"))
-    console.print(table)
+                      plain(r["headline"] or "-")])
+    console.print(Fitted(cols, table, title=f"{len(rows)} run{'s' if len(rows) != 1 else ''} in {plain(runs_dir)}"))
 
 
 @runs_app.command("show")
@@ -91,7 +94,7 @@ def show(
 
 
 def _print(path: Path, record: "RunRecord", integrity: dict[str, str], foreign: int) -> None:
-    from rich.table import Table
+    from ctxgauge.report._fit import FREE, WHOLE, Col, Fitted
 
     prov, timing, counts = record.provenance, record.timing, record.counts
     source = prov.get("source") or {}
@@ -119,13 +122,16 @@ def _print(path: Path, record: "RunRecord", integrity: dict[str, str], foreign: 
                         + (f" with {subject.model}" if subject.model else "")), soft_wrap=True)
     if record.headline:
         console.print(f"figures: {plain(record.headline)}", soft_wrap=True)
-    spec = Table("option", "value", title="spec", title_justify="left")
-    for key, value in sorted(record.spec.items()):
-        text = str(value)
-        spec.add_row(plain(key), plain(text if len(text) <= 100 else text[:99] + "…"))
-    console.print(spec)
-    files = Table("file", "SHA-256 check", title="files", title_justify="left")
+    # A spec value is free text here (a long one ends in `…` at a narrow terminal; `--json` has it whole).
+    spec = [[plain(key), plain(_spec_text(value))] for key, value in sorted(record.spec.items())]
+    console.print(Fitted([Col("option", WHOLE), Col("value", FREE)], spec, title="spec"))
     styles = {"ok": "green", "changed": "bold red", "missing": "bold red", "unhashed": "yellow"}
-    for name, state in integrity.items():
-        files.add_row(plain(name), f"[{styles.get(state, '')}]{plain(state)}[/]")
-    console.print(files)
+    files = [[plain(name), f"[{styles.get(state, '')}]{plain(state)}[/]"] for name, state in integrity.items()]
+    console.print(Fitted([Col("file", WHOLE), Col("SHA-256 check", WHOLE)], files, title="files"))
+
+
+def _spec_text(value: object) -> str:
+    """A spec value as a user reads it: a string as is, anything else as JSON (never a Python repr)."""
+    import json
+
+    return value if isinstance(value, str) else json.dumps(value, sort_keys=True, ensure_ascii=False)

@@ -104,7 +104,7 @@ class Fitted:
                  ends: Sequence[bool] = (), header_style: str = "bold dim", title_style: str = "bold") -> None:
         self.cols = list(cols)
         self.rows = [[_text(c) for c in r] for r in rows]
-        self.title = title if isinstance(title, Text) else Text(title, style=title_style)
+        self.title = title if isinstance(title, Text) else Text.from_markup(title, style=title_style)
         self.ends = list(ends)
         self.header_style = header_style
 
