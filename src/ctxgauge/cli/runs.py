@@ -100,11 +100,12 @@ def _print(path: Path, record: "RunRecord", integrity: dict[str, str], foreign: 
     source = prov.get("source") or {}
     status = record.status
     colour = "green" if record.finished else "red"
-    # Everything below is read from the run record (user text): through `plain`, never read as markup.
+    # Everything below is read from the run record (user text): through `plain`, never read as markup; lines
+    # wrap between words at a terminal's width (a path stays whole), and not at all without one (`_common`).
     console.print(f"[bold]{plain(record.run_id)}[/]  {plain(record.suite)}  [{colour}]{plain(status)}[/]  "
-                  f"{plain(path)}", soft_wrap=True)
+                  f"{plain(path)}")
     if record.error:
-        console.print(f"[red]error:[/] {plain(record.error)}", soft_wrap=True)
+        console.print(f"[red]error:[/] {plain(record.error)}")
     console.print(plain(f"started {timing.get('started_at') or '-'}  finished {timing.get('finished_at') or '-'}"))
     console.print(plain(f"ctxgauge {prov.get('ctxgauge')} (source {str(source.get('commit') or '-')[:12]}"
                         f"{', dirty' if source.get('dirty') else ''}), python {prov.get('python')}, "
@@ -119,9 +120,9 @@ def _print(path: Path, record: "RunRecord", integrity: dict[str, str], foreign: 
                   f"[bold red]foreign units: {foreign}[/] (lines of another run in units.jsonl: report and export refuse this run)")
     subject = record.subject
     console.print(plain(f"measured {', '.join(subject.systems) or '-'} on {subject.dataset}"
-                        + (f" with {subject.model}" if subject.model else "")), soft_wrap=True)
+                        + (f" with {subject.model}" if subject.model else "")))
     if record.headline:
-        console.print(f"figures: {plain(record.headline)}", soft_wrap=True)
+        console.print(f"figures: {plain(record.headline)}")
     # A spec value is free text here (a long one ends in `…` at a narrow terminal; `--json` has it whole).
     spec = [[plain(key), plain(_spec_text(value))] for key, value in sorted(record.spec.items())]
     console.print(Fitted([Col("option", WHOLE), Col("value", FREE)], spec, title="spec"))
