@@ -27,7 +27,7 @@ def _overview(runs: Sequence[RunRef]) -> Table:
                      Cell(dataset(r)), Cell(when, wrap=False), Cell(units, num=True)])
     return Table("Runs", ["run", "suite", "status", "engines / arms", "dataset", "finished (UTC)",
                           "units ok/failed/skipped"], rows, sources=[r.rel for r in runs],
-                 caption=RUNS_CAPTION.format(where="below"), drop=[5])
+                 caption=RUNS_CAPTION.format(where="below"))
 
 
 def build_report(runs: Sequence[RunRef], title: str = "ctxgauge report") -> Report:
