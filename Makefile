@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test test-slow bench fuzz install browser clean
+.PHONY: demo test test-slow bench fuzz install browser clean docs
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -44,6 +44,10 @@ fuzz: $(STAMP)
 # Debian's Chromium for the HTML report's browser test (root; the test skips with its reason without it).
 browser:
 	command -v chromium >/dev/null 2>&1 || { apt-get update && apt-get install -y chromium; }
+
+# docs/metrics.md from the metric registry (tests/metrics/test_metrics_doc.py checks it byte for byte).
+docs: $(STAMP)
+	$(BIN)/python -m ctxgauge.metrics.doc docs/metrics.md
 
 clean:
 	rm -rf $(VENV) ctxgauge-runs

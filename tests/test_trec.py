@@ -75,6 +75,23 @@ def test_malformed_qrels_and_missing_file(tmp_path):
         read_qrels(tmp_path / "nope")
 
 
-def test_qid_with_whitespace_is_refused():
+def test_qid_with_whitespace_is_escaped_and_an_empty_one_refused():
+    assert format_run({"a b": ["x"]}, "t") == "a%20b Q0 x 1 1 t\n"
     with pytest.raises(ValueError):
-        format_run({"a b": ["x"]}, "t")
+        format_run({"": ["x"]}, "t")
+
+
+@pytest.mark.parametrize("name", ["late\u00a0fee", "a\u2028b", "c\x85d", "e\u3000f", "g\x1ch", "100%\u00a0x",
+                                  "a%41b", "%C2%A0"])
+def test_every_unicode_whitespace_round_trips_in_qids_and_docnos(tmp_path, name):
+    write_run(tmp_path / "run.trec", {name: [name + ".py", "plain.py"]}, "grep")
+    write_qrels(tmp_path / "qrels.txt", {name: [name + ".py"]})
+    for line in (tmp_path / "run.trec").read_text().splitlines() + (tmp_path / "qrels.txt").read_text().splitlines():
+        assert not any(ch.isspace() for ch in line.replace(" ", "")), line
+    assert [d for d, _ in read_run(tmp_path / "run.trec")[name]] == [name + ".py", "plain.py"]
+    assert read_qrels(tmp_path / "qrels.txt") == {name: {name + ".py": 1}}
+
+
+def test_foreign_percent_sequences_stay_as_written():
+    assert decode_docno("a%41b.py") == "a%41b.py" and decode_docno("a%41%20b") == "a%41 b"
+    assert decode_docno("my%20file.py") == "my file.py" and decode_docno("100%") == "100%"

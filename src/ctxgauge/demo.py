@@ -3,7 +3,8 @@
 A pipeline of named phases, each writing its run through the one record layout into the demo directory:
 
 1. replay: every reference engine available here replays the sample's newest eligible commits;
-2. compare: the best two engines (by mean recall@10, then hit@5, then name) replayed on the same commits
+2. compare: the best two engines (by the headline metrics in order, `metrics.scoring.HEADLINE_METRICS`,
+   then name) replayed on the same commits
    with `--vs`, for the paired intervals, p-value and win/tie/loss;
 3. determinism: the suite on the sample's HEAD for every engine replayed, fingerprints written beside it;
 4. qa: the bundled battery with the arms that need no model (the model arms are listed as skipped, with
@@ -104,7 +105,9 @@ def _available(specs: tuple[str, ...], skipped: dict[str, str]) -> list[str]:
 
 
 def _rank_key(name: str, summary: dict) -> tuple:
-    return (-(summary.get("recall@10") or 0.0), -(summary.get("hit@5") or 0.0), name)
+    from ctxgauge.metrics.scoring import headline_metrics
+
+    return (*(-(summary.get(m) or 0.0) for m in headline_metrics(summary)), name)
 
 
 def run_demo(config: DemoConfig, progress: Progress = silent) -> DemoResult:

@@ -156,3 +156,21 @@ def test_the_contract_names_the_span_rule(revisions):
     report = check_engine(_PastTheEnd(), old, new, queries, k=10, watch=[Path(path)])
     detail = {c.name: c.detail for c in report.checks}["query answers"]
     assert "span-range: span 0 (1-1000000) ends past the file's" in detail
+
+
+class _SameForAll(_Words):
+    """One fixed ranking, whatever the request (issue 39: `check` passed it as non-degenerate)."""
+
+    def query(self, out_dir, text, k):
+        return super().query(out_dir, self.fixed, k)
+
+
+def test_one_ranking_for_every_request_is_degenerate(revisions):
+    old, new, queries, path = revisions
+    stems = sorted({s for s in (p.rsplit("/", 1)[-1].split(".")[0] for p in new.paths) if len(s) >= 3})
+    engine = type("E", (_SameForAll,), {"fixed": stems[0]})()
+    report = check_engine(engine, old, new, stems[:3], k=10, watch=[Path(path)])
+    detail = {c.name: (c.status, c.detail) for c in report.checks}["non-degenerate"]
+    assert detail[0] == "fail" and "for every one of 3 requests" in detail[1]
+    assert not report.passed
+    assert _statuses(check_engine(_Words(), old, new, stems[:3], k=10, watch=[Path(path)]))["non-degenerate"] == "pass"

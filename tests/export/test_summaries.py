@@ -42,13 +42,93 @@ def test_leaderboard_counts_and_means(all_runs):
     assert (tool["skipped"], tool["mean"]) == ("1", "")
 
 
-def test_several_scored_runs_get_an_interval_over_runs(tmp_path, factory):
-    factory.replay_run(tmp_path, "a", [1, 1], vs=None)
-    factory.replay_run(tmp_path, "b", [2, 2], vs=None)
+def test_runs_on_the_same_units_are_one_measurement(tmp_path, factory):
+    # 5d251ae resampled the two runs' means here (`runs`): an interval of two numbers. The same units make
+    # one measurement, so the interval is the newest run's units' (the runs start within the same second:
+    # the later path, b, is the newer); runs, scored, mean, min and max keep their per-run meaning.
+    factory.replay_run(tmp_path, "a", [1, 1, 1], vs=None)
+    factory.replay_run(tmp_path, "b", [2, 1, 2], vs=None, seed=3)
     row = _row(_rows(summaries(discover_runs(tmp_path))["leaderboard.csv"]), metric="mrr")
-    assert (row["scored"], row["mean"], row["min"], row["max"]) == ("2", "0.750000", "0.500000", "1.000000")
-    _, low, high = bootstrap_ci([1.0, 0.5], seed=0, n_resamples=N_RESAMPLES)
-    assert (row["ci_low"], row["ci_high"], row["ci_basis"]) == (f"{low:.6f}", f"{high:.6f}", "runs")
+    assert (row["runs"], row["scored"], row["min"], row["max"]) == ("2", "2", "0.666667", "1.000000")
+    assert row["mean"] == f"{(1 + 2 / 3) / 2:.6f}"
+    _, low, high = bootstrap_ci([0.5, 1.0, 0.5], seed=3, n_resamples=N_RESAMPLES)
+    assert (row["ci_low"], row["ci_high"], row["ci_basis"]) == (f"{low:.6f}", f"{high:.6f}", "units")
+
+
+def test_runs_on_different_units_are_pooled_over_units(tmp_path, factory):
+    from ctxgauge.metrics.stats import clustered_bootstrap_ci
+
+    factory.replay_run(tmp_path, "a", [1, 2], vs=None)
+    factory.replay_run(tmp_path, "b", [2, 2, 1], vs=None, seed=5)  # a third unit: another set of units
+    row = _row(_rows(summaries(discover_runs(tmp_path))["leaderboard.csv"]), metric="mrr")
+    _, low, high = clustered_bootstrap_ci([[1.0, 0.5], [0.5, 0.5, 1.0]], 5)
+    assert (row["ci_low"], row["ci_high"], row["ci_basis"]) == (f"{low:.6f}", f"{high:.6f}", "pooled-units")
+
+
+def test_bm25_in_two_runs_gets_the_interval_it_gets_in_one(tmp_path, monkeypatch):
+    """The v2 fixtures' cases and cases-vs runs both measured bm25 on the same three cases: 5d251ae wrote a
+    zero-width interval (`runs`) for bm25 and a per-unit one for grep, measured once. Now both are per-unit,
+    computed here straight from the newest run's units.jsonl."""
+    import shutil
+    from pathlib import Path
+
+    v2 = Path(__file__).resolve().parents[1] / "records" / "fixtures" / "v2"
+    for name in ("cases", "cases-vs"):
+        shutil.copytree(v2 / name, tmp_path / name)
+    both = _rows(summaries(discover_runs(tmp_path))["leaderboard.csv"])
+    newest = max(("cases", "cases-vs"),
+                 key=lambda n: json.loads((tmp_path / n / "run.json").read_text())["timing"]["started_at"])
+    seed = json.loads((tmp_path / newest / "run.json").read_text())["spec"].get("seed") or 0
+    units = [json.loads(line) for line in (tmp_path / newest / "units.jsonl").read_text().splitlines()]
+    counted = [u for u in units if u["status"] == "ok" and not u.get("known_gap")]
+    shutil.rmtree(tmp_path / ("cases" if newest == "cases-vs" else "cases-vs"))
+    alone = _rows(summaries(discover_runs(tmp_path))["leaderboard.csv"])
+    for metric in ("ndcg@5", "mrr"):
+        row = _row(both, system="bm25", metric=metric)
+        side = [u["figures"][metric] if newest == "cases" else u["vs"]["figures"][metric] for u in counted]
+        _, low, high = bootstrap_ci(side, seed=seed, n_resamples=N_RESAMPLES)
+        assert low < high  # not the zero-width interval of two equal means
+        assert (row["runs"], row["ci_low"], row["ci_high"], row["ci_basis"]) == (
+            "2", f"{low:.6f}", f"{high:.6f}", "units")
+        one = _row(alone, system="bm25", metric=metric)
+        assert (one["runs"], one["ci_low"], one["ci_high"], one["ci_basis"]) == (
+            "1", row["ci_low"], row["ci_high"], "units")
+
+
+def test_qa_accuracy_resamples_questions_then_repetitions():
+    """The v2 qa-adjudicated run (one repetition, q06 adjudicated pass): accuracy's interval resamples its
+    questions, each question's decided verdicts read here from results.questions."""
+    from pathlib import Path
+
+    from ctxgauge.metrics.stats import clustered_bootstrap_ci
+
+    run = Path(__file__).resolve().parents[1] / "records" / "fixtures" / "v2" / "qa-adjudicated"
+    rows = _rows(summaries(discover_runs(run))["leaderboard.csv"])
+    questions = json.loads((run / "run.json").read_text())["results"]["questions"]
+    for arm in ("none", "context:bm25@3"):
+        groups = {q["qid"]: [1.0 if v == "pass" else 0.0 for v in q["arms"][arm] if v in ("pass", "fail", "adjudicate")]
+                  for q in questions}
+        groups = [groups[q] for q in sorted(groups) if groups[q]]
+        mean, low, high = clustered_bootstrap_ci(groups, 0)
+        row = _row(rows, system=arm, metric="accuracy", judge="fixture-judge")
+        assert row["mean"] == f"{mean:.6f}"
+        assert (row["ci_low"], row["ci_high"], row["ci_basis"]) == (f"{low:.6f}", f"{high:.6f}",
+                                                                    "questions-repetitions")
+        # Tokens are a repetition's total, not a mean over questions: nothing to resample.
+        assert _row(rows, system=arm, metric="tokens", judge="fixture-judge")["ci_basis"] == ""
+
+
+def test_four_systems_on_the_same_units_get_rank_groups(tmp_path, factory):
+    # hit@1 per unit, as in tests/metrics/test_groups.py: A 13 hits, B 12, C the last 6, D none (rank 5).
+    # By hand (exact sign-flip counts, Holm): A-B p 1, A-C 2/2**7 (x2), A-D 2/2**13 (x3): {A, B} group 1;
+    # then C-D 2/2**6 < 0.05: C group 2, D group 3. Over the 13 units all four share.
+    ranks = {"A": [1] * 13, "B": [1] * 12 + [5], "C": [5] * 7 + [1] * 6, "D": [5] * 13}
+    for engine, r in ranks.items():
+        factory.replay_run(tmp_path, f"run-{engine}", r, vs=None, engine=engine)
+    factory.replay_run(tmp_path, "run-E", [1] * 5, vs=None, engine="E", repo="other")  # another dataset: apart
+    rows = _rows(summaries(discover_runs(tmp_path))["leaderboard.csv"])
+    got = {r["system"]: (r["group"], r["group_n"]) for r in rows if r["metric"] == "hit@1"}
+    assert got == {"A": ("1", "13"), "B": ("1", "13"), "C": ("2", "13"), "D": ("3", "13"), "E": ("", "")}
 
 
 def test_per_case_and_per_question(all_runs):

@@ -18,6 +18,20 @@ HTML's doctype), by which a later `report --md/--html` recognises a file it may 
 exactly that line, once, where it must be, and asserts it was there (and, in an export's manifest.json, swaps
 the hash of those bytes for the hash of the bytes without it).
 
+And issue 35's leaderboard.csv (items 4 and 5), exactly these columns: two new last columns, `group` and
+`group_n` (empty in every fixture: no comparison there has more than two systems with per-unit values), and
+the interval's rule (`ci_low`, `ci_high`, `ci_basis`): a row 5d251ae gave the `units` rule keeps its interval
+and rule; a row 5d251ae gave the `runs` rule (an interval over the runs' means: zero-width for bm25 in two
+runs on the same cases) now has `units` (same units: the newest run's) or `pooled-units` (different units),
+or nothing when the runs carry no per-unit values (determinism); a row with no interval keeps none except
+qa's accuracy, which now resamples questions (`questions-repetitions`). `old_leaderboard` checks each of
+these and puts 5d251ae's values back; every other byte must be 5d251ae's (its hash swapped in manifest.json).
+
+And issue 35's item 2 in report.html (the misses tables are drawn there only): a misses table's title counts
+per engine (`grep: 2 missed of 5 scored commits; bm25: 1 missed of 5 scored commits`, the known-gaps lane
+apart) where 5d251ae summed the engines (`3 missed of 5 commits x engines`). `old_misses_titles` turns each
+back into 5d251ae's sum, checking the engines were scored on the same units.
+
 And the terminal's layout (issue 39, item 4): 5d251ae folded ids and paths across lines and cut headers in
 its own `terminal.txt` (`demo/replay-bm` over `25`, `ok/failed/skipp` over `ed`), and printed the Runs table
 before any figure. Today's terminal lays each table out for its width (`report._fit`) and prints the figures
@@ -68,6 +82,76 @@ def without_mark(name: str, data: bytes) -> bytes:
     assert data[at:at + len(mark)] == mark, name
     return data[:at] + data[at + len(mark):]
 
+
+MISSES_TITLE = re.compile(rb"\(((?:[^():;]+: \d+ missed of \d+ scored \w+s; )*[^():;]+: \d+ missed of \d+ scored "
+                          rb"\w+s(?:; known-gaps lane, not counted: [^()]*)?)\)")
+
+
+def old_misses_titles(html: bytes) -> bytes:
+    """report.html as 5d251ae wrote its misses titles (the module's docstring): every title's per-engine
+    counts summed back into `(N missed of M units x engines)`; asserts there was at least one wherever 5d251ae
+    had one (the caller compares the rest byte for byte)."""
+    def undo(m: re.Match) -> bytes:
+        parts = m.group(1).decode("utf-8").split("; ")
+        lane = parts.pop() if parts[-1].startswith("known-gaps lane") else ""
+        counts = [re.fullmatch(r"(.+): (\d+) missed of (\d+) scored (\w+)s", p).groups() for p in parts]
+        assert len({(n, u) for _, _, n, u in counts}) == 1, parts  # every engine scored on the same units
+        missed = sum(int(c[1]) for c in counts)
+        total = int(counts[0][2])
+        if lane:
+            gaps = [re.fullmatch(r"(.+) (\d+) missed of (\d+)", g).groups()
+                    for g in lane.removeprefix("known-gaps lane, not counted: ").split(", ")]
+            assert [g[0] for g in gaps] == [c[0] for c in counts] and len({g[2] for g in gaps}) == 1, lane
+            missed += sum(int(g[1]) for g in gaps)
+            total += int(gaps[0][2])
+        return f"({missed} missed of {total} {counts[0][3]}s x engines)".encode("utf-8")
+
+    return MISSES_TITLE.sub(undo, html)
+
+
+LEADERBOARD_NEW = ["group", "group_n"]
+INTERVAL = ["ci_low", "ci_high", "ci_basis"]
+
+
+def old_leaderboard(today: bytes, then: bytes) -> bytes:
+    """leaderboard.csv as 5d251ae wrote it: today's with the on-purpose changes (the module's docstring) checked
+    row by row against 5d251ae's and undone."""
+    import csv
+
+    new_rows = list(csv.reader(io.StringIO(today.decode("utf-8"))))
+    old_rows = list(csv.reader(io.StringIO(then.decode("utf-8"))))
+    header = new_rows[0]
+    assert header[-2:] == LEADERBOARD_NEW and header[:-2] == old_rows[0]
+    assert len(new_rows) == len(old_rows)
+    at = [header.index(c) for c in INTERVAL]
+    keep = [i for i in range(len(header) - 2) if i not in at]
+    out = [old_rows[0]]
+    for new, old in zip(new_rows[1:], old_rows[1:]):
+        assert [new[i] for i in keep] == [old[i] for i in keep], new
+        assert new[-2:] == ["", ""], new  # no comparison of more than two systems in the fixtures
+        low, high, basis = (new[i] for i in at)
+        was = old[at[2]]
+        if was == "units":
+            assert [new[i] for i in at] == [old[i] for i in at], new
+        elif was == "runs":
+            assert basis in ("units", "pooled-units", ""), new
+            assert (basis == "") == (new[0] == "determinism"), new
+            if basis:
+                assert float(low) <= float(high), new
+        else:
+            assert was == "" and old[at[0]] == old[at[1]] == ""
+            if basis:
+                assert (new[0], new[header.index("metric")], basis) == ("qa", "accuracy", "questions-repetitions")
+                assert float(low) <= float(new[header.index("mean")]) <= float(high), new
+            else:
+                assert low == high == "", new
+        row = new[:-2]
+        for i in at:
+            row[i] = old[i]
+        out.append(row)
+    buf = io.StringIO()
+    csv.writer(buf, lineterminator="\n").writerows(out)
+    return buf.getvalue().encode("utf-8")
 
 _INTERVAL = re.compile(r"\[[-+]?\d[\d.]*, [-+]?\d[\d.]*\]")
 _SEPARATORS = re.compile(r"[\s\u2500-\u257f]+")  # whitespace and box drawing
@@ -129,18 +213,22 @@ def test_todays_readers_render_what_5d251ae_rendered(name, work, monkeypatch):
     md = write_markdown(model, out / "report.md")
     html = write_html(model, out / "report.html")
     assert without_mark(md.name, md.read_bytes()) == (expected / "report.md").read_bytes()
-    assert without_mark(html.name, html.read_bytes()) == (expected / "report.html").read_bytes()
+    then_html = (expected / "report.html").read_bytes()
+    assert (b"missed of" in then_html) == bool(MISSES_TITLE.search(html.read_bytes()))
+    assert old_misses_titles(without_mark(html.name, html.read_bytes())) == then_html
 
     # `ctxgauge export RUN --out ...`: every file, byte for byte, and no file more or less. An empty
     # environment: the secret scan then looks for nothing of this machine's (it only ever refuses).
     export_runs(src, out / "export", environ={})
     exported = tree(out / "export")
-    for top in ("report.md", "report.html"):  # the export's own reports, rendered today (not the runs' files)
+    then_tree = tree(expected / "export")
+    for top in ("report.md", "report.html", "leaderboard.csv"):  # the export's own files, rendered today
         today = exported[top]
-        exported[top] = without_mark(top, today)
+        exported[top] = (old_leaderboard(today, then_tree[top]) if top == "leaderboard.csv"
+                         else old_misses_titles(without_mark(top, today)))
         # manifest.json names each derived file by its SHA-256: today's names today's bytes; 5d251ae's, the same
-        # bytes without the mark. Swapping the one for the other leaves every other byte of the manifest as is.
+        # bytes without the on-purpose changes. Swapping the one for the other leaves every other byte of the manifest as is.
         now, then = (hashlib.sha256(b).hexdigest().encode("ascii") for b in (today, exported[top]))
         assert exported["manifest.json"].count(now) == 1, top
         exported["manifest.json"] = exported["manifest.json"].replace(now, then)
-    assert exported == tree(expected / "export")
+    assert exported == then_tree

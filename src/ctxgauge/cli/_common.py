@@ -8,44 +8,24 @@ import sys
 from typing import Any, NoReturn
 
 import typer
-from rich.console import Console, ConsoleDimensions
 from rich.markup import escape
 
+from ctxgauge.cli._console import SafeConsole
 from ctxgauge.cli._crash import crash_line
-from ctxgauge.cli._text import printable
+from ctxgauge.cli._text import json_text, printable
 from ctxgauge.errors import EXIT_INTERNAL, EXIT_NOTHING_MEASURED, EXIT_UNFINISHED  # noqa: F401 (the one table)
 
-UNBOUNDED = 100_000
-"""The width stdout's console lays out for without a terminal and without COLUMNS: no limit in practice."""
-
-
-class StdoutConsole(Console):
-    """ctxgauge's stdout: the width of the terminal when there is one; COLUMNS when it is set (the width a
-    user or a script declares); and otherwise, a pipe, a file or a CI log, no width at all, so no line is
-    ever wrapped or cut and every table is drawn at its natural width (`report._fit`). Rich would assume
-    80 columns there, or take the width of whatever terminal stdin or stderr happens to be."""
-
-    @property
-    def size(self) -> ConsoleDimensions:
-        dims = super().size
-        columns = self._environ.get("COLUMNS", "")
-        isatty = getattr(self.file, "isatty", None)
-        if self._width is None and not columns.isdigit() and not (isatty and isatty()):
-            return ConsoleDimensions(UNBOUNDED, dims.height)
-        return dims
-
-    @size.setter
-    def size(self, new_size: tuple[int, int]) -> None:
-        Console.size.fset(self, new_size)  # type: ignore[attr-defined]
-
-
-console = StdoutConsole(highlight=False)
-err_console = Console(stderr=True, highlight=False)
+console = SafeConsole(highlight=False)
+err_console = SafeConsole(stderr=True, highlight=False)
+"""Every command prints through these two: data reaches the terminal with its control characters escaped
+(`_console.SafeConsole`)."""
 
 
 def print_json(obj: Any) -> None:
-    """Machine output: one JSON document on stdout (sorted keys, so scripts and diffs see stable text)."""
-    sys.stdout.write(json.dumps(obj, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
+    """Machine output: one JSON document on stdout (sorted keys, so scripts and diffs see stable text). JSON
+    escapes the C0 controls itself; the C1 and bidirectional controls and U+2028/2029 it would leave raw are
+    written as `\\uXXXX` too (`_text.json_text`): the same document to a parser, inert on a terminal."""
+    sys.stdout.write(json_text(json.dumps(obj, indent=2, sort_keys=True, ensure_ascii=False)) + "\n")
     sys.stdout.flush()
 
 

@@ -11,6 +11,7 @@ import typer
 from ctxgauge.cli._common import MISSES_HELP, console, err_console, exit_for_run, misses_json, plain, print_json, print_run_report
 from ctxgauge.cli._options import check_resume, out_option, resume_option
 from ctxgauge.cli._progress import ProgressDisplay
+from ctxgauge.executors._base import EXECUTOR_HELP
 
 
 def register(app: typer.Typer) -> None:
@@ -35,6 +36,8 @@ def cases(
     out: Optional[Path] = out_option("cases"),
     resume: bool = resume_option(),
     missing_as_miss: bool = typer.Option(False, "--missing-as-miss", help="An expected file the corpus does not have (by default an error: a typo?) is reported per case and counts as a miss."),
+    executor: str = typer.Option("local", "--executor", help=EXECUTOR_HELP),
+    slice_size: int = typer.Option(0, "--slice", help="Corpora per unit of work (0: one slice per repository with one worker, about two per worker with more; results do not depend on it)."),
     misses: bool = typer.Option(False, "--misses", help=MISSES_HELP),
     json_out: bool = typer.Option(False, "--json", help="Print JSON: {summary, known_gap_summary, cases, pass, passed, failed, comparison?, dropped, run_dir, misses?}."),
 ) -> None:
@@ -45,7 +48,7 @@ def cases(
 
     config = api.CasesConfig(engine=engine, vs=vs, ks=tuple(dict.fromkeys(k)), depth=depth, seed=seed,
                              pass_lines=_pass_lines(pass_), out=out, resume=resume, trec=trec,
-                             missing_as_miss=missing_as_miss)
+                             missing_as_miss=missing_as_miss, executor=executor, slice_size=slice_size or None)
     dropped: dict[str, int] = {}
     if qrels is not None and run is not None:
         if file is not None or engine is not None:

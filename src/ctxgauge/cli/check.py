@@ -7,7 +7,7 @@ from typing import Optional
 
 import typer
 
-from ctxgauge.cli._common import console, plain, print_json
+from ctxgauge.cli._common import console, err_console, plain, print_json
 
 
 def register(app: typer.Typer) -> None:
@@ -38,6 +38,11 @@ def check(
         path = source if source is not None else materialize_sample(Path(tmp) / "shelfd")
         repo = Repo(path)
         new = Corpus.from_git(repo, rev)
+        from ctxgauge.corpus import count_uncommitted
+
+        if source is not None and repo.location.work_tree is not None and new.rev == repo.resolve("HEAD"):
+            new.uncommitted = count_uncommitted(repo, new.rev, new.subtree)
+        err_console.print(new.source_line(), soft_wrap=True, markup=False)
         if old_rev is None:
             # REV~5, or the oldest first-parent ancestor of a shorter history (REV itself for a single
             # commit: an update with no change must still equal a rebuild).

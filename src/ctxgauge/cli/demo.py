@@ -43,25 +43,28 @@ def _print(result) -> None:
     if result.skipped:
         for name, why in result.skipped.items():
             console.print(f"[yellow]skipped[/] {plain(name)}: {plain(why)}", soft_wrap=True)
-    cols = [Col("engine", WHOLE), *(Col(m, WHOLE, right=True) for m in ("hit@5", "recall@10", "mrr", "ndcg@10")),
-            Col("CTL", WORDS), Col("drift", WORDS)]
+    from ctxgauge.metrics.scoring import headline_metrics
+
+    shown = headline_metrics(dict.fromkeys(m for s in result.replay.values() for m in s))
+    cols = [Col("engine", WHOLE), *(Col(m, WHOLE, right=True) for m in shown), Col("CTL", WORDS), Col("drift", WORDS)]
     table = []
     for name, s in result.replay.items():
         det = result.determinism.get(name, {})
         level = det.get("level")
         drift = det.get("drift") or {}
         table.append([plain(name), *(f"{s.get(m):.3f}" if isinstance(s.get(m), (int, float)) else "-"
-                                     for m in ("hit@5", "recall@10", "mrr", "ndcg@10")),
+                                     for m in shown),
                       "not measured" if not det else (f"CTL {level}" if level is not None else "not measured"),
                       ", ".join(f"{k} {v:.3f}" for k, v in drift.items()) or "-"])
     console.print(Fitted(cols, table, title="bundled sample (shelfd): replay of its own commits, and determinism"))
     if result.best_two and result.comparison:
         a, b = result.best_two
-        m = (result.comparison.get("metrics") or {}).get("recall@10") or {}
-        if m:
-            console.print(f"{plain(a)} vs {plain(b)}, recall@10: difference {m.get('mean_diff', 0):+.3f} "
-                          f"[95% {m.get('ci_low', 0):+.3f}, {m.get('ci_high', 0):+.3f}], p={m.get('p_value', 1):.3f}, "
-                          f"win/tie/loss {m.get('wins')}/{m.get('ties')}/{m.get('losses')}")
+        for name in shown:
+            m = (result.comparison.get("metrics") or {}).get(name) or {}
+            if m:
+                console.print(f"{plain(a)} vs {plain(b)}, {name}: difference {m.get('mean_diff', 0):+.3f} "
+                              f"[95% {m.get('ci_low', 0):+.3f}, {m.get('ci_high', 0):+.3f}], "
+                              f"p={m.get('p_value', 1):.3f}, win/tie/loss {m.get('wins')}/{m.get('ties')}/{m.get('losses')}")
     console.print("CTL (Context Trust Level, 0-4): how far an engine's context is the same every time, from "
                   "repeatable rankings (1) to identical artifacts on two machines (4).")
     console.print("drift: the share of results (1 - Jaccard@k) that change when one unrelated file joins the "

@@ -75,4 +75,10 @@ def _report(data: dict[str, Any]) -> None:
                 err_console.print(f"{name}: {fam_name} failed: {fam['reason']}", soft_wrap=True, markup=False)
         if e["fingerprint"]:
             err_console.print(f"{name}: fingerprint {e['fingerprint']}", soft_wrap=True, markup=False)
+    from ctxgauge.corpus import source_line
+    from ctxgauge.records import read_run
+
+    corpus = (read_run(data["run_dir"]).context or {}).get("corpus")
+    if corpus:
+        err_console.print(source_line(corpus), soft_wrap=True, markup=False)
     err_console.print(f"run recorded in {data['run_dir']}", soft_wrap=True, markup=False)

@@ -59,10 +59,17 @@ def query(
     from rich.table import Table
 
     c = result["corpus"]
+    console.print(plain(result["source"]), soft_wrap=True)
     # The engine spec, the corpus name and the paths are user text: through `plain`, never read as markup.
     console.print(f"[bold]{plain(result['engine'])}[/] on {plain(c['name'])} ({c['files']} files"
                   + (f" at {c['rev'][:10]}" if c.get("rev") else "") + ")", soft_wrap=True)
     table = Table("#", "path", "score")
-    for i, hit in enumerate(result["hits"], 1):
-        table.add_row(str(i), plain(hit["path"]), f"{hit['score']:.4g}")
+    for i, (hit, score) in enumerate(zip(result["hits"], score_cells([h["score"] for h in result["hits"]])), 1):
+        table.add_row(str(i), plain(hit["path"]), score)
     console.print(table if result["hits"] else "[yellow]no file matched[/]")
+
+
+def score_cells(scores: list[float]) -> list[str]:
+    """Scores as one column of one precision: four decimals each (a fusion's 1.0 and 0.01639 were printed
+    `1` and `0.01639` by `.4g`); the exact values are in `--json`."""
+    return [f"{float(v):.4f}" for v in scores]

@@ -74,6 +74,12 @@ def replay(
             err_console.print(f"failed {x['sha'][:10]} {x['request']!r}: {x['reason']}", soft_wrap=True, markup=False)
         if len(failed) > 10:
             err_console.print(f"... and {len(failed) - 10} more failed commits (see the run's units)")
+        from ctxgauge.records import read_run
+
+        spec = read_run(result.run_dir).spec
+        err_console.print(f"SOURCE {spec.get('repo')}@{str(spec.get('head'))[:10]}"
+                          + (f", subtree {spec['subtree']}/" if spec.get("subtree") else "")
+                          + " (committed trees; uncommitted changes are not measured)", markup=False, soft_wrap=True)
         err_console.print(f"run recorded in {result.run_dir}", markup=False, soft_wrap=True)
     exit_for_run(result.run_dir, result.passed)
 
@@ -83,19 +89,31 @@ def _fmt(v: float | None) -> str:
 
 
 def _render_many(m) -> None:
+    from ctxgauge.metrics.scoring import headline_metrics
     from ctxgauge.report._fit import WHOLE, Col, Fitted
 
     s = m.summary
-    top = max(int(n.split("@")[1]) for n in s["metrics"] if "@" in n)
-    shown = [n for n in (f"hit@{top}", f"recall@{top}", "mrr", f"ndcg@{top}") if n in s["metrics"]]
-    cols = [Col("repository", WHOLE)] + [Col(name, WHOLE, right=True) for name in ["commits", *shown]]
-    rows = [[plain(repo["run"]), str(repo["counts"]["ok"]), *(_fmt(repo["summary"].get(n)) for n in shown)]
-            for repo in s["repositories"]]
-    pooled = s["pooled"]
-    rows.append(["[bold]pooled[/]", str(sum(r["counts"]["ok"] for r in s["repositories"])),
-                 *(_fmt(pooled[n]["mean"]) if pooled.get(n) else "–" for n in shown)])
-    rows.append(["95% CI", "", *(f"{pooled[n]['ci_low']:.3f}–{pooled[n]['ci_high']:.3f}" if pooled.get(n) else "–"
-                                 for n in shown)])
-    console.print(Fitted(cols, rows, title=f"replay {plain(s['engine'])}: {len(s['repositories'])} repositories"))
+    shown = headline_metrics(s["metrics"])
+    sides = [(s["engine"], "summary", s["pooled"])]
+    if s.get("vs"):
+        sides.append((s["vs"], "vs_summary", s.get("vs_pooled") or {}))
+    title = " vs ".join(plain(name) for name, _, _ in sides)
+    cols = [Col("repository", WHOLE)] + ([Col("engine", WHOLE)] if len(sides) > 1 else []) + \
+        [Col(name, WHOLE, right=True) for name in ["commits", *shown]]
+    engine = (lambda name: [plain(name)]) if len(sides) > 1 else (lambda name: [])
+    rows = []
+    for repo in s["repositories"]:
+        for name, key, _ in sides:
+            figures = repo.get(key) or {}
+            rows.append([plain(repo["run"]), *engine(name), str(repo["counts"]["ok"]),
+                         *(_fmt(figures.get(n)) for n in shown)])
+    commits = str(sum(r["counts"]["ok"] for r in s["repositories"]))
+    for name, _, pooled in sides:
+        rows.append(["[bold]pooled[/]", *engine(name), commits,
+                     *(_fmt(pooled[n]["mean"]) if pooled.get(n) else "–" for n in shown)])
+        rows.append(["95% CI", *engine(name), "",
+                     *(f"{pooled[n]['ci_low']:.3f}–{pooled[n]['ci_high']:.3f}" if pooled.get(n) else "–"
+                       for n in shown)])
+    console.print(Fitted(cols, rows, title=f"replay {title}: {len(s['repositories'])} repositories"))
     console.print(f"pooled intervals resample repositories, then commits within them (seed {s['seed']}); "
                   f"runs and summary.json in {plain(m.out)}", soft_wrap=True)

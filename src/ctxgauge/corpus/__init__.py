@@ -6,7 +6,7 @@ and why not the rest, is `_listing`'s; where their bytes come from is `_readers`
 
 from ctxgauge.corpus._corpus import (BINARY_SNIFF_BYTES, DEFAULT_MAX_BYTES, HOLD_LIMIT, SKIP_REASONS, Change, Corpus,
                                      CorpusFile, History, is_binary, is_git_source, open_corpus, path_key,
-                                     repo_name)
+                                     count_uncommitted, in_subtree, repo_name, source_line)
 
 __all__ = ["BINARY_SNIFF_BYTES", "Change", "Corpus", "CorpusFile", "DEFAULT_MAX_BYTES", "HOLD_LIMIT", "History",
-           "SKIP_REASONS", "is_binary", "is_git_source", "open_corpus", "path_key", "repo_name"]
+           "SKIP_REASONS", "count_uncommitted", "in_subtree", "is_binary", "is_git_source", "open_corpus", "path_key", "repo_name", "source_line"]

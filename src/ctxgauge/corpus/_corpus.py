@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import errno
 import hashlib
+import os
 import re
 import weakref
 from dataclasses import dataclass
@@ -23,6 +24,7 @@ from ctxgauge.corpus._listing import (BINARY_SNIFF_BYTES, SKIP_REASONS, CorpusFi
                                      list_directory, list_entries, may_clash, path_key)
 from ctxgauge.corpus._readers import DirReader, GitReader, HeldReader, OverlayReader, Reader
 from ctxgauge._io import safe_join
+from ctxgauge._untrusted import read_untrusted
 from ctxgauge.errors import UserError
 from ctxgauge.git import Commit, Repo, blob_id, locate
 
@@ -101,6 +103,16 @@ class Corpus:
         self._by_path = by_path
         self._reason_of: dict[str, str] | None = None  # path -> skip reason, made when first needed
         self._origin: tuple | None = None  # (weak ref to the corpus this one was derived from, the changes)
+        self.subtree = ""
+        """A git corpus of a folder inside a work tree: that folder, relative to the top (POSIX, no slash at
+        either end); only files under it are listed, by their paths from the top. "" for the whole tree."""
+        self.uncommitted: int | None = None
+        """Tracked files under the subtree whose work-tree bytes differ from the committed ones (or that are
+        gone), counted by `open_corpus` for a work tree read at HEAD; None when not counted."""
+
+    def _carry(self, new: "Corpus") -> "Corpus":
+        new.subtree, new.uncommitted = self.subtree, self.uncommitted
+        return new
 
     @classmethod
     def _of(cls, *, name, kind, files, by_path, skipped, reader, rev, history, max_bytes) -> "Corpus":
@@ -128,17 +140,24 @@ class Corpus:
 
     @classmethod
     def from_git(cls, repo: Repo, rev: str = "HEAD", *, max_bytes: int = DEFAULT_MAX_BYTES,
-                 name: str | None = None, binary_cache: dict[str, bool] | None = None) -> "Corpus":
+                 name: str | None = None, binary_cache: dict[str, bool] | None = None,
+                 subtree: str | None = None) -> "Corpus":
         """The tree of commit `rev`, read through git plumbing (nothing is checked out).
 
         `binary_cache` (blob id -> is binary) lets a caller walking many commits read each blob once.
+        `subtree`: only the files under this folder (default: the folder the repository was opened at, so
+        `Repo(REPO/src)` reads the subtree `src/` of the committed tree; docs/replay.md, "SOURCE").
         """
+        sub = (repo.location.prefix if subtree is None else subtree).strip("/")
         commit = repo.resolve(rev)
         skipped = empty_skips()
         sniffed: dict[str, bytes] = {}
-        files = list_entries(repo, repo.tree(commit), max_bytes, binary_cache, skipped, sniffed)
-        return cls(name=name or repo_name(repo), kind="git", files=files, skipped=skipped,
-                   reader=GitReader(repo, sniffed), rev=commit, history=History(repo, commit), max_bytes=max_bytes)
+        entries = [e for e in repo.tree(commit) if in_subtree(e.path, sub)]
+        files = list_entries(repo, entries, max_bytes, binary_cache, skipped, sniffed)
+        out = cls(name=name or repo_name(repo), kind="git", files=files, skipped=skipped,
+                  reader=GitReader(repo, sniffed), rev=commit, history=History(repo, commit), max_bytes=max_bytes)
+        out.subtree = sub
+        return out
 
     def at(self, rev: str, *, binary_cache: dict[str, bool] | None = None, known_commit: bool = False) -> "Corpus":
         """The corpus of another commit of this git corpus's repository: what `Corpus.from_git(repo, rev)`
@@ -156,6 +175,9 @@ class Corpus:
         repo = self._reader.repo
         commit = rev if known_commit and _FULL_SHA.fullmatch(rev) else repo.resolve(rev)
         gone, entries = repo.tree_changes(self.rev, commit)
+        if self.subtree:
+            gone = [p for p in gone if in_subtree(p, self.subtree)]
+            entries = [e for e in entries if in_subtree(e.path, self.subtree)]
         by_path, reasons, files = dict(self._by_path), dict(self._reasons()), list(self.files)
         touched = gone + [e.path for e in entries]
         skips_moved = False
@@ -168,7 +190,8 @@ class Corpus:
             # A crafted tree (a path twice, or a file and a folder of one name): whether a path clashes is a
             # property of the whole tree (`_listing._without_clashes`), so the whole tree is listed.
             # Git never writes one.
-            return Corpus.from_git(repo, commit, max_bytes=self.max_bytes, name=self.name, binary_cache=binary_cache)
+            return Corpus.from_git(repo, commit, max_bytes=self.max_bytes, name=self.name, binary_cache=binary_cache,
+                                   subtree=self.subtree)
         skipped = empty_skips()
         sniffed: dict[str, bytes] = {}
         for f in list_entries(repo, entries, self.max_bytes, binary_cache, skipped, sniffed):
@@ -188,6 +211,7 @@ class Corpus:
         new = Corpus._of(name=self.name, kind=self.kind, files=tuple(files), by_path=by_path, skipped=skipped,
                          reader=self._reader, rev=commit, history=History(repo, commit), max_bytes=self.max_bytes)
         new._reason_of = reasons
+        new.subtree = self.subtree
         new._origin = (weakref.ref(self), _changes(sorted(set(touched), key=path_key), self._by_path, by_path))
         return new
 
@@ -205,9 +229,9 @@ class Corpus:
         files = {f.path: f for f in self.files}
         for path, data in extra.items():
             files[path] = CorpusFile(path, blob_id(data), len(data))
-        return Corpus(name=self.name, kind=self.kind, files=files.values(), skipped=self.skipped,
-                      reader=OverlayReader(self._reader, dict(extra)), rev=self.rev, history=self.history,
-                      max_bytes=self.max_bytes)
+        return self._carry(Corpus(name=self.name, kind=self.kind, files=files.values(), skipped=self.skipped,
+                                  reader=OverlayReader(self._reader, dict(extra)), rev=self.rev,
+                                  history=self.history, max_bytes=self.max_bytes))
 
     def held(self) -> "Corpus":
         """This corpus with every file's bytes read now, in one pass, and served from memory from then on:
@@ -216,8 +240,9 @@ class Corpus:
         if sum(f.size for f in self.files) > HOLD_LIMIT:
             return self
         data = {f.blob: d for f, d in self.iter_bytes()}
-        return Corpus(name=self.name, kind=self.kind, files=self.files, skipped=self.skipped,
-                      reader=HeldReader(data), rev=self.rev, history=self.history, max_bytes=self.max_bytes)
+        return self._carry(Corpus(name=self.name, kind=self.kind, files=self.files, skipped=self.skipped,
+                                  reader=HeldReader(data), rev=self.rev, history=self.history,
+                                  max_bytes=self.max_bytes))
 
     # -- reading ----------------------------------------------------------------------------------------
     @property
@@ -303,7 +328,14 @@ class Corpus:
             "hash": self.content_hash(),
             "max_bytes": self.max_bytes,
             "skipped": {r: len(p) for r, p in sorted(self.skipped.items())},
+            # Only when there is something to say, so a whole repository's summary is as it always was.
+            **({"subtree": self.subtree} if self.subtree else {}),
+            **({"uncommitted": self.uncommitted} if self.uncommitted is not None else {}),
         }
+
+    def source_line(self) -> str:
+        """What was measured, in one line (`source_line` of `summary()`)."""
+        return source_line(self.summary())
 
     def changes_to(self, new: "Corpus") -> list[Change]:
         """Path-level changes from this corpus to `new` (added, modified, deleted), sorted by path."""
@@ -341,11 +373,32 @@ def _changes(paths: Iterable[str], old: Mapping[str, CorpusFile], new: Mapping[s
     return out
 
 
+def source_line(summary: Mapping) -> str:
+    """What was measured, in one line, from a corpus summary (as recorded): `SOURCE name@rev, subtree src/
+    (committed tree; 3 uncommitted changes not measured)`. Every command reading a source prints it."""
+    rev = summary.get("rev")
+    where = str(summary.get("name")) + (f"@{str(rev)[:10]}" if rev else "")
+    if summary.get("kind") != "git":
+        return f"SOURCE {where} (a plain folder, read as it is)"
+    notes = ["committed tree"]
+    n = summary.get("uncommitted")
+    if n:
+        notes.append(f"{n} uncommitted change{'s' if n != 1 else ''} not measured")
+    sub = summary.get("subtree")
+    return f"SOURCE {where}" + (f", subtree {sub}/" if sub else "") + f" ({'; '.join(notes)})"
+
+
+def in_subtree(path: str, subtree: str) -> bool:
+    """Whether repository path `path` lies under folder `subtree` ("" holds everything)."""
+    return not subtree or path.startswith(subtree + "/")
+
+
 def repo_name(repo: Repo) -> str:
     """A repository's label: its folder's name without `.git`, or the folder above for a checkout's `.git`
     or a bare mirror's `repo` folder (`owner+name/repo`). Only the name: records hold no paths. Every suite
-    names a repository with this one function, so the same clone is one name everywhere."""
-    p = repo.path.resolve()
+    names a repository with this one function, so the same clone is one name everywhere (a folder inside a
+    work tree is named by its repository, never by the folder)."""
+    p = repo.location.top if repo.location.prefix else repo.path.resolve()
     name = p.name[:-4] if p.name.endswith(".git") else p.name
     if name in ("repo", ".git", "") and p.parent.name:
         name = p.parent.name
@@ -357,11 +410,32 @@ HOLD_LIMIT = 256 << 20
 
 
 def is_git_source(p: Path) -> bool:
-    """Whether `open_corpus` reads `p` as a git repository: the locator finds `p` to be a repository's top (a
-    work tree with its own `.git`, or a bare repository). A folder inside a work tree is read as a plain
-    folder; a redirected or broken repository is refused (UserError), never walked past."""
-    loc = locate(p)
-    return loc is not None and loc.prefix == "" and loc.top == p.resolve()
+    """Whether `open_corpus` reads `p` as a git repository: the locator finds `p` in one (a work tree, a
+    folder inside one, which is that repository's subtree, or a bare repository). A redirected or broken
+    repository is refused (UserError), never walked past."""
+    return locate(p) is not None
+
+
+def count_uncommitted(repo: Repo, commit: str, subtree: str) -> int:
+    """Tracked files under `subtree` whose work-tree bytes are not the blob `commit` holds (or that are gone),
+    hashed here, as records/_provenance.py does: no `git status` (which refreshes the index and may run the
+    repository's clean filters). Untracked files are not counted."""
+    top = repo.location.work_tree
+    if top is None:
+        return 0
+    n = 0
+    for entry in repo.tree(commit):
+        if entry.type != "blob" or not in_subtree(entry.path, subtree):
+            continue
+        full = top / entry.path
+        try:
+            data = os.fsencode(os.readlink(full)) if entry.mode == "120000" else \
+                read_untrusted(full, 1 << 30, "source file")
+        except (OSError, UserError):
+            data = None
+        if data is None or blob_id(data) != entry.oid:
+            n += 1
+    return n
 
 
 def open_corpus(source: str | Path, rev: str | None = None, *, max_bytes: int = DEFAULT_MAX_BYTES,
@@ -375,7 +449,11 @@ def open_corpus(source: str | Path, rev: str | None = None, *, max_bytes: int = 
     if not p.is_dir():
         raise UserError(f"{source}: not a directory (give a directory or a git repository)")
     if is_git_source(p):
-        return Corpus.from_git(Repo(p), rev or "HEAD", max_bytes=max_bytes, name=name)
+        repo = Repo(p)
+        corpus = Corpus.from_git(repo, rev or "HEAD", max_bytes=max_bytes, name=name)
+        if repo.location.work_tree is not None and corpus.rev == repo.resolve("HEAD"):
+            corpus.uncommitted = count_uncommitted(repo, corpus.rev, corpus.subtree)
+        return corpus
     if rev is not None:
         raise UserError(f"{source}: --rev needs a git repository, and this directory is not one")
     return Corpus.from_directory(p, max_bytes=max_bytes, name=name)

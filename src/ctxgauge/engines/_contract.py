@@ -157,8 +157,15 @@ def check_engine(engine, old: Corpus, new: Corpus, queries: list[str], *, k: int
             add(Check("query stable", "fail" if unstable else "pass",
                       f"{len(unstable)} of {len(queries)} requests ranked differently on a second call" if unstable else ""))
             empty = sum(1 for v in fresh.values() if not v)
+            distinct = {tuple(v) for v in fresh.values()}
             if fresh and empty >= DEGENERATE_EMPTY_SHARE * len(fresh):
                 add(Check("non-degenerate", "fail", f"{empty} of {len(fresh)} requests returned nothing"))
+            elif len(fresh) >= 2 and len(distinct) == 1 and empty == 0:
+                # The determinism suite's second degenerate rule (suites/determinism/_levels.degenerate_flags):
+                # one answer for every request is repeatable because it ignores the question.
+                add(Check("non-degenerate", "fail", f"the same {len(next(iter(distinct)))} files, in the same "
+                          f"order, for every one of {len(fresh)} requests: the answer does not depend on the "
+                          "request"))
             else:
                 add(Check("non-degenerate"))
 

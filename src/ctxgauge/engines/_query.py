@@ -26,7 +26,7 @@ def _claim(out: Path) -> None:
 def run_query(source: str | Path, text: str, *, engine: str = "bm25", k: int = 10, rev: str | None = None,
               out_dir: str | Path) -> dict:
     """Build `engine` over `source` into `out_dir` and rank files for `text`. Returns the `--json` shape:
-    `{engine, identity, corpus: summary, request, k, hits: [{path, score}]}`."""
+    `{engine, identity, corpus: summary, source (the SOURCE line), request, k, hits: [{path, score}]}`."""
     if k < 1:
         raise UserError(f"-k must be at least 1 (how many files to return), got {k}")
     corpus = open_corpus(source, rev)
@@ -51,6 +51,7 @@ def run_query(source: str | Path, text: str, *, engine: str = "bm25", k: int = 1
         "engine": eng.name,
         "identity": identity,
         "corpus": corpus.summary(),
+        "source": corpus.source_line(),
         "request": text,
         "k": k,
         "hits": [h.to_dict() for h in hits],

@@ -16,9 +16,16 @@ whole-battery runs of one arm, are separate rows.
   dnf       attempts that did not finish: published, never in `mean`
   skipped   engines or arms skipped as unavailable (never a pass, never a zero)
   mean/min/max   over the scored attempts' values
-  ci_low/ci_high/ci_basis   seeded 95% bootstrap interval of the mean: over the units of the one scored
-            run (`units`, seeded by its --seed), or over the run values when several were scored (`runs`,
-            seed 0); empty when there is nothing to resample.
+  ci_low/ci_high/ci_basis   seeded 95% bootstrap interval, by the rule ci_basis names (`units`: the newest
+            run's units, runs on the same units being one measurement; `pooled-units`: runs on different
+            units pooled over units as `replay --repos` pools repositories; `questions-repetitions`: qa's
+            questions, then repetitions within each); empty when there is nothing to resample
+            (`ctxgauge.report._leaderboard.cross_interval`).
+  group/group_n   which systems are statistically tied on this metric, where more than two systems of one
+            comparison (the row's key but its system) carry per-unit values: 1 = tied with the best (Holm-
+            adjusted paired sign-flip p >= 0.05), 2 = tied with the best of the rest, ...; group_n is the
+            number of units every system shares, the pairs each test was over
+            (`ctxgauge.report._leaderboard.cross_groups`); empty otherwise.
 """
 
 from __future__ import annotations
@@ -30,8 +37,10 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Sequence
 
+from ctxgauge.metrics.ranking import mean_over
 from ctxgauge.records import RUN_FILE, RunRef, file_sha256
-from ctxgauge.report import dataset, interval, model, systems, view
+from ctxgauge.report import dataset, model, systems, view
+from ctxgauge.report._leaderboard import Scored, Value, cross_groups, cross_interval
 from ctxgauge.report._views import COMPARABLE, comparable
 
 SUMMARY_FILES = ("leaderboard.csv", "per-case.csv", "per-question.csv", "runs.json", "adoption.json",
@@ -41,7 +50,7 @@ SUMMARY_FILES = ("leaderboard.csv", "per-case.csv", "per-question.csv", "runs.js
 KEY_COLUMNS = ["suite", "dataset", "system", "model", *COMPARABLE]
 """What a leaderboard row is of: runs agreeing on every one are averaged together, never others."""
 LEADERBOARD_COLUMNS = [*KEY_COLUMNS, "metric", "runs", "valid", "scored", "dnf", "skipped",
-                       "mean", "min", "max", "ci_low", "ci_high", "ci_basis"]
+                       "mean", "min", "max", "ci_low", "ci_high", "ci_basis", "group", "group_n"]
 
 
 def _num(x: float | int | None) -> str:
@@ -54,13 +63,34 @@ def _num(x: float | int | None) -> str:
     return f"{x:.6f}"
 
 
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+"""A text cell starting with one of these is read as a formula by spreadsheets (`=HYPERLINK(...)`,
+`@SUM(...)`, `+cmd|...`; a tab or carriage return hides one behind whitespace)."""
+
+
+def text_cell(text: str) -> str:
+    """A text cell made inert for a spreadsheet: a `'` in front when it starts with a formula character
+    (OWASP's rule for CSV injection). Only text cells: numbers go through `_num` and are never prefixed,
+    so a negative mean stays a number."""
+    return "'" + text if text.startswith(FORMULA_STARTS) else text
+
+
 def _csv(columns: list[str], rows: list[list]) -> bytes:
-    buf = io.StringIO()
-    writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(columns)
+    """The export's one CSV writer: numbers formatted by `_num`, every other cell (a commit subject, a case
+    name, an engine spec: data) through `text_cell`."""
+    out = [_csv_row([text_cell(c) for c in columns])]
     for row in rows:
-        writer.writerow([_num(v) if v is None or isinstance(v, (int, float)) else v for v in row])
-    return buf.getvalue().encode("utf-8")
+        out.append(_csv_row([_num(v) if v is None or isinstance(v, (int, float)) else text_cell(str(v)) for v in row]))
+    return "".join(out).encode("utf-8")
+
+
+def _csv_row(cells: list[str]) -> str:
+    # The csv module quotes a field holding a character of its line terminator, and only those: with "\n" a
+    # carriage return in a subject went out unquoted and split the row for every reader. So each row is
+    # written with "\r\n" (a field holding either is quoted) and ends with "\n", as the files always have.
+    buf = io.StringIO()
+    csv.writer(buf, lineterminator="\r\n").writerow(cells)
+    return buf.getvalue()[:-2] + "\n"
 
 
 @dataclass
@@ -69,11 +99,15 @@ class _Group:
     valid: int = 0
     dnf: int = 0
     skipped: int = 0
-    values: dict[str, list[tuple[float | None, list[float], int]]] = field(default_factory=dict)
+    values: dict[str, list[Scored]] = field(default_factory=dict)
 
-    def add(self, metric: str, value: float | None, units: list[float] | None = None, seed: int = 0) -> None:
-        # Floats throughout, so an integer figure (tokens) prints like every other mean.
-        self.values.setdefault(metric, []).append((None if value is None else float(value), units or [], seed))
+    def add(self, value: Value, order: tuple) -> None:
+        self.values.setdefault(value.metric, []).append(Scored(value, order))
+
+
+def _order(run: RunRef) -> tuple:
+    # Oldest first: by the time the run started, then its path (the newest run's units give the interval).
+    return (str(run.record.timing.get("started_at") or ""), run.rel)
 
 
 def _key(run: RunRef, system: str) -> tuple[str, ...]:
@@ -103,33 +137,44 @@ def _collect(runs: Sequence[RunRef]) -> dict[tuple[str, ...], _Group]:
                 grp.skipped += int(attempt.outcome == "skipped")
                 grp.dnf += int(attempt.outcome == "dnf")
             for value in attempt.values:
-                grp.add(value.metric, value.value, list(value.units), value.seed)
+                grp.add(value, _order(run))
     return groups
+
+
+def _tied(groups: dict[tuple[str, ...], _Group]) -> dict[tuple, tuple[int, int]]:
+    # (row key, metric) -> (group, group_n), per comparison: the key without its system, and the metric.
+    by_comparison: dict[tuple, dict[str, list[Scored]]] = defaultdict(dict)
+    for key, grp in groups.items():
+        for metric, entries in grp.values.items():
+            scored = [e for e in entries if e.value.value is not None]
+            by_comparison[(*key[:2], *key[3:], metric)][key[2]] = scored
+    out = {}
+    for comparison, systems_ in by_comparison.items():
+        tied, n = cross_groups(systems_)
+        for system, group in tied.items():
+            out[(*comparison[:2], system, *comparison[2:])] = (group, n)
+    return out
 
 
 def leaderboard(runs: Sequence[RunRef]) -> bytes:
     """leaderboard.csv (see the module docstring for its columns)."""
     rows = []
     groups = _collect(runs)
+    tied = _tied(groups)
     for key in sorted(groups):
         grp = groups[key]
         if not grp.values:
-            rows.append([*key, "", grp.runs, grp.valid, 0, grp.dnf, grp.skipped, None, None, None, None, None, ""])
+            rows.append([*key, "", grp.runs, grp.valid, 0, grp.dnf, grp.skipped, None, None, None, None, None, "",
+                         None, None])
             continue
         for metric, entries in grp.values.items():
-            scored = [(v, units, seed) for v, units, seed in entries if v is not None]
-            vals = [v for v, _, _ in scored]
-            low = high = None
-            basis = ""
-            if len(scored) == 1 and len(scored[0][1]) >= 2:
-                _, low, high = interval(scored[0][1], scored[0][2])
-                basis = "units"
-            elif len(scored) >= 2:
-                _, low, high = interval(vals, 0)
-                basis = "runs"
-            rows.append([*key, metric, grp.runs, grp.valid, len(vals), grp.dnf, grp.skipped,
-                         sum(vals) / len(vals) if vals else None, min(vals) if vals else None,
-                         max(vals) if vals else None, low, high, basis])
+            scored = [e for e in entries if e.value.value is not None]
+            # Floats throughout, so an integer figure (tokens) prints like every other mean.
+            vals = [float(e.value.value) for e in scored]
+            low, high, basis = cross_interval(scored)
+            group, n = tied.get((*key, metric), (None, None))
+            rows.append([*key, metric, grp.runs, grp.valid, len(vals), grp.dnf, grp.skipped, mean_over(vals),
+                         min(vals) if vals else None, max(vals) if vals else None, low, high, basis, group, n])
     return _csv(LEADERBOARD_COLUMNS, rows)
 
 

@@ -12,7 +12,11 @@ reports a verdict the evidence does not support:
   output"; a query that one side never ran is a different input, not a different output. When an artifact or a
   shared query differs, FAIL (or INCONCLUSIVE if identity is undeclared) stands as in the reference.
 - **A file compared with itself is REFUSED.** The reference says PASS (exit 0) for `compare x.json x.json`;
-  the same path, or byte-identical content, is no evidence of cross-machine identity.
+  the same path, or byte-identical content, is no evidence of cross-machine identity. Nor are two fingerprints
+  naming the same run (`ctxgauge.runId`; a copy with `env.os` edited is one), nor two identical once their run
+  ids are set aside. When everything but `env` agrees and a side names no run (ContextBenchmark's files, older
+  ctxgauge's), a copy cannot be told from a second machine: PASS stands, with a warning saying so. Forgery of
+  an unsigned fingerprint is not detectable at all; signatures (`ctxgauge sign`/`verify`) are the answer.
 - **The corpus is its content.** The reference blocks on the corpus name, which is a folder name: the same
   clone under another folder was NOT COMPARABLE. Here equal corpus hashes make the names a label (noted);
   the name blocks only when a side recorded no hash.
@@ -27,6 +31,7 @@ INCONCLUSIVE.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -36,7 +41,7 @@ from typing import Any, Final
 
 from ._hashing import EMPTY_QUERY_HASH
 from ._io import read_fingerprint
-from ._model import NAMESPACE, Fingerprint
+from ._model import NAMESPACE, RUN_ID_KEY, Fingerprint
 
 __all__ = ["EXIT_CODES", "Comparison", "ExitCode", "QueryDetail", "QueryStatus", "Verdict", "compare"]
 
@@ -201,12 +206,31 @@ def _same_file(a: Fingerprint, b: Fingerprint) -> bool:
         return a.path.resolve() == b.path.resolve()
 
 
+def _set_aside(fp: Fingerprint, *keys: str) -> str:
+    """`fp`'s text with our namespace's `keys` and, for "env", the top-level `env` removed: what is left to
+    tell two fingerprints apart."""
+    data = fp.to_json()
+    namespace = data.get(NAMESPACE)
+    if isinstance(namespace, dict):
+        data[NAMESPACE] = {k: v for k, v in namespace.items() if k not in keys}
+    if "env" in keys:
+        data.pop("env", None)
+    return json.dumps(data, sort_keys=True, ensure_ascii=False)
+
+
 def _refusal(a: Fingerprint, b: Fingerprint) -> str | None:
     if _same_file(a, b):
         return f"A and B are the same file ({a.path}): a file compared with itself is no evidence"
     if _content_sha(a) == _content_sha(b):
         return (f"A and B are byte-identical (sha256 {_content_sha(a)[:16]}): a copy of one file, or two runs in "
                 "one environment, is no evidence of cross-machine identity")
+    if a.run_id is not None and a.run_id == b.run_id:
+        # A copy of one run's fingerprint with its env (or anything else) edited: still one run.
+        return (f"A and B name the same run ({a.run_id}): two fingerprints of one run are no evidence of "
+                "cross-machine identity, whatever else in them differs")
+    if _set_aside(a, RUN_ID_KEY) == _set_aside(b, RUN_ID_KEY):
+        return ("A and B are identical once their run ids are set aside: a copy with a new run id, or two runs "
+                "in one environment, is no evidence of cross-machine identity")
     return None
 
 
@@ -276,6 +300,14 @@ def _warnings(a: Fingerprint, b: Fingerprint, queries: tuple[QueryDetail, ...]) 
     if a.env == b.env:
         warnings.append(f"A and B report the same environment ({a.env.get('os')}/{a.env.get('arch')}): "
                         "agreement shows repeatability on one machine, not cross-machine identity")
+    elif (a.run_id is None or b.run_id is None) and _set_aside(a, RUN_ID_KEY, "env") == _set_aside(b, RUN_ID_KEY, "env"):
+        # Everything but `env` agrees and a side names no run: a second machine looks exactly like a copy of
+        # one file with `env.os` edited. Not refused (ContextBenchmark's files name no run, and two of its real
+        # runs look like this too), never silent either.
+        missing = "A and B" if a.run_id is None and b.run_id is None else "A" if a.run_id is None else "B"
+        warnings.append(f"A and B differ only in env, and {missing} name{'s' if missing != 'A and B' else ''} no "
+                        "run: a copy of one fingerprint with env edited would look exactly like this; unsigned "
+                        "fingerprints cannot tell the two apart (`ctxgauge sign` / `verify`)")
     if not queries:
         warnings.append("no query results in either file: the verdict rests on the artifact hash alone")
     empty = [d for d in queries if d.status is QueryStatus.MATCH and d.hash_a == EMPTY_QUERY_HASH]
@@ -293,7 +325,8 @@ def compare(
     """Compare two fingerprints (or fingerprint files) of one system run on two machines.
 
     Verdicts, in the order they are decided:
-    1. REFUSED: A and B are the same file, or have byte-identical content.
+    1. REFUSED: A and B are the same file, have byte-identical content, name the same run, or are identical
+       once their run ids are set aside.
     2. NOT COMPARABLE: a controlled variable differs: adapter, corpus name, corpus hash, benchmark version,
        system id, or k.
     3. PASS: the artifact hash and every query hash of either file match; PASS (UNVERIFIED) when a

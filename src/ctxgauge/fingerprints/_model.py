@@ -18,6 +18,7 @@ __all__ = [
     "FORMAT_VERSION",
     "IDENTITY_SOURCES",
     "NAMESPACE",
+    "RUN_ID_KEY",
     "CorpusRef",
     "Fingerprint",
     "SystemIdentity",
@@ -41,6 +42,9 @@ follow, not which ctxgauge wrote them; that goes under `ctxgauge.version`.
 
 NAMESPACE: Final = "ctxgauge"
 """The one top-level key that holds our own fields, so ContextBenchmark (which ignores unknown keys) reads ours."""
+
+RUN_ID_KEY: Final = "runId"
+"""The key under our namespace naming the run a fingerprint was measured in (`Fingerprint.run_id`)."""
 
 IDENTITY_SOURCES: Final = ("content-hash", "git-sha", "declared")
 """Values of `system.source` defined by ContextBenchmark's adapters/ADAPTER.md, strongest first."""
@@ -138,6 +142,13 @@ class Fingerprint:
         """Our namespace (`extra["ctxgauge"]`), empty when the file was written by another tool."""
         value = self.extra.get(NAMESPACE)
         return value if isinstance(value, dict) else {}
+
+    @property
+    def run_id(self) -> str | None:
+        """The run this fingerprint was measured in (`ctxgauge.runId`: the run directory's name and a random
+        part drawn when the run started); None in a file another tool, or an older ctxgauge, wrote."""
+        value = self.ctxgauge.get(RUN_ID_KEY)
+        return value if isinstance(value, str) and value else None
 
     def to_json(self) -> dict[str, Any]:
         """The JSON object as written: format 2, the reference's key order, then `extra` in its own order.

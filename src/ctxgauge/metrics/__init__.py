@@ -18,6 +18,8 @@ Scoring a ranking against labels (`scoring`, shared by the replay and cases suit
 Paired statistics (every one seeded, no global RNG):
     `bootstrap_ci`, `paired_randomization_test`, `win_tie_loss`, `paired_comparison`, `PairedComparison`,
     `cohens_d` (effect size of paired scores).
+Tied systems (`groups`): `tied_groups`, `TiedGroups`: rank groups by Holm-adjusted paired sign-flip tests
+    against each group's best.
 """
 
 from ctxgauge.metrics._registry import (
@@ -42,6 +44,7 @@ from ctxgauge.metrics.stability import (
     mean_pairwise_tau,
 )
 from ctxgauge.metrics.scoring import PACK_RECALL, Labels, PassLine, higher_is_better, metric_names
+from ctxgauge.metrics.groups import TiedGroups, tied_groups
 from ctxgauge.metrics.stats import (
     PairedComparison,
     bootstrap_ci,
@@ -55,6 +58,7 @@ __all__ = [
     "ComputeFn",
     "Gold",
     "SpanContext",
+    "TiedGroups",
     "aggregate",
     "context_figures",
     "span_context",
@@ -85,5 +89,6 @@ __all__ = [
     "paired_randomization_test",
     "parse_metric",
     "register_metric",
+    "tied_groups",
     "win_tie_loss",
 ]

@@ -65,18 +65,65 @@ class MetricKind:
     budget) against gold files and lines (`ctxgauge.metrics.spans`)."""
     aggregate: Aggregate = "mean"
     """How units combine: the mean of per-unit values (macro), or the ratio of sums (micro)."""
+    formula: str = ""
+    """The formula for docs/metrics.md (Markdown; `k` is the cutoff, `B` the token budget)."""
+    ir_measures: str | None = None
+    """Its ir_measures name, ``{k}`` standing for the cutoff (``"R@{k}"``; ``"@{k}"`` is dropped for a spec
+    without one), where one computes the same value per unit."""
+    trec_eval: str | None = None
+    """Its trec_eval measure, ``{k}`` for the cutoff (``"recall_{k}"``); one without ``{k}`` names the spec
+    without a cutoff only."""
+    departures: tuple["Departure", ...] = ()
+    """Where it differs from ir_measures / trec_eval (or the benchmark it comes from) beyond `DEPARTURES`."""
+
+    def ir_measures_name(self, k: int | None) -> str | None:
+        """The ir_measures measure computing this family at cutoff `k` (None: the spec without one)."""
+        if self.ir_measures is None:
+            return None
+        return self.ir_measures.replace("@{k}", "") if k is None else self.ir_measures.format(k=k)
+
+    def trec_eval_name(self, k: int | None) -> str | None:
+        """The trec_eval measure for cutoff `k`, where there is one."""
+        if self.trec_eval is None or (k is None) == ("{k}" in self.trec_eval):
+            return None
+        return self.trec_eval.format(k=k)
 
     def describe(self, k: int | None) -> str:
         """The description with its cutoff filled in."""
         return self.description.format(top=f"top {k}" if k is not None else "whole ranking")
 
 
+@dataclass(frozen=True)
+class Departure:
+    """A documented difference from ir_measures / trec_eval (or the metric's source), and the test showing it."""
+
+    text: str
+    """One or two sentences (Markdown) for docs/metrics.md."""
+    test: str
+    """The test that shows it, ``tests/...py::test_name``."""
+
+
+DEPARTURES: tuple[Departure, ...] = (
+    Departure("A request with no relevant file is undefined (None) and left out of every mean; ir_measures "
+              "(trec_eval) scores a judged query with nothing relevant 0 and counts it, so its means are lower "
+              "on suites with such requests.",
+              "tests/metrics/test_metrics_doc.py::test_departure_no_relevant_file_is_left_out"),
+    Departure("The ranking is scored in the order the engine returned it; ir_measures re-sorts a run by score "
+              "(and trec_eval breaks ties by document id), so equal scores can reorder there.",
+              "tests/metrics/test_metrics_doc.py::test_departure_order_is_the_engines_not_the_scores"),
+    Departure("A path listed twice is refused (ValueError); a pytrec_eval run is a dict, where a repeated "
+              "document silently collapses into one.",
+              "tests/metrics/test_metrics_doc.py::test_departure_duplicate_paths_are_refused"),
+)
+"""Departures every ranking metric shares (`Metric.compute` decides these once for all of them)."""
+
 _REGISTRY: dict[str, MetricKind] = {}
 
 
 def register_metric(
     name: str, *, k: KRule, description: str, higher_is_better: bool = True, reads: Reads = "ranking",
-    aggregate: Aggregate = "mean",
+    aggregate: Aggregate = "mean", formula: str = "", ir_measures: str | None = None, trec_eval: str | None = None,
+    departures: tuple[Departure, ...] = (),
 ) -> Callable[[ComputeFn], ComputeFn]:
     """Register a metric family under `name`; use as a decorator on its compute function.
 
@@ -91,7 +138,8 @@ def register_metric(
     def decorator(fn: ComputeFn) -> ComputeFn:
         if name in _REGISTRY:
             raise ValueError(f"metric {name!r} is already registered")
-        _REGISTRY[name] = MetricKind(name, k, description, higher_is_better, fn, reads, aggregate)
+        _REGISTRY[name] = MetricKind(name, k, description, higher_is_better, fn, reads, aggregate, formula,
+                                     ir_measures, trec_eval, tuple(departures))
         return fn
 
     return decorator

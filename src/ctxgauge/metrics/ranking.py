@@ -50,13 +50,15 @@ def _found(ranking: tuple[str, ...], relevant: frozenset[str], k: int | None) ->
     return sum(1 for path in ranking[:k] if path in relevant)
 
 
-@register_metric("hit", k="required", description="1 if any relevant file is in the {top}, else 0.")
+@register_metric("hit", k="required", description="1 if any relevant file is in the {top}, else 0.",
+                 formula="1 if |R ∩ top_k| > 0 else 0", ir_measures="Success@{k}", trec_eval="success_{k}")
 def _hit(ranking: tuple[str, ...], relevant: frozenset[str], k: int | None) -> float:
     return 1.0 if _found(ranking, relevant, k) else 0.0
 
 
 @register_metric(
-    "recall", k="required", description="Share of the relevant files that appear in the {top}."
+    "recall", k="required", description="Share of the relevant files that appear in the {top}.",
+    formula="|R ∩ top_k| / |R|", ir_measures="R@{k}", trec_eval="recall_{k}",
 )
 def _recall(ranking: tuple[str, ...], relevant: frozenset[str], k: int | None) -> float:
     return _found(ranking, relevant, k) / len(relevant)
@@ -69,6 +71,7 @@ def _recall(ranking: tuple[str, ...], relevant: frozenset[str], k: int | None) -
         "Relevant files in the {top}, divided by k even when fewer were returned "
         "(as trec_eval's P@k), so a short list is not rewarded for its shortness."
     ),
+    formula="|R ∩ top_k| / k", ir_measures="P@{k}", trec_eval="P_{k}",
 )
 def _precision(ranking: tuple[str, ...], relevant: frozenset[str], k: int | None) -> float:
     assert k is not None  # k="required" is enforced by Metric
@@ -82,6 +85,7 @@ def _precision(ranking: tuple[str, ...], relevant: frozenset[str], k: int | None
         "Relevant files in the {top}, divided by the number actually returned there, min(k, len(ranking)); "
         "0 when nothing was returned."
     ),
+    formula="|R ∩ top_k| / min(k, n), 0 when n = 0 (n: paths returned)",
 )
 def _precision_returned(ranking: tuple[str, ...], relevant: frozenset[str], k: int | None) -> float:
     assert k is not None
@@ -94,6 +98,9 @@ def _precision_returned(ranking: tuple[str, ...], relevant: frozenset[str], k: i
     k="optional",
     # Plain `mrr` reads the whole ranking as queried: its depth is the k the engine was asked for.
     description="1 / rank of the first relevant file in the {top}, 0 if none is there.",
+    formula="1 / min{i ≤ k : d_i ∈ R}, 0 if there is none (plain mrr: k = n, the whole ranking, as deep as "
+            "the engine was asked by --depth)",
+    ir_measures="RR@{k}", trec_eval="recip_rank",
 )
 def _mrr(ranking: tuple[str, ...], relevant: frozenset[str], k: int | None) -> float:
     for rank, path in enumerate(ranking[:k], start=1):
@@ -109,6 +116,9 @@ def _mrr(ranking: tuple[str, ...], relevant: frozenset[str], k: int | None) -> f
         "Normalised discounted cumulative gain over the {top}: binary gains, 1/log2(rank+1) discount, "
         "ideal ranking = min(k, number of relevant files) relevant files first."
     ),
+    formula="DCG_k / IDCG_k, DCG_k = Σ_{i ≤ k, d_i ∈ R} 1 / log2(i + 1), IDCG_k = Σ_{i ≤ min(k, |R|)} "
+            "1 / log2(i + 1) (binary gain)",
+    ir_measures="nDCG@{k}", trec_eval="ndcg_cut_{k}",
 )
 def _ndcg(ranking: tuple[str, ...], relevant: frozenset[str], k: int | None) -> float:
     assert k is not None

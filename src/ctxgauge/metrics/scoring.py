@@ -25,6 +25,20 @@ from ctxgauge.metrics.stats import paired_comparison
 
 PACK_RECALL = "pack_recall"
 
+HEADLINE_METRICS = ("hit", "recall", "ndcg", "mrr")
+"""The headline figures every view shows, in this order: these families at the smallest cutoff the run
+scored (`mrr` without one). One tuple for the single replay, `replay --repos`, the demo and the report."""
+
+
+def headline_metrics(names: Iterable[str]) -> list[str]:
+    """The headline metrics among the reported `names`: `HEADLINE_METRICS` at the smallest k any of them
+    has, in `HEADLINE_METRICS` order, those present only."""
+    have = [str(n) for n in names]
+    ks = [int(k) for n in have for name, _, k in [n.partition("@")] if name in HEADLINE_METRICS and k.isdigit()]
+    k0 = min(ks) if ks else None
+    wanted = [f"{n}@{k0}" if n != "mrr" else n for n in HEADLINE_METRICS]
+    return [w for w in wanted if w in have]
+
 
 @dataclass(frozen=True)
 class Labels:

@@ -133,11 +133,14 @@ def _line_precision(c: Packing, g: Gold) -> Pair | None:
     return (float(_covered(c, g)), float(sum(len(v) for v in c.lines.values()))) if g.lines else None
 
 
-def _register(name: str, description: str, fn: ContextFn, *, k: str = "required", micro: bool = True) -> None:
-    register_metric(name, k=k, description=description, reads="context")(fn)
+def _register(name: str, description: str, fn: ContextFn, *, k: str = "required", micro: bool = True,
+              formula: str = "", ir_measures: str | None = None) -> None:
+    register_metric(name, k=k, description=description, reads="context", formula=formula,
+                    ir_measures=ir_measures)(fn)
     if micro:
+        num, den = formula.split(" / ", 1)
         register_metric(f"{name}_micro", k=k, description=description + " Micro: ratio of sums over units.",
-                        reads="context", aggregate="ratio")(fn)
+                        reads="context", aggregate="ratio", formula=f"Σ_units {num} / Σ_units {den}")(fn)
 
 
 def _at_k(ctx: SpanContext, k: int | None) -> Packing:
@@ -145,21 +148,25 @@ def _at_k(ctx: SpanContext, k: int | None) -> Packing:
 
 
 _register("file_coverage", "Share of the gold files among the {top} files.",
-          lambda ctx, g, k: _file_coverage(_at_k(ctx, k), g, _at_k(ctx, k).lines.__contains__))
+          lambda ctx, g, k: _file_coverage(_at_k(ctx, k), g, _at_k(ctx, k).lines.__contains__),
+          formula="|G_files ∩ top_k| / |G_files|", ir_measures="R@{k}")
 _register("file_precision", "Share of the {top} files that are gold files.",
-          lambda ctx, g, k: _file_precision(_at_k(ctx, k), g, list(_at_k(ctx, k).lines)))
+          lambda ctx, g, k: _file_precision(_at_k(ctx, k), g, list(_at_k(ctx, k).lines)),
+          formula="|G_files ∩ top_k| / |top_k|")
 _register("line_coverage", "Share of the gold lines in the spans of the {top} files.",
-          lambda ctx, g, k: _line_coverage(_at_k(ctx, k), g))
+          lambda ctx, g, k: _line_coverage(_at_k(ctx, k), g), formula="|G_lines ∩ L(top_k)| / |G_lines|")
 _register("line_precision", "Share of the lines in the spans of the {top} files that are gold lines.",
-          lambda ctx, g, k: _line_precision(_at_k(ctx, k), g))
+          lambda ctx, g, k: _line_precision(_at_k(ctx, k), g), formula="|G_lines ∩ L(top_k)| / |L(top_k)|")
 _register("file_coverage_tokens", "Share of the gold files with a line in the context packed under the budget.",
-          lambda ctx, g, b: _file_coverage(ctx.budget(b), g, ctx.budget(b).lines.__contains__))
+          lambda ctx, g, b: _file_coverage(ctx.budget(b), g, ctx.budget(b).lines.__contains__),
+          formula="|G_files ∩ files(pack_B)| / |G_files|")
 _register("file_precision_tokens", "Share of the files in the context packed under the budget that are gold files.",
-          lambda ctx, g, b: _file_precision(ctx.budget(b), g, list(ctx.budget(b).lines)))
+          lambda ctx, g, b: _file_precision(ctx.budget(b), g, list(ctx.budget(b).lines)),
+          formula="|G_files ∩ files(pack_B)| / |files(pack_B)|")
 _register("line_coverage_tokens", "Share of the gold lines in the context packed under the budget.",
-          lambda ctx, g, b: _line_coverage(ctx.budget(b), g))
+          lambda ctx, g, b: _line_coverage(ctx.budget(b), g), formula="|G_lines ∩ L(pack_B)| / |G_lines|")
 _register("line_precision_tokens", "Share of the lines in the context packed under the budget that are gold lines.",
-          lambda ctx, g, b: _line_precision(ctx.budget(b), g))
+          lambda ctx, g, b: _line_precision(ctx.budget(b), g), formula="|G_lines ∩ L(pack_B)| / |L(pack_B)|")
 
 
 def _per_1k(ctx: SpanContext, g: Gold, b: int | None) -> Pair | None:
@@ -170,7 +177,7 @@ def _per_1k(ctx: SpanContext, g: Gold, b: int | None) -> Pair | None:
 
 
 _register("gold_lines_per_1k_tokens", "Gold lines per 1,000 tokens of the context packed under the budget "
-          "(ctxgauge's own measure).", _per_1k)
+          "(ctxgauge's own measure).", _per_1k, formula="|G_lines ∩ L(pack_B)| / (tokens(pack_B) / 1000)")
 
 
 def line_coverage_auc(ctx: SpanContext, g: Gold) -> float | None:
@@ -187,7 +194,8 @@ def _auc(ctx: SpanContext, g: Gold, k: int | None) -> Pair | None:
 
 
 _register("line_coverage_auc", "Area under line coverage over the budgets 250·2^i tokens, i = 0..7, trapezoid "
-          "on log2 tokens, in [0, 1] (ctxgauge's own measure).", _auc, k="none", micro=False)
+          "on log2 tokens, in [0, 1] (ctxgauge's own measure).", _auc, k="none", micro=False,
+          formula="Σ_{i=0..6} (c_i + c_{i+1}) / 2 / 7, c_i = line_coverage_tokens@(250·2^i)")
 
 
 def context_figures(names: Sequence[str], ctx: SpanContext, gold: Gold) -> dict[str, Pair | None]:

@@ -9,10 +9,10 @@ what remains is a `ProviderOutage` the suite records as `infra`. A request the p
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable
 
-from ctxgauge._redact import redact
+from ctxgauge._redact import redact, redact_value
 from ctxgauge.providers._base import Backend, ChatRequest, ChatResult, ProviderOutage, ProviderRefused, Usage
 from ctxgauge.providers._cache import ResponseCache
 from ctxgauge.providers._rates import DEFAULT_RATES, RateTable
@@ -85,7 +85,7 @@ class Client:
             if hit is not None:
                 self.ledger.cache_hits += 1
                 self.ledger.usage += hit.usage
-                return hit
+                return self._redacted(hit)  # a cache written before redaction reached answers
         last: BaseException | None = None
         for attempt in range(self.retry.retries + 1):
             if attempt:
@@ -102,6 +102,8 @@ class Client:
                                           f"{self._describe(exc)}") from None
                 last = exc
                 continue
+            # A server that echoes the key in its answer: redacted before the cache or any answer file sees it.
+            result = self._redacted(result)
             if self.cache is not None:
                 self.cache.put(key, result, provider=self.kind, model=self.model)
             self.ledger.usage += result.usage
@@ -110,11 +112,22 @@ class Client:
         raise ProviderOutage(f"{self.kind} ({self.model}) failed after {self.retry.retries + 1} attempts: "
                              f"{self._describe(last)}")
 
+    def _redacted(self, result: ChatResult) -> ChatResult:
+        """`result` with the secrets redacted from its text and its tool calls' arguments (`_redact`)."""
+        if not self._secrets:
+            return result
+        text = redact(result.text, self._secrets)
+        calls = tuple(replace(c, name=redact(c.name, self._secrets), arguments=redact_value(c.arguments, self._secrets))
+                      for c in result.tool_calls)
+        if text == result.text and calls == result.tool_calls:
+            return result
+        return replace(result, text=text, tool_calls=calls)
+
     def _describe(self, exc: BaseException | None) -> str:
         if exc is None:
             return "no attempt made"
-        # Redact before collapsing whitespace, with the one split-tolerant matcher: a key wrapped over two
-        # lines by the provider's message would otherwise survive as "sk-ab cd..." in run.json.
+        # Redact before collapsing whitespace, with the one normalising matcher: a key wrapped over two lines
+        # and indented, split by a tab or percent-encoded would otherwise survive in run.json and on stderr.
         text = " ".join(redact(str(exc), self._secrets).split())
         return f"{type(exc).__name__}: {text[:200]}"
 

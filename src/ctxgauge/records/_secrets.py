@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Mapping
 
-from ctxgauge._redact import secret_pattern
+from ctxgauge._redact import normalised, secret_spans
 from ctxgauge.errors import UserError
 
 MIN_ENV_SECRET_LENGTH = 8
@@ -51,21 +51,6 @@ HOME_SHAPES: tuple[re.Pattern[str], ...] = (
 
 _WINDOW = 512
 """Characters of the previous lines scanned with each line by `check_file` (longer for long secrets)."""
-
-_LINE_BREAK = re.compile(r"\r\n|\n|\r|\\r\\n|\\n|\\r")
-
-
-def _flatten(text: str) -> tuple[str, list[int]]:
-    """`text` without raw or JSON-escaped line breaks, and for each kept character its offset in `text`."""
-    parts, offsets, pos = [], [], 0
-    for m in _LINE_BREAK.finditer(text):
-        parts.append(text[pos:m.start()])
-        offsets.extend(range(pos, m.start()))
-        pos = m.end()
-    parts.append(text[pos:])
-    offsets.extend(range(pos, len(text)))
-    return "".join(parts), offsets
-
 
 @dataclass(frozen=True)
 class Finding:
@@ -129,17 +114,34 @@ class SecretScanner:
         return [(kind, excerpt) for _, _, kind, excerpt in self._hits(text)]
 
     def _hits(self, text: str) -> list[tuple[int, int, str, str]]:
-        """(start, end, kind, masked match) in `text`. Environment secrets and key shapes are found even when
-        a raw or JSON-escaped line break splits them (see ctxgauge._redact): a provider error that wrapped the
-        key must not pass the scan."""
+        """(start, end, kind, masked match) in `text`. Environment secrets and key shapes are found however
+        they were wrapped, indented, split by a tab or percent-encoded: the one normal form of
+        `ctxgauge._redact`, which provider redaction uses too (a key that would pass one passes neither)."""
         hits: list[tuple[int, int, str, str]] = []
+        # Key shapes are looked for in the normal form that keeps plain spaces (`(sk- prefix ...` in prose must
+        # not run on into the next words as one long "key"); without its spaces it is the form secrets are
+        # looked for in, so it also tells cheaply whether a secret can be there at all (most lines: no).
+        shaped = normalised(text, spaces=True)
+        flat = shaped.text.replace(" ", "")
+        normal = None
         for name, value in self.env_secrets:
-            for m in secret_pattern(value).finditer(text):
-                hits.append((m.start(), m.end(), f"environment value of {name}", _mask(value)))
-        flat, offsets = _flatten(text)
+            if normalised(value).text not in flat:
+                continue
+            normal = normal or normalised(text)
+            for start, end in secret_spans(text, value, normal):
+                hits.append((start, end, f"environment value of {name}", _mask(value)))
+        # And in the text as it is: a key right after a line break joins the word before it in the normal
+        # form and loses its `\b`.
+        seen: set[int] = set()
         for kind, pattern in KEY_SHAPES:
-            for m in pattern.finditer(flat):
-                hits.append((offsets[m.start()], offsets[m.end() - 1] + 1, kind, _mask(m.group(0))))
+            found = [(shaped.starts[m.start()], shaped.ends[m.end() - 1], m.group(0))
+                     for m in pattern.finditer(shaped.text)]
+            if shaped.text != text:
+                found += [(m.start(), m.end(), m.group(0)) for m in pattern.finditer(text)]
+            for start, end, match in found:
+                if start not in seen:
+                    seen.add(start)
+                    hits.append((start, end, kind, _mask(match)))
         starts: set[int] = set()  # one path is one finding, whichever home shapes it matches
         for home in self.homes:
             # A prefix match must end the path component: HOME=/root must not flag /rooted.

@@ -56,16 +56,18 @@ def num(value: float | int | None, digits: int = 3) -> Cell:
 
 def interval(values: Sequence[float], seed: int) -> tuple[float | None, float | None, float | None]:
     """(mean, low, high): the seeded 95% percentile bootstrap of the mean; no interval below two values."""
-    if not values:
+    from ctxgauge.metrics.ranking import mean_over
+
+    mean = mean_over(values)
+    if mean is None:
         return None, None, None
-    mean = sum(values) / len(values)
     if len(values) < 2:
         return mean, None, None
     from ctxgauge.metrics import bootstrap_ci
 
     _, low, high = bootstrap_ci(list(values), seed=seed, n_resamples=N_RESAMPLES)
-    # The plain mean, summed as every table sums it: numpy's pairwise sum can differ in the last bit and
-    # round the same figure to a different third decimal in a bar and in a table.
+    # The one mean (math.fsum, as the suites store it), not numpy's pairwise sum: that can differ in the last
+    # bit and round the same figure to a different third decimal in a bar and in a table.
     return mean, low, high
 
 

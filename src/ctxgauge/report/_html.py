@@ -8,6 +8,7 @@ inside an export tree links into that tree, and the links survive copying the tr
 from __future__ import annotations
 
 import os
+from urllib.parse import quote
 from html import escape
 from pathlib import Path
 
@@ -30,9 +31,11 @@ class Links:
         if rel is None or rel not in self.report.run_paths:
             return None
         target = Path(self.report.run_paths[rel]) / (file or RUN_FILE)
-        if self.base is None:
-            return target.as_posix()
-        return Path(os.path.relpath(target.resolve(), self.base.resolve())).as_posix()
+        if self.base is not None:
+            target = Path(os.path.relpath(target.resolve(), self.base.resolve()))
+        # Percent-encoded: a run directory named `javascript:alert(1)` is a relative path, not a scheme, and a
+        # `)` or space cannot end a Markdown link's target early.
+        return quote(target.as_posix(), safe="/")
 
 
 def _cell(c: Cell, links: Links) -> str:

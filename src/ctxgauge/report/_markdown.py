@@ -2,10 +2,18 @@
 
 Bars become `value [low, high]` cells (bar glyphs misalign in proportional fonts); grids become one line
 of symbols per system in a code block. Links to runs are relative to where the file is written.
+
+Every string that comes from data (a commit subject, a path, an engine or run name, `--title`) is text, never
+Markdown: `md_text` backslash-escapes every character that starts markup, so no `<img onerror=...>` or
+`</script>` is raw HTML, no `![](http://remote)` an image, no `[x](javascript:...)` a link, and no `http\\://`
+is turned into one by an autolinker; a grid label in a code block cannot close its fence (`_fence`). The
+only live links are the ones ctxgauge builds to its run files, and their targets are percent-encoded
+relative paths (`Links`), so a run named `javascript:x` is a path, not a scheme.
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from ctxgauge._output import MARK_LINE
@@ -17,9 +25,46 @@ GRID_SYMBOLS = {"hit": "█", "near": "▓", "miss": "·", "unscorable": "○", 
                 "pass": "█", "fail": "·", "adjudicate": "?", "infra": "!", "not-judged": "-", "skipped": " "}
 
 
-def _esc(text: str) -> str:
-    # A pipe would end the cell; a newline would end the row.
-    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+_SPECIAL = frozenset("\\`*_[]<>!|&~$#")
+"""The ASCII punctuation that can start Markdown (emphasis, code, links and images, raw HTML and autolinks,
+entities, strikethrough, math, headings, table cells): each is escaped with a backslash (CommonMark's escape,
+a literal character). The rest (`.`, `(`, `-`, `:`, ...) is left as typed, so `c.py (rank 2)` reads as itself
+in the source too; the three autolinks GitHub makes of bare text are broken apart by `_AUTOLINKS`."""
+_AUTOLINKS = re.compile(r"(?i)(?<=www)\.|:(?=//)|@(?=[\w.+-]*\.)")
+"""`www.x`, `scheme://x` and `a@b.c` (GFM's extended autolinks): a backslash before the `.`, `:` or `@`."""
+_BREAKS = frozenset("\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029")
+
+
+def md_text(text: str) -> str:
+    """Data as Markdown text that renders as exactly those characters: the characters that start markup
+    backslash-escaped (`_SPECIAL`, `_AUTOLINKS`), line breaks as
+    spaces (a newline would end a table row or a heading), other control characters dropped."""
+    out = []
+    text = str(text)
+    for i, c in enumerate(text):
+        if c == "_" and 0 < i < len(text) - 1 and text[i - 1].isalnum() and text[i + 1].isalnum():
+            out.append(c)  # an underscore inside a word opens or closes nothing (`questions_scored` stays as is)
+        elif c in _SPECIAL:
+            out.append("\\" + c)
+        elif c in _BREAKS:
+            out.append(" ")
+        elif c == "\t" or (ord(c) >= 0x20 and not 0x7F <= ord(c) <= 0x9F):
+            out.append(c)
+    return _AUTOLINKS.sub(lambda m: "\\" + m.group(0), "".join(out))
+
+
+_esc = md_text
+
+
+def _fence(lines: list[str]) -> str:
+    # A code block's fence must be longer than any run of backticks inside it, or a label holding ``` ends
+    # the block and what follows is Markdown again.
+    longest = max((len(run) for line in lines for run in re.findall(r"`+", line)), default=0)
+    return "`" * max(3, longest + 1)
+
+
+def _code_line(text: str) -> str:
+    return "".join(" " if c in _BREAKS else c for c in str(text) if c == "\t" or c in _BREAKS or ord(c) >= 0x20)
 
 
 def _cell(c: Cell, links: Links) -> str:
@@ -53,7 +98,7 @@ def _bars(fig: BarsFigure, links: Links) -> list[str]:
             if bar is None or bar.value is None:
                 row.append("-")
                 continue
-            text = bar.text or f"{bar.value:.3f}"
+            text = _esc(bar.text) if bar.text else f"{bar.value:.3f}"
             if bar.low is not None and bar.high is not None:
                 text += f" [{bar.low:.3f}, {bar.high:.3f}]"
             row.append(text)
@@ -62,24 +107,24 @@ def _bars(fig: BarsFigure, links: Links) -> list[str]:
 
 
 def _paired(fig: PairedFigure) -> list[str]:
-    rows = [[r.metric, f"{r.mean_a:.3f}", f"{r.mean_b:.3f}", f"{r.diff:+.3f} [{r.low:+.3f}, {r.high:+.3f}]",
+    rows = [[_esc(r.metric), f"{r.mean_a:.3f}", f"{r.mean_b:.3f}", f"{r.diff:+.3f} [{r.low:+.3f}, {r.high:+.3f}]",
              pval(r.p_value), f"{r.wins} / {r.ties} / {r.losses}"] for r in fig.rows]
     return _md_table(["metric", fig.a, fig.b, "difference [95%]", "p", f"win / tie / loss ({fig.n})"], rows,
                      [False, True, True, True, True, True])
 
 
 def _grid(fig: GridFigure) -> list[str]:
-    width = max([len(r.label) for r in fig.rows] + [4])
-    lines = ["```"]
-    for r in fig.rows:
-        lines.append(f"{r.label:<{width}}  " + "".join(GRID_SYMBOLS.get(c, "?") for c in r.cells))
-    lines.append("```")
-    lines.append(" · ".join(f"`{GRID_SYMBOLS.get(s, '?')}` {d}" for s, d in fig.legend.items()))
+    labels = [_code_line(r.label) for r in fig.rows]
+    width = max([len(label) for label in labels] + [4])
+    body = [f"{label:<{width}}  " + "".join(GRID_SYMBOLS.get(c, "?") for c in r.cells) for label, r in zip(labels, fig.rows)]
+    fence = _fence(body)
+    lines = [fence, *body, fence]
+    lines.append(" · ".join(f"`{GRID_SYMBOLS.get(s, '?')}` {_esc(d)}" for s, d in fig.legend.items()))
     return lines
 
 
 def _block(block: Block, links: Links) -> list[str]:
-    out = [f"### {block.title}", ""]
+    out = [f"### {_esc(block.title)}", ""]
     if isinstance(block, Table):
         out += _table(block, links)
     elif isinstance(block, BarsFigure):
@@ -91,7 +136,7 @@ def _block(block: Block, links: Links) -> list[str]:
     if block.caption:
         out += ["", f"_{_esc(block.caption)}_"]
     if block.sources:
-        srcs = ", ".join(f"[{s}]({h})" if (h := links(s)) else s for s in block.sources)
+        srcs = ", ".join(f"[{_esc(s)}]({h})" if (h := links(s)) else _esc(s) for s in block.sources)
         out += ["", f"From run{'s' if len(block.sources) > 1 else ''}: {srcs}"]
     return out + [""]
 
@@ -101,10 +146,11 @@ def render_markdown(report: Report, base: Path | None = None, *, details: bool =
     per-item tables (the misses) only with `details`."""
     links = Links(report, base)
     # The marker first: a later `report --md` onto this file knows ctxgauge wrote it (`_output`).
-    out = [MARK_LINE, f"# {report.title}", "", f"{len(report.runs)} runs. Every figure names the run it comes from.", ""]
+    out = [MARK_LINE, f"# {_esc(report.title)}", "", f"{len(report.runs)} runs. Every figure names the run it comes from.",
+           ""]
     out += _block(report.overview, links)
     for sec in report.sections:
-        out += [f"## {sec.title}", ""]
+        out += [f"## {_esc(sec.title)}", ""]
         out += [f"- {_esc(n)}" for n in sec.notes] + ([""] if sec.notes else [])
         for block in sec.blocks:
             if details or not getattr(block, "detail", False):

@@ -84,16 +84,49 @@ def misses(run: RunRef, k: int, engines: Sequence[str]) -> list[Miss]:
     return out
 
 
+def _lane(unit: Unit) -> bool:
+    # The known-gaps lane (reported, never counted): as `_retrieval.known_gap` reads it.
+    return bool(unit.data.get("known_gap")) or unit.data.get("lane") == "known-gaps"
+
+
+def scored_units(run: RunRef, role: str) -> tuple[list[Unit], list[Unit]]:
+    """The units the misses consider for an engine (`engine` or `vs`): ok, something to score, ranked by
+    it; as (counted, known-gaps lane). The counted ones are the table's `scored` row and `counts.scored`."""
+    counted, lane = [], []
+    for unit in run.units():
+        if unit.status != "ok" or not unit.figures or all(v is None for v in unit.figures.values()):
+            continue
+        if role == "vs" and not unit.data.get("vs"):
+            continue
+        (lane if _lane(unit) else counted).append(unit)
+    return counted, lane
+
+
+def misses_header(run: RunRef, found: Sequence[Miss], engines: Sequence[str], unit_name: str) -> str:
+    """Per engine, how many of the units it was scored on it missed: `grep: 2 missed of 5 scored commits;
+    bm25: 1 missed of 5 scored commits`, then the known-gaps lane's own count when it has units."""
+    parts, gaps = [], []
+    for role, name in zip(("engine", "vs"), engines):
+        counted, lane = scored_units(run, role)
+        ids = {u.id for u in lane}
+        missed = [m for m in found if m.engine == name]
+        in_lane = sum(1 for m in missed if m.unit in ids)
+        parts.append(f"{name}: {len(missed) - in_lane} missed of {len(counted)} scored {unit_name}s")
+        if lane:
+            gaps.append(f"{name} {in_lane} missed of {len(lane)}")
+    return "; ".join(parts) + (f"; known-gaps lane, not counted: {', '.join(gaps)}" if gaps else "")
+
+
 def misses_table(run: RunRef, k: int, engines: Sequence[str], unit_name: str) -> Table:
     """The misses as a report table (one row per missed request and engine)."""
     rows = []
-    for m in misses(run, k, engines):
+    found = misses(run, k, engines)
+    for m in found:
         label = m.unit[:10] if unit_name == "commit" else m.unit
         rows.append([Cell(label, run=run.rel, wrap=False), Cell(m.request), Cell(m.engine),
                      Cell("; ".join(f"{f.path} ({f.where(m.depth)})" for f in m.expected)),
                      Cell("; ".join(m.top) or "(nothing returned)")])
-    scored = sum(1 for u in run.units() if u.status == "ok")
-    return Table(f"Misses at {k}: {run.rel} ({len(rows)} missed of {scored} {unit_name}s x engines)",
+    return Table(f"Misses at {k}: {run.rel} ({misses_header(run, found, engines, unit_name)})",
                  [unit_name, "request", "engine", "expected file (where it landed)", f"top {k} instead"], rows,
                  sources=[run.rel], detail=True, free=[1],
                  caption=f"A {unit_name} is missed when none of its expected files is in the engine's top {k}. "

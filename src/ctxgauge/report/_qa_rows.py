@@ -57,6 +57,35 @@ def repetitions(run: RunRef) -> int:
     return int(run.spec.get("repeat") or 1)
 
 
+LOWER_IS_BETTER = {"tokens", "cost_usd", "tokens_per_correct", "cost_per_correct"}
+"""The qa figures where less is better."""
+
+_DECIDED = {"pass": 1.0, "fail": 0.0, "adjudicate": 0.0}
+
+
+def _question_values(run: RunRef, arm: str) -> list[list[tuple[str, float]]]:
+    """Per repetition of an arm (in `rep_values`' order): (qid, 1 passed / 0 not) for every question decided
+    in it, in question order; [] for a repetition whose decided questions do not add up to its accuracy's
+    denominator (its accuracy then has no per-question values: no interval is better than a wrong one)."""
+    out = []
+    questions = run.results.get("questions") or []
+    for r in run.results.get("runs") or []:
+        if r.get("arm") != arm:
+            continue
+        i = int(r.get("repetition") or 1) - 1
+        got = []
+        for q in questions:
+            verdicts = (q.get("arms") or {}).get(arm) or []
+            if 0 <= i < len(verdicts) and verdicts[i] in _DECIDED:
+                got.append((str(q["qid"]), _DECIDED[verdicts[i]]))
+        sc = r.get("scoring") or {}
+        passed = sum(v for _, v in got)
+        if len(got) != sc.get("denominator") or passed != sc.get("total"):
+            got = []
+        out.append(got)
+    return out
+
+
 def leaderboard(run: RunRef) -> list[Attempt]:
     """Per arm of a finished run: a skipped arm once; otherwise one attempt per repetition (valid; skipped
     when no answer was given, as with no model; else did-not-finish) with its figures, then the arm-level
@@ -66,9 +95,17 @@ def leaderboard(run: RunRef) -> list[Attempt]:
         if (summary.get("status") or "measured") == "skipped":
             out.append(Attempt(arm, "skipped"))
             continue
-        for ok, reason, values in rep_values(run, arm):
+        seed = int(run.spec.get("seed") or 0)
+        for (ok, reason, values), per_question in zip(rep_values(run, arm), _question_values(run, arm)):
             outcome = "valid" if ok else "skipped" if reason == "skipped" else "dnf"
-            out.append(Attempt(arm, outcome, tuple(Value(m, v) for m, v in values.items()) if ok else ()))
+            figures = []
+            for m, v in values.items():
+                if m == "accuracy" and v is not None and per_question:
+                    ids, units = zip(*per_question)
+                    figures.append(Value(m, v, units, seed, unit_ids=ids, repetitions=True))
+                else:
+                    figures.append(Value(m, v, higher_is_better=m not in LOWER_IS_BETTER))
+            out.append(Attempt(arm, outcome, tuple(figures) if ok else ()))
         out.append(Attempt(arm, None, tuple(Value(m, v) for m, v in arm_values(run, arm).items())))
     return out
 

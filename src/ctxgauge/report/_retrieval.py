@@ -18,6 +18,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Sequence
 
+from ctxgauge.metrics.ranking import mean_over
 from ctxgauge.records import ANY, INT, NUMBER, STRING, ListOf, MapOf, Obj, Opt, RunRef, Unit
 from ctxgauge.report._common import defined, dnf_note, fmt, interval, label_systems, merge_same, num, pct
 from ctxgauge.report._leaderboard import Attempt, Value
@@ -93,6 +94,18 @@ class EngineFigures:
         """The metric's defined values over the ok units."""
         return defined(f.get(metric) for f in self.units.values())
 
+    @property
+    def scored(self) -> int:
+        """Units with something to score (at least one figure defined): the run's `counts.scored` for the
+        measured engine, the misses' denominator, the table's `scored` row."""
+        return sum(1 for f in self.units.values() if any(v is not None for v in f.values()))
+
+    def mean(self, metric: str) -> float | None:
+        """The metric's mean as the suite stored it (`results.summary`, or `vs_summary` for the --vs engine),
+        computed once by the suite; the units' `mean_over` only for a record without it."""
+        summary = self.run.results.get("summary" if self.role == "engine" else "vs_summary") or {}
+        return summary[metric] if metric in summary else mean_over(self.values(metric))
+
 
 def engine_name(run: RunRef) -> str:
     """The measured engine's spec (the subject's first system; a cases run scoring an external ranking
@@ -148,11 +161,10 @@ def distinct(engines: Sequence[EngineFigures]) -> list[EngineFigures]:
 
 
 def headline(run: RunRef) -> list[str]:
-    """The metrics drawn as bars: hit, recall and nDCG at the smallest k, and MRR (those the run has)."""
-    k0 = ks_of(run)[0]
-    wanted = [f"hit@{k0}", f"recall@{k0}", f"ndcg@{k0}", "mrr"]
-    have = set(metrics_of(run))
-    return [m for m in wanted if m in have]
+    """The metrics drawn as bars: `HEADLINE_METRICS` at the run's smallest k (those the run has)."""
+    from ctxgauge.metrics.scoring import headline_metrics
+
+    return headline_metrics(metrics_of(run))
 
 
 def _bars(engines: Sequence[EngineFigures], metrics: Sequence[str], title: str) -> BarsFigure:
@@ -173,15 +185,47 @@ def _table(engines: Sequence[EngineFigures], unit: str) -> Table:
     # A row per metric and a column per engine: eleven metrics fit down a page, not across it.
     metrics = list(dict.fromkeys(m for e in engines for m in metrics_of(e.run)))
     labels = label_systems([(e.engine, e.run) for e in engines])
-    rows = [[Cell(f"{unit}s scored")] + [num(len(e.units), 0) for e in engines]]
+    rows = [[Cell(f"{unit}s scored")] + [num(e.scored, 0) for e in engines]]
     for m in metrics:
-        rows.append([Cell(m)] + [num(sum(e.values(m)) / len(e.values(m)) if e.values(m) else None) for e in engines])
+        rows.append([Cell(m)] + [num(e.mean(m)) for e in engines])
     gaps = [(e.run.results.get("summary" if e.role == "engine" else "vs_summary") or {}).get("coverage_gap")
             for e in engines]
     rows.append([Cell("coverage gap")] + [Cell(pct(g), num=True) for g in gaps])
+    caption = "Coverage gap: expected files the corpus does not index, left out of every denominator."
+    tied = _tied_row(engines, unit)
+    if tied is not None:
+        rows.append(tied[0])
+        caption += tied[1]
     return Table(f"Every metric, mean over scored {unit}s", ["metric"] + labels, rows,
-                 sources=list(dict.fromkeys(rel for e in engines for rel in e.sources)),
-                 caption="Coverage gap: expected files the corpus does not index, left out of every denominator.")
+                 sources=list(dict.fromkeys(rel for e in engines for rel in e.sources)), caption=caption)
+
+
+def _tied_row(engines: Sequence[EngineFigures], unit: str) -> tuple[list[Cell], str] | None:
+    """The rank-group row of the table where more than two engines are compared: on the headline metric
+    (hit at the smallest k), over the units every engine shares, by `_leaderboard.cross_groups` (an engine
+    in several runs: each unit's newest value). None with two engines or fewer, or no unit shared."""
+    from ctxgauge.report._leaderboard import Scored, cross_groups
+
+    names = list(dict.fromkeys(e.engine for e in engines))
+    if len(names) <= 2:
+        return None
+    metric = headline(engines[0].run)[0] if headline(engines[0].run) else None
+    if metric is None:
+        return None
+    scored: dict[str, list[Scored]] = {}
+    for e in engines:
+        for r in [e.run, *e.also]:
+            pairs = [(uid, float(f[metric])) for uid, f in e.units.items() if f.get(metric) is not None]
+            value = Value(metric, None, tuple(v for _, v in pairs), unit_ids=tuple(u for u, _ in pairs),
+                          higher_is_better=_direction(metric))
+            scored.setdefault(e.engine, []).append(Scored(value, (str(r.record.timing.get("started_at") or ""), r.rel)))
+    groups, n = cross_groups(scored)
+    if not groups:
+        return None
+    row = [Cell(f"{metric} tied group (n {n})")] + [num(groups.get(e.engine), 0) for e in engines]
+    return row, (f" Tied group: on {metric} over the {n} {unit}s every engine shares, group 1 is the best engine "
+                 "and every engine whose Holm-adjusted paired sign-flip p against it is at least 0.05; then the "
+                 "best of the rest anchors group 2, and so on.")
 
 
 def _paired(run: RunRef) -> PairedFigure | None:
@@ -334,16 +378,28 @@ def section(suite: str, title: str, runs: Sequence[RunRef], *, unit: str, by_kin
 
 
 def leaderboard(run: RunRef) -> list[Attempt]:
-    """One valid attempt per engine of a finished run, with every metric's mean over its units."""
+    """One valid attempt per engine of a finished run, with every metric's mean over its units (and the
+    units' values and ids, for the leaderboard's interval and tied groups)."""
     seed = int(run.spec.get("seed") or 0)
     out = []
     for e in engine_figures(run):
         values = []
         for m in metrics_of(run):
-            units = e.values(m)
-            values.append(Value(m, sum(units) / len(units) if units else None, tuple(units), seed))
+            pairs = [(uid, float(f[m])) for uid, f in e.units.items() if f.get(m) is not None]
+            units = tuple(v for _, v in pairs)
+            values.append(Value(m, mean_over(units), units, seed, unit_ids=tuple(u for u, _ in pairs),
+                                higher_is_better=_direction(m)))
         out.append(Attempt(e.engine, "valid", tuple(values)))
     return out
+
+
+def _direction(metric: str) -> bool:
+    from ctxgauge.metrics import higher_is_better
+
+    try:
+        return higher_is_better(metric)
+    except ValueError:  # a metric this version cannot parse: ranked as a score
+        return True
 
 
 def item_rows(run: RunRef) -> list[dict]:

@@ -10,7 +10,7 @@ import pytest
 from ctxgauge.records import comparable_unit, read_units
 from ctxgauge.suites.replay import ReplayConfig, replay
 from ctxgauge.suites.replay._run import auto_slice
-from ctxgauge.suites.replay._units import slices
+from ctxgauge.suites._retrieval import slices
 
 
 def _replay(tmp_path: Path, repo: Path, name: str, **kw) -> list[dict]:

@@ -106,7 +106,7 @@ class _Exploding(GrepEngine):
 
 def test_an_engine_failure_fails_one_commit_and_leaves_it_out_of_every_mean(tmp_path, fees_repo, monkeypatch):
     repo, sha = fees_repo
-    monkeypatch.setattr("ctxgauge.suites.replay._plan.get_engine",
+    monkeypatch.setattr("ctxgauge.suites._retrieval._engines.get_engine",
                         lambda spec: _Exploding() if spec == "grep" else GrepEngine())
     result = _run(tmp_path, repo, vs="grep-again")
     failed = [c for c in result.commits if c["status"] == "failed"]
@@ -146,7 +146,7 @@ class _Counting(GrepEngine):
 def test_resume_skips_commits_done_and_ends_with_the_same_figures(tmp_path, fees_repo, monkeypatch):
     repo, _ = fees_repo
     whole = _run(tmp_path, repo, name="whole")
-    monkeypatch.setattr("ctxgauge.suites.replay._plan.get_engine", lambda spec: _Counting())
+    monkeypatch.setattr("ctxgauge.suites._retrieval._engines.get_engine", lambda spec: _Counting())
 
     def stop_after_one(done, total, sha):
         if done == 1:
@@ -199,7 +199,7 @@ def test_baseline_gate_passes_on_equal_runs_and_names_the_commits_that_got_worse
     base = _run(tmp_path, repo, name="base")
     same = _run(tmp_path, repo, name="same", baseline=base.run_dir, max_drop=0.0)
     assert same.passed and same.gate["commits"] == 3 and all(line["drop"] == 0 for line in same.gate["lines"])
-    monkeypatch.setattr("ctxgauge.suites.replay._plan.get_engine", lambda spec: _Blind())
+    monkeypatch.setattr("ctxgauge.suites._retrieval._engines.get_engine", lambda spec: _Blind())
     worse = _run(tmp_path, repo, name="worse", baseline=base.run_dir, max_drop=0.02)
     assert not worse.passed
     lines = {line["metric"]: line for line in worse.gate["lines"]}

@@ -1,10 +1,14 @@
-"""Running labelled cases: plan (check, open corpora and engines) -> build -> query -> score -> record.
+"""Running labelled cases: plan (check, open corpora and engines), then the retrieval pipeline, then record.
 
-Each distinct corpus is indexed once per engine; every case on it is one query at `depth`. Corpora of one
-git repository at several revisions are visited together and one index per engine moves between them by
-the files that changed (`update`), so SWE-bench-style case files do not build every case from nothing. A unit per
-case, `id` = case name, status `ok` or `failed` (an engine call failed: left out of every mean). Fields
-besides the records' own (id, status, reason, figures):
+A cases file is a source of labelled cases for the pipeline replay's commits also go through
+(`ctxgauge.suites._retrieval`: index, query, score, compare, TREC). Each distinct corpus is indexed once
+per engine; every case on it is one query at `depth`. Corpora of one git repository at several revisions
+are visited together, oldest commit first, and one index per engine moves between them by the files that
+changed (`update`), so SWE-bench-style case files do not build every case from nothing. The work is cut
+into units (one engine x a slice of consecutive corpora of one repository) and runs on any executor
+(`--executor`): the records are the same unit for unit whichever runs them. A unit per case, `id` = case
+name, status `ok` or `failed` (an engine call failed: left out of every mean). Fields besides the
+records' own (id, status, reason, figures):
 
     query          the request
     corpus         {name, rev, hash} of the corpus (never its absolute path)
@@ -13,26 +17,31 @@ besides the records' own (id, status, reason, figures):
     known_gap      whether the case is in the known-gaps lane (reported, never counted in pass lines)
     ranking        the engine's top `depth` files: [{path, score}]
     vs             with --vs: {engine, figures, ranking}
+    workers        the workers that ran the case, one per engine, measured engine first (left out of
+                   comparisons, as timing: `records.VOLATILE_UNIT_FIELDS`)
 
 `score_external` scores rankings made elsewhere (a TREC run or JSON lines) against TREC qrels: no engine.
 """
 
 from __future__ import annotations
 
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
-from ctxgauge.engines import ask_defer_writes, ask_identity, call_engine, checked_hits, refuse_same_system
 from ctxgauge.corpus import Corpus
-from ctxgauge.engines import engine_available, get_engine
-from ctxgauge.errors import EngineError, UserError
+from ctxgauge.engines import ask_identity
+from ctxgauge.errors import UserError
+from ctxgauge.executors import open_executor, parse_executor
 from ctxgauge.records import RunDir, Subject, default_run_dir, figures_headline, unknown
 from ctxgauge.suites._progress import Progress
-from ctxgauge.suites.cases._corpora import by_repository, missing_expected, open_corpora, repository_of
-from ctxgauge.suites.cases._model import Case, CaseFile
-from ctxgauge.metrics.scoring import Labels, PassLine, compare, metric_names, score, summarise
+from ctxgauge.suites._retrieval import (
+    Batch, Step, Where, close_engines, comparison, execute_many, open_engines, record_unit, score_ranking, share_live,
+    write_trec,
+)
+from ctxgauge.suites.cases._corpora import by_repository, missing_expected, open_corpora
+from ctxgauge.suites.cases._model import Case, CaseFile, split_corpus
+from ctxgauge.metrics.scoring import Labels, PassLine, metric_names, summarise
 
 SUITE = "cases"
 SUITE_VERSION = 1
@@ -66,6 +75,12 @@ class CasesConfig:
     missing_as_miss: bool = False
     """An expected file that is not in the corpus at all (a typo, or a file the revision lacks) is an error
     unless this is set; then it is reported per case (`missing`) and counts as a miss, never dropped."""
+    executor: str = "local"
+    """Where the units run (`ctxgauge.executors` spec: local, local:N, dask-local[:N], dask://HOST:PORT).
+    Not part of the spec: the records are the same whichever runs them (tested unit for unit)."""
+    slice_size: int | None = None
+    """Corpora per unit of work (None: one slice per repository with one worker, about two per worker with
+    more). Not part of the spec either."""
 
 
 @dataclass
@@ -111,20 +126,6 @@ def _merge_lines(file_lines: Sequence[PassLine], extra: Sequence[PassLine]) -> l
     return list(lines.values())
 
 
-def _engines(config: CasesConfig) -> list[Any]:
-    specs = [config.engine] + ([config.vs] if config.vs else [])
-    out = []
-    for spec in specs:
-        eng = get_engine(spec)
-        ok, why = engine_available(eng)
-        if not ok:
-            raise UserError(f"engine {eng.name} is not available here: {why}")
-        out.append(eng)
-    if len(out) == 2:
-        refuse_same_system(config.engine, config.vs, *out)
-    return out
-
-
 def _check(config: CasesConfig, lines: Sequence[PassLine]) -> int:
     if not config.ks or any(k < 1 for k in config.ks):
         raise UserError("-k must be at least 1")
@@ -133,11 +134,10 @@ def _check(config: CasesConfig, lines: Sequence[PassLine]) -> int:
         raise UserError(f"--depth {config.depth} is below a cutoff in use ({need}): raise --depth")
     if config.resume and config.out is None:
         raise UserError("--resume needs --out RUN_DIR (the run to continue)")
+    if config.slice_size is not None and config.slice_size < 1:
+        raise UserError("--slice must be at least 1 corpus (or leave it out)")
+    parse_executor(config.executor)
     return need
-
-
-def _corpus_record(c: Corpus) -> dict:
-    return {"name": c.name, "rev": c.rev, "hash": c.content_hash()}
 
 
 def _pass_report(lines: Sequence[PassLine], summary: dict) -> list[dict]:
@@ -152,38 +152,17 @@ def _finish(run: RunDir, units: list[dict], metrics: list[str], lines: Sequence[
     ok = [u for u in counted if u["status"] == "ok"]
     gaps = [u for u in units if u.get("known_gap") and u["status"] == "ok"]
     summary = summarise([u["figures"] for u in ok], metrics)
-    comparison = None
-    if len(engine_names) > 1 and ok:
-        comparison = {"engine": engine_names[0], "vs": engine_names[1], "seed": seed, "cases": len(ok),
-                      "metrics": compare([u["figures"] for u in ok], [u["vs"]["figures"] for u in ok], metrics, seed)}
     result = CasesResult(
         run_dir=run.path, summary=summary, known_gap_summary=summarise([u["figures"] for u in gaps], metrics),
-        cases=[{"name": u["id"], **{k: v for k, v in u.items() if k not in ("id", "timing")}} for u in units],
+        cases=[{"name": u["id"], **{k: v for k, v in u.items() if k not in ("id", "timing", "workers")}}
+               for u in units],
         pass_lines=_pass_report(lines, summary), failed=sum(1 for u in counted if u["status"] == "failed"),
-        comparison=comparison,
+        comparison=comparison(ok, metrics, seed, engine_names[0], counted="cases") if len(engine_names) > 1 else None,
     )
     if trec is not None:
-        _write_trec(Path(trec), units, engine_names)
+        write_trec(Path(trec), units, engine_names[0], engine_names[1] if len(engine_names) > 1 else None)
     run.finish("success", results=result.results(), headline=figures_headline(summary, metrics))
     return result
-
-
-def _write_trec(directory: Path, units: list[dict], engine_names: list[str]) -> None:
-    from ctxgauge.trec import encode_docno, write_qrels, write_run
-
-    ok = [u for u in units if u["status"] == "ok"]
-    directory.mkdir(parents=True, exist_ok=True)
-    qid = {u["id"]: encode_docno(u["id"]) for u in ok}
-    write_run(directory / "run.trec", {qid[u["id"]]: [h["path"] for h in u["ranking"]] for u in ok}, engine_names[0])
-    gaps = {u["id"]: set(u.get("coverage_gap") or ()) for u in ok}
-    # Any-of groups have no TREC form (qrels judge files, not groups): their members are written relevant.
-    write_qrels(directory / "qrels.txt", {
-        qid[u["id"]]: list(dict.fromkeys([p for p in u["expected"] if p not in gaps[u["id"]]]
-                                         + [p for g in u.get("expected_any_of", []) for p in g]))
-        for u in ok})
-    if len(engine_names) > 1:
-        write_run(directory / "run-vs.trec", {qid[u["id"]]: [h["path"] for h in u["vs"]["ranking"]] for u in ok},
-                  engine_names[1])
 
 
 def run_cases(case_file: CaseFile, config: CasesConfig, progress: Progress | None = None) -> CasesResult:
@@ -193,7 +172,7 @@ def run_cases(case_file: CaseFile, config: CasesConfig, progress: Progress | Non
     lines = _merge_lines(case_file.pass_lines, config.pass_lines)
     depth = max(config.depth, _check(config, lines))
     metrics = metric_names(config.ks, extra=[line.metric for line in lines])
-    engines = _engines(config)
+    engines = open_engines(config.engine, config.vs)
     corpora: dict[str, Corpus] = {}
     try:
         corpora = open_corpora(case_file)
@@ -201,8 +180,7 @@ def run_cases(case_file: CaseFile, config: CasesConfig, progress: Progress | Non
     finally:
         for corpus in corpora.values():
             corpus.close()
-        for eng in engines:
-            getattr(eng, "close", lambda: None)()
+        close_engines(engines)
 
 
 def _run(case_file: CaseFile, config: CasesConfig, corpora: dict[str, Corpus], engines: list[Any],
@@ -219,97 +197,119 @@ def _run(case_file: CaseFile, config: CasesConfig, corpora: dict[str, Corpus], e
     if config.missing_as_miss:
         spec["missing_as_miss"] = True
     out = Path(config.out) if config.out is not None else default_run_dir(SUITE)
-    units: dict[str, dict] = {}
     subject = Subject(dataset=case_file.source, systems=[e.name for e in engines])
-    with RunDir.start(out, suite=SUITE, suite_version=SUITE_VERSION, subject=subject, spec=spec,
-                      resume=config.resume) as run, \
-            tempfile.TemporaryDirectory(prefix="ctxgauge-cases-") as tmp:
-        done = 0
-        # Per (repository, engine): the index directory and the corpus it holds. The corpora of one
-        # repository are visited one after another, and each index moves from revision to revision by
-        # the files that changed (`update`, byte-identical to a fresh build by the engine contract).
-        indexes: dict[tuple[str, int], tuple[Path, Corpus]] = {}
-        current: tuple[str, list[Corpus]] = ("", [])  # the repository worked on, and its corpora so far
-        for n, (key, corpus) in enumerate(by_repository(corpora)):
-            repository = repository_of(key, corpus)
-            if current[0] != repository:
-                for done_with in current[1]:  # that repository is done: its `git cat-file` ends now
-                    done_with.close()
-                current = (repository, [])
-            current[1].append(corpus)
-            todo = [c for c in case_file.cases if c.corpus == key and not run.is_done(c.name)]
-            units.update({c.name: run.done[c.name] for c in case_file.cases
-                          if c.corpus == key and run.is_done(c.name)})
-            if not todo:
-                continue
-            built: list[tuple[Any, Path] | EngineError] = []
-            for i, eng in enumerate(engines):
-                built.append(broken if broken is not None else
-                             _index(indexes, repository, i, eng, corpus, Path(tmp) / f"{n}-{i}"))
-            for case in todo:
-                units[case.name] = _record(run, _one(case, corpus, built, metrics, depth,
-                                                     missing.get(case.name, ())))
-                done += 1
-                if progress is not None:
-                    progress(done, len(case_file.cases), case.name)
-        ordered = [units[c.name] for c in case_file.cases]
+    specs = [config.engine] + ([config.vs] if config.vs else [])
+    with open_executor(config.executor) as executor, \
+            RunDir.start(out, suite=SUITE, suite_version=SUITE_VERSION, subject=subject, spec=spec,
+                         resume=config.resume) as run:
+        batch = CasesBatch(run, case_file, corpora, engines, specs, depth, metrics, missing, broken, progress)
+        execute_many([batch], executor, config.slice_size)
+        ordered = [batch.units[c.name] for c in case_file.cases]
         return _finish(run, ordered, metrics, lines, config.seed, config.trec, [e.name for e in engines])
 
 
-def _index(indexes: dict, repo: str, i: int, eng: Any, corpus: Corpus, fresh_dir: Path) -> tuple[Any, Path] | EngineError:
-    """Engine `i`'s index of `corpus`: the repository's previous index updated by the changed files when
-    the engine can update, else a fresh build in `fresh_dir`."""
-    held = indexes.pop((repo, i), None)
-    try:
-        if held is not None and callable(getattr(eng, "update", None)):
-            out_dir, previous = held
-            call_engine("update", eng, eng.update, out_dir, corpus, previous.changes_to(corpus))
+@dataclass(frozen=True)
+class CaseQuery:
+    """A case as the retrieval pipeline asks it (a `LabelledCase`): the case and the expected files its
+    corpus does not have at all (with --missing-as-miss: they stay in the labels, so they are misses)."""
+
+    case: Case
+    missing: tuple[str, ...] = ()
+
+    @property
+    def id(self) -> str:
+        return self.case.name
+
+    @property
+    def request(self) -> str:
+        return self.case.query
+
+    def judge(self, corpus: Corpus) -> tuple[Labels, tuple[str, ...]]:
+        return self.case.labels(set(corpus.paths) | set(self.missing))
+
+
+def _where(key: str, corpus: Corpus) -> Where:
+    """Where a case's corpus is, for any worker: a git repository at the full commit the planner resolved
+    (its revisions one lineage an index moves along), or a directory as it is."""
+    source = str(Path(split_corpus(key)[0] if corpus.kind == "git" else key).resolve())
+    if corpus.kind == "git":
+        return Where(key=key, source=source, rev=corpus.rev, git=True, commit=True, name=corpus.name)
+    return Where(key=key, source=source, git=False, name=corpus.name)
+
+
+class CasesBatch(Batch):
+    """A cases file's run being recorded: the cases still to run, repository by repository, oldest revision
+    first, and each case's unit made from its engines' parts."""
+
+    def __init__(self, run: RunDir, case_file: CaseFile, corpora: dict[str, Corpus], engines: list[Any],
+                 specs: list[str], depth: int, metrics: list[str], missing: dict[str, tuple[str, ...]],
+                 broken: Exception | None, progress: Progress | None):
+        super().__init__(run, specs, depth, metrics)
+        self.case_file = case_file
+        self.engines = engines
+        self.by_key = corpora
+        self.progress = progress
+        self._records: dict[str, dict] = {}
+        self._done = 0
+        self.units.update({c.name: run.done[c.name] for c in case_file.cases if run.is_done(c.name)})
+        steps: list[Step] = []
+        for key, corpus in by_repository(corpora):
+            where = _where(key, corpus)
+            steps += [Step(CaseQuery(c, missing.get(c.name, ())), where) for c in case_file.cases
+                      if c.corpus == key and not run.is_done(c.name)]
+        if broken is not None:
+            # A failed identity: every case it would serve is recorded failed with why, no engine is run.
+            for step in steps:
+                q = step.case
+                labels_gap = q.judge(corpora[q.case.corpus])[1]
+                unit = {**self._fields(q, labels_gap), "status": "failed", "reason": str(broken), "figures": {},
+                        "ranking": []}
+                self.units[q.id] = record_unit(run, unit)
+                self.recorded(self.units[q.id])
+            steps = []
+        self.todo = steps
+
+    @property
+    def finished(self) -> bool:
+        return all(c.name in self.units for c in self.case_file.cases)
+
+    def live(self) -> str:
+        return share_live(self.engines, corpora=self.by_key)
+
+    def recorded(self, unit: dict) -> None:
+        self._done += 1
+        if self.progress is not None:
+            self.progress(self._done, len(self.case_file.cases), unit["id"])
+
+    def _record_of(self, key: str) -> dict:
+        if key not in self._records:
+            c = self.by_key[key]
+            self._records[key] = {"name": c.name, "rev": c.rev, "hash": c.content_hash()}
+        return self._records[key]
+
+    def _fields(self, q: CaseQuery, gap: Sequence[str]) -> dict:
+        case = q.case
+        unit: dict = {"id": case.name, "request": case.query, "corpus": self._record_of(case.corpus),
+                      "expected": list(case.expected), "coverage_gap": list(gap), "known_gap": case.known_gap}
+        if q.missing:
+            unit["missing"] = list(q.missing)
+        if case.any_of:
+            unit["expected_any_of"] = [list(g) for g in case.any_of]
+        return unit
+
+    def merge(self, step: Step, parts: Sequence[dict], workers: Sequence[str]) -> dict:
+        first = parts[0]
+        unit = self._fields(step.case, first["coverage_gap"])
+        failed = next((p for p in parts if p["status"] != "ok"), None)
+        if failed is not None:
+            unit.update(status="failed", reason=failed["reason"] or failed["status"], figures={}, ranking=[])
         else:
-            out_dir = fresh_dir
-            out_dir.mkdir()
-            # Cases only query their indexes, never read their bytes (no artifact is hashed here): an engine
-            # that can keep one in memory (bm25) skips writing it, and an update costs the changed files.
-            ask_defer_writes(eng, out_dir)
-            call_engine("build", eng, eng.build, corpus, out_dir)
-    except EngineError as exc:
-        return exc  # the index may be torn: the next corpus of this repository builds afresh
-    indexes[(repo, i)] = (out_dir, corpus)
-    return eng, out_dir
-
-
-def _one(case: Case, corpus: Corpus, built: list, metrics: list[str], depth: int,
-         missing: tuple[str, ...] = ()) -> dict:
-    # A missing expected file (with --missing-as-miss) stays in the labels: no ranking can hold it, so it is a miss.
-    labels, gap = case.labels(set(corpus.paths) | set(missing))
-    unit: dict = {"id": case.name, "request": case.query, "corpus": _corpus_record(corpus),
-                  "expected": list(case.expected), "coverage_gap": list(gap), "known_gap": case.known_gap}
-    if missing:
-        unit["missing"] = list(missing)
-    if case.any_of:
-        unit["expected_any_of"] = [list(g) for g in case.any_of]
-    results = []
-    for slot in built:
-        if isinstance(slot, EngineError):
-            return {**unit, "status": "failed", "reason": str(slot), "figures": {}, "ranking": []}
-        eng, out_dir = slot
-        try:
-            hits = checked_hits(call_engine("query", eng, eng.query, out_dir, case.query, depth), corpus, depth,
-                                eng.name)
-        except EngineError as exc:
-            return {**unit, "status": "failed", "reason": str(exc), "figures": {}, "ranking": []}
-        ranking = [h.to_dict() for h in hits]
-        results.append((eng.name, score([h.path for h in hits], labels, metrics), ranking))
-    unit.update(status="ok", reason=None, figures=results[0][1], ranking=results[0][2])
-    if len(results) > 1:
-        unit["vs"] = {"engine": results[1][0], "figures": results[1][1], "ranking": results[1][2]}
-    return unit
-
-
-def _record(run: RunDir, unit: dict) -> dict:
-    fields = dict(unit)
-    uid, status = fields.pop("id"), fields.pop("status")
-    return run.add_unit(uid, status, figures=fields.pop("figures", None), reason=fields.pop("reason", None),
-                        **fields)
+            unit.update(status="ok", reason=None, figures=first["figures"], ranking=first["ranking"])
+            if len(parts) > 1:
+                unit["vs"] = {"engine": parts[1]["engine"], "figures": parts[1]["figures"],
+                              "ranking": parts[1]["ranking"]}
+        unit["workers"] = list(workers)
+        return unit
 
 
 def score_external(qrels: str | Path, run_file: str | Path, config: CasesConfig) -> CasesResult:
@@ -340,9 +340,9 @@ def score_external(qrels: str | Path, run_file: str | Path, config: CasesConfig)
             ranking = rankings.get(qid, [])
             unit = {"id": qid, "status": "ok", "reason": None, "expected": sorted(relevant),
                     "coverage_gap": [], "known_gap": False, "ranked": qid in rankings,
-                    "figures": score(ranking, Labels(relevant), metrics),
+                    "figures": score_ranking(ranking, Labels(relevant), metrics),
                     "ranking": [{"path": p, "score": None} for p in ranking]}
-            units.append(run.done.get(qid) or _record(run, unit))
+            units.append(run.done.get(qid) or record_unit(run, unit))
         if not units:
             raise UserError(f"{Path(qrels).name}: no query has a relevant file (relevance > 0)")
         return _finish(run, units, metrics, lines, config.seed, config.trec, ["external"])

@@ -12,6 +12,7 @@ No path and no time is recorded (a fingerprint is published; time lives in the r
 from __future__ import annotations
 
 import os
+import secrets
 import shutil
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -41,6 +42,26 @@ def runtime_info() -> dict[str, Any]:
         "variables": {name: os.environ.get(name) for name in RUNTIME_VARIABLES},
         "cpus": os.cpu_count(),
     }
+
+
+RUN_NONCE = "fingerprint_nonce"
+"""The run record's `context` key holding 16 random hex digits drawn once when the run starts (a resumed run
+keeps them): with the run directory's name, the run id every fingerprint of the run records."""
+
+
+def new_run_nonce() -> str:
+    """16 random hex digits (`RUN_NONCE`): two machines running with the same `--out` name still name two runs."""
+    return secrets.token_hex(8)
+
+
+def fingerprint_run_id(record: Any) -> str:
+    """The run id a fingerprint records as `ctxgauge.runId`: `<run directory name>-<nonce>`. A run recorded
+    before the nonce existed has none; one is drawn then (its fingerprints are written once)."""
+    nonce = (record.context or {}).get(RUN_NONCE)
+    if not isinstance(nonce, str) or not nonce:
+        nonce = new_run_nonce()
+        record.context[RUN_NONCE] = nonce
+    return f"{record.run_id}-{nonce}"
 
 
 def fingerprint_file_names(engines: Sequence[str]) -> dict[str, str]:

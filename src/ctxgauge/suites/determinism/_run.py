@@ -35,7 +35,7 @@ from ctxgauge.records import RunDir, Subject, corpus_label, default_run_dir
 from ._config import DeterminismConfig
 from ._cross_machine import run_cross_machine
 from ._drift import run_drift
-from ._fingerprint import build_fingerprint, save_fingerprint
+from ._fingerprint import RUN_NONCE, build_fingerprint, fingerprint_run_id, new_run_nonce, save_fingerprint
 from ._levels import Flag, degenerate_flags
 from ._plan import Plan, make_plan
 from ._query import run_query
@@ -201,7 +201,7 @@ class _EngineRun:
                      else run_update(ws, self.plan.old_corpus, self.plan.update_why_not, base_hash, rankings))
         fp = build_fingerprint(getattr(engine, "name", self.spec), self.result.identity, ws.corpus, config.k,
                                base_hash, rankings, ws.queries,
-                               {"suite": SUITE})
+                               {"suite": SUITE, "runId": fingerprint_run_id(self.run.record)})
         record, shown = save_fingerprint(fp, self.plan.fingerprint_names[self.spec], self.run.path,
                                         config.fingerprint_dir)
         self.result.fingerprint_record, self.result.fingerprint_path = record, shown
@@ -256,7 +256,7 @@ def _measure(plan: Plan, config: DeterminismConfig, reporter: Steps, factory: Ca
     spec = plan.record_spec()
     subject = Subject(dataset=corpus_label(spec["corpus"]), systems=list(plan.engines))
     with RunDir.start(run_path, suite=SUITE, suite_version=SUITE_VERSION, subject=subject, spec=spec,
-                      resume=config.resume, context={"corpus": plan.corpus.summary()}) as run:
+                      resume=config.resume, context={"corpus": plan.corpus.summary(), RUN_NONCE: new_run_nonce()}) as run:
         reporter.total = _steps(plan)
         engines: dict[str, EngineResult] = {}
         with scratch_dir(Path(tempfile.mkdtemp(prefix="ctxgauge-determinism-"))) as scratch:

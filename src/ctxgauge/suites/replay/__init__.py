@@ -4,10 +4,12 @@
     result = replay(ReplayConfig(repo=Path("shelfd"), engine="bm25", vs="grep"))
     result.summary["recall@5"], result.comparison["metrics"]["recall@5"]["p_value"]
 
-A pipeline of named phases, one module each: plan (`_plan`: check inputs, choose commits with `_select`,
-label them with `_cases`), index and query (`_run`: oldest first, each index updated by the files that
-changed), score (`ctxgauge.metrics.scoring`), compare (`_compare`), report (`_report`), and record
-(`ctxgauge.records`, one unit per commit, as the run goes, so `resume` continues where a run stopped).
+A pipeline of named phases: plan (`_plan`: check inputs, choose commits with `_select`, label them with
+`_cases`), then the retrieval pipeline replay shares with cases (`ctxgauge.suites._retrieval`: index and
+query oldest first, each index updated by the files that changed, score, compare, TREC; `_run` says which
+commits are still to run and how a commit's parts make its unit), the regression gate (`_compare`), report
+(`_report`), and record (`ctxgauge.records`, one unit per commit, as the run goes, so `resume` continues
+where a run stopped).
 """
 
 from __future__ import annotations

@@ -52,6 +52,16 @@ class ReplayCase:
     """Whether any expected file is code (by extension): the code-vs-rest split of the report."""
 
     @property
+    def id(self) -> str:
+        """The unit id: the commit id (`LabelledCase` of the retrieval pipeline)."""
+        return self.sha
+
+    def judge(self, corpus: Corpus) -> tuple[Labels, tuple[str, ...]]:
+        """The labels scored against the parent's corpus and the coverage gap (see `label`)."""
+        labelled = label(self, corpus)
+        return labelled.labels, labelled.gap
+
+    @property
     def pack(self) -> tuple[str, ...]:
         """Every changed file that existed in the parent (expected and tests), for pack recall."""
         return tuple(sorted(set(self.expected) | set(self.tests), key=path_key))

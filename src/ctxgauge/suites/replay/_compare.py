@@ -1,4 +1,4 @@
-"""`--vs`: the paired comparison of two engines on the same commits, and `--baseline`: the regression gate.
+"""`--baseline`: the regression gate (and `comparison`, the retrieval pipeline's `--vs`, re-exported).
 
 Both read units only. A commit counts in a comparison when both sides scored it (a failed unit has no
 figures for either engine, so the two engines are always compared on exactly the same commits).
@@ -9,18 +9,10 @@ from __future__ import annotations
 from typing import Sequence
 
 from ctxgauge.errors import UserError
-from ctxgauge.metrics.scoring import compare, higher_is_better
+from ctxgauge.metrics.scoring import higher_is_better
+from ctxgauge.suites._retrieval import comparison
 
-
-def comparison(units: Sequence[dict], metrics: Sequence[str], seed: int, engine: str) -> dict | None:
-    """`{engine, vs, seed, metrics: {name: PairedComparison fields}}` over the ok units holding both
-    engines' figures; None when no unit does."""
-    paired = [u for u in units if u.get("status") == "ok" and "vs" in u]
-    if not paired:
-        return None
-    result = compare([u["figures"] for u in paired], [u["vs"]["figures"] for u in paired], metrics, seed)
-    return {"engine": engine, "vs": paired[0]["vs"]["engine"], "seed": seed, "commits": len(paired),
-            "metrics": result}
+__all__ = ["comparison", "gate"]
 
 
 def gate(units: Sequence[dict], baseline_units: Sequence[dict], metrics: Sequence[str], max_drop: float,

@@ -1,4 +1,5 @@
-"""Phase 5 of a replay, results: from every commit's unit to the run's results, TREC files and its end.
+"""Phase 5 of a replay, results: from every commit's unit to the run's results, TREC files (the retrieval
+pipeline's one writer) and its end.
 
 Everything here reads units only, so a resumed run's earlier units count exactly like new ones.
 """
@@ -8,28 +9,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from ctxgauge.records import RunDir, Subject, figures_headline
+from ctxgauge.suites._retrieval import write_trec
 from ctxgauge.suites.replay._compare import comparison, gate
 from ctxgauge.suites.replay._plan import SUITE, SUITE_VERSION, Plan
 from ctxgauge.suites.replay._report import (
     ReplayResult, by_kind, commit_entry, counts, skipped_counts, summary, vs_summary,
 )
-
-
-def write_trec(directory: Path, units: list[dict], engine: str, vs: str | None = None) -> list[Path]:
-    """Write `run.trec` (and `run-vs.trec` with --vs) and `qrels.txt` for the ok units: query id = sha,
-    relevant = expected files the corpus indexed (so trec_eval's recall equals ours)."""
-    from ctxgauge.trec import write_qrels, write_run
-
-    ok = [u for u in units if u.get("status") == "ok"]
-    directory.mkdir(parents=True, exist_ok=True)
-    written = [directory / "run.trec", directory / "qrels.txt"]
-    write_run(written[0], {u["id"]: [h["path"] for h in u["ranking"]] for u in ok}, engine)
-    gaps = {u["id"]: set(u.get("coverage_gap") or ()) for u in ok}
-    write_qrels(written[1], {u["id"]: [p for p in u["expected"] if p not in gaps[u["id"]]] for u in ok})
-    if vs is not None:
-        written.append(directory / "run-vs.trec")
-        write_run(written[2], {u["id"]: [h["path"] for h in u["vs"]["ranking"]] for u in ok if "vs" in u}, vs)
-    return written
 
 
 def start_run(p: Plan, out: Path, resume: bool, context: dict | None = None) -> RunDir:

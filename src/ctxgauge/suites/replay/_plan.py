@@ -12,11 +12,12 @@ from pathlib import Path
 from typing import Any
 
 from ctxgauge.corpus import repo_name
-from ctxgauge.engines import ask_identity, engine_available, get_engine, refuse_own_tree, refuse_same_system
+from ctxgauge.engines import ask_identity, refuse_own_tree
 from ctxgauge.errors import UserError
 from ctxgauge.executors import parse_executor
 from ctxgauge.git import Repo
 from ctxgauge.metrics.scoring import metric_names
+from ctxgauge.suites._retrieval import close_engines, open_engines
 from ctxgauge.suites.replay._select import Selection, select_commits
 
 SUITE = "replay"
@@ -89,20 +90,8 @@ class Plan:
 
     def close(self) -> None:
         """End the engines' processes and the repository's blob reader."""
-        for eng in self.engines:
-            close = getattr(eng, "close", None)
-            if callable(close):
-                close()
+        close_engines(self.engines)
         self.repo.close()
-
-
-def _load_engine(spec: str) -> Any:
-    eng = get_engine(spec)
-    ok, why = engine_available(eng)
-    if not ok:
-        raise UserError(f"engine {eng.name} is not available here: {why}")
-    refuse_own_tree(eng, "replay")
-    return eng
 
 
 def _check(config: ReplayConfig) -> None:
@@ -156,10 +145,13 @@ def plan(config: ReplayConfig) -> Plan:
     repo = Repo(config.repo)
     try:
         head = repo.resolve(config.rev)
-        engines = [_load_engine(config.engine)]
-        if config.vs is not None:
-            engines.append(_load_engine(config.vs))
-            refuse_same_system(config.engine, config.vs, *engines)
+        engines = open_engines(config.engine, config.vs)
+        try:
+            for eng in engines:  # a server serving its own tree cannot follow the commits (`mcp` url= alone)
+                refuse_own_tree(eng, "replay")
+        except BaseException:
+            close_engines(engines)
+            raise
         _check_since(repo, config.since)
         selection = select_commits(repo, head, commits=config.commits, max_files=config.max_files,
                                    since=config.since)
@@ -193,5 +185,7 @@ def plan(config: ReplayConfig) -> Plan:
         "since": config.since,
         "seed": config.seed,
         "metrics": metrics,
+        # Only for a folder inside a work tree (docs/replay.md, "SOURCE"): a whole repository's spec is unchanged.
+        **({"subtree": repo.location.prefix} if repo.location.prefix else {}),
     }
     return Plan(config, repo, head, engines, selection, metrics, baseline, baseline_id, spec, failure)

@@ -1,11 +1,13 @@
-"""Phases 2 to 4 of a replay: hand the commits to an executor as units, merge what comes back, record.
+"""Phases 2 to 4 of a replay: its commits as a source of labelled cases for the retrieval pipeline.
 
-The work is cut into units (`_units.SliceTask`: one engine x one slice of consecutive commits, oldest
-first), run by the executor, and handed back in a fixed order; each engine's index moves forward from one
-commit's parent to the next by the files that changed (`Engine.update` with `Corpus.changes_to`). A fresh
-build happens at the start of each slice, after a failed engine call, and when a resumed run continues.
-Each commit's parts (one per engine) are merged here into its unit and recorded, so the records are the
-same whatever the executor, the number of workers or the slice size (tested unit for unit).
+The pipeline (`ctxgauge.suites._retrieval`) cuts the work into units (one engine x one slice of
+consecutive commits, oldest first), runs them on the executor and hands their parts back in a fixed order;
+each engine's index moves forward from one commit's parent to the next by the files that changed
+(`Engine.update` with `Corpus.changes_to`). A fresh build happens at the start of each slice, after a
+failed engine call, and when a resumed run continues. What is replay's own is here: which commits are
+still to run (oldest first, each corpus its parent's tree), and how a commit's parts (one per engine) make
+its unit, so the records are the same whatever the executor, the number of workers or the slice size
+(tested unit for unit).
 
 A unit per commit, `id` = sha, status `ok` (scored), `failed` (an engine call failed: `reason` says how;
 left out of every mean) or `skipped` (reason `missing-object`, or any selection reason). Fields of an
@@ -28,25 +30,18 @@ ok or failed unit, besides the records' own (id, status, reason, figures, timing
 
 from __future__ import annotations
 
-import math
-from typing import Callable, Sequence
+from typing import Sequence
 
 from ctxgauge.executors import Executor, InlineExecutor
 from ctxgauge.records import RunDir
 from ctxgauge.suites._progress import Progress
+from ctxgauge.suites._retrieval import Batch, Step, Where, auto_slice, execute_many, record_unit, share_live
 from ctxgauge.suites.replay._cases import ReplayCase
 from ctxgauge.suites.replay._plan import Plan
-from ctxgauge.suites.replay._units import SliceTask, drop_live, run_slice, share_live, slices
+
+__all__ = ["RepoRun", "auto_slice", "execute", "execute_many", "failed_unit", "merge"]
 
 # progress(commits done, commits in the plan, short sha), the one protocol of suites/_progress.py
-
-
-def auto_slice(commits: int, workers: int) -> int | None:
-    """Commits per slice when none is asked for: one slice with one worker (one build, no waste); with
-    more, enough slices that every worker gets about two (a fresh build per slice is their price)."""
-    if workers <= 1 or commits <= 1:
-        return None
-    return max(1, math.ceil(commits / (2 * workers)))
 
 
 def _skipped_unit(case_or_sha: ReplayCase | str, reason: str) -> dict:
@@ -90,31 +85,30 @@ def merge(case: ReplayCase, parts: Sequence[dict], workers: Sequence[str]) -> di
     return unit
 
 
-class RepoRun:
+class RepoRun(Batch):
     """One repository's replay being recorded: its plan, its run directory, and the commits in flight."""
 
     def __init__(self, plan: Plan, run: RunDir, progress: Progress | None = None):
+        specs = [plan.config.engine] + ([plan.config.vs] if plan.config.vs is not None else [])
+        super().__init__(run, specs, plan.config.depth, plan.metrics)
         self.plan = plan
-        self.run = run
         self.progress = progress
-        self.units: dict[str, dict] = {}
         for sha, reason in plan.selection.skipped:
-            self.units[sha] = run.done.get(sha) or _record(run, _skipped_unit(sha, reason))
+            self.units[sha] = run.done.get(sha) or record_unit(run, _skipped_unit(sha, reason))
         self.cases = list(reversed(plan.selection.eligible))  # oldest first: each index moves forward by a diff
-        self.todo = [c for c in self.cases if not run.is_done(c.sha)]
-        self._by_sha = {c.sha: c for c in self.todo}
-        self._parts: dict[str, dict[int, tuple[dict, str]]] = {}
-        self._live = ""
+        todo = [c for c in self.cases if not run.is_done(c.sha)]
         for c in self.cases:
             if run.is_done(c.sha):
                 self.units[c.sha] = run.done[c.sha]
                 self._tick(c.sha)
         if plan.failure is not None:
             # An engine that cannot be measured at all serves no commit: each is recorded failed with why.
-            for c in self.todo:
-                self.units[c.sha] = _record(run, failed_unit(c, plan.failure))
+            for c in todo:
+                self.units[c.sha] = record_unit(run, failed_unit(c, plan.failure))
                 self._tick(c.sha)
-            self.todo = []
+            todo = []
+        self._source = str(plan.repo.path.resolve())
+        self.todo = [Step(c, Where(key=c.parent, source=self._source, rev=c.parent, commit=True)) for c in todo]
 
     def _tick(self, sha: str) -> None:
         if self.progress is not None:
@@ -126,70 +120,19 @@ class RepoRun:
         """Whether every selected commit has its unit."""
         return all(c.sha in self.units for c in self.cases)
 
-    def tasks(self, slice_size: int | None, executor: Executor) -> list[SliceTask]:
-        """The units of work still to run: for each slice, one task per engine (measured engine first), so
-        in item order a commit's last part arrives with its slice's last engine."""
-        p = self.plan
-        if isinstance(executor, InlineExecutor) and not self._live:
-            self._live = share_live(p.repo, p.engines)
-        specs = [p.config.engine] + ([p.config.vs] if p.config.vs is not None else [])
-        repo = str(p.repo.path.resolve())
-        return [SliceTask(repo=repo, engine=spec, role=role, cases=chunk, depth=p.config.depth,
-                          metrics=tuple(p.metrics), live=self._live)
-                for chunk in slices(self.todo, slice_size) for role, spec in enumerate(specs)]
+    def live(self) -> str:
+        return share_live(self.plan.engines, repos={self._source: self.plan.repo})
 
-    def take(self, part: dict, worker: str) -> None:
-        """Merge one engine part; record the commit's unit once every engine's part is in."""
-        sha = part["sha"]
-        got = self._parts.setdefault(sha, {})
-        got[part["role"]] = (part, worker)
-        if len(got) < len(self.plan.engines):
-            return
-        del self._parts[sha]
-        ordered = [got[r] for r in sorted(got)]
-        unit = merge(self._by_sha[sha], [p for p, _ in ordered], [w for _, w in ordered])
-        self.units[sha] = _record(self.run, unit)
-        self._tick(sha)
+    def merge(self, step: Step, parts: Sequence[dict], workers: Sequence[str]) -> dict:
+        return merge(step.case, parts, workers)
+
+    def recorded(self, unit: dict) -> None:
+        self._tick(unit["id"])
 
     def ordered_units(self) -> list[dict]:
         """Every unit, newest eligible commit first, then the skipped ones (the selection's order)."""
         sel = self.plan.selection
         return [self.units[c.sha] for c in sel.eligible] + [self.units[sha] for sha, _ in sel.skipped]
-
-    def close(self) -> None:
-        if self._live:
-            drop_live(self._live)
-            self._live = ""
-
-
-def execute_many(runs: Sequence[RepoRun], executor: Executor, slice_size: int | None = None,
-                 on_finished: Callable[[RepoRun], None] | None = None) -> None:
-    """Run the remaining commits of every repository through one executor (so the workers stay busy across
-    repositories); `on_finished(run)` as soon as a repository's last commit is recorded."""
-    if slice_size is None:
-        slice_size = auto_slice(sum(len(r.todo) for r in runs), executor.workers)
-    items: list[SliceTask] = []
-    owner: list[RepoRun] = []
-    for r in runs:
-        for task in r.tasks(slice_size, executor):
-            items.append(task)
-            owner.append(r)
-    pending = [r for r in runs]
-    try:
-        for r in [r for r in pending if r.finished]:
-            pending.remove(r)
-            if on_finished is not None:
-                on_finished(r)
-        for part in executor.map(run_slice, items):
-            r = owner[part.item]
-            r.take(part.value, part.worker)
-            if r in pending and r.finished:
-                pending.remove(r)
-                if on_finished is not None:
-                    on_finished(r)
-    finally:
-        for r in runs:
-            r.close()
 
 
 def execute(plan: Plan, run: RunDir, progress: Progress | None = None, executor: Executor | None = None,
@@ -198,10 +141,3 @@ def execute(plan: Plan, run: RunDir, progress: Progress | None = None, executor:
     r = RepoRun(plan, run, progress)
     execute_many([r], executor or InlineExecutor(), slice_size)
     return r.ordered_units()
-
-
-def _record(run: RunDir, unit: dict) -> dict:
-    fields = dict(unit)
-    uid, status = fields.pop("id"), fields.pop("status")
-    return run.add_unit(uid, status, figures=fields.pop("figures", None), reason=fields.pop("reason", None),
-                        timing=fields.pop("timing", None), **fields)

@@ -13,6 +13,7 @@ live in `ctxgauge.suites._requests`, since default requests skip the same commit
 | skip-ci | `[skip ci]`, `[ci skip]`, `[no ci]`, `[skip actions]` or `***NO_CI***` in the subject |
 | empty-request | nothing left of the subject once cleaned (e.g. only an emoji) |
 | no-expected-file | it only added files, or changed only tests and changelog-like files |
+| outside-subtree | REPO is a folder inside a work tree (the subtree replayed) and every expected file lies outside it |
 | too-many-files | more expected files than `max_files` (a sweep, not a request) |
 | repeated-subject | an eligible newer commit made the same request (compared case- and blank-insensitively), so a re-landed change counts once, as its newest landing |
 | missing-object | decided while replaying: the parent's tree or one of its blobs is not in the repository |
@@ -31,7 +32,7 @@ from ctxgauge.suites._requests import is_bot, is_release
 from ctxgauge.suites.replay._cases import ReplayCase, case_from_commit
 
 SKIP_REASONS = ("root", "merge", "bot", "release", "skip-ci", "empty-request", "no-expected-file",
-                "too-many-files", "repeated-subject", "missing-object")
+                "outside-subtree", "too-many-files", "repeated-subject", "missing-object")
 """Every reason a walked commit is not replayed, in the order the rules are tried."""
 
 SKIP_CI = re.compile(r"\[(?:skip ci|ci skip|no ci|skip actions|actions skip|skip-ci)\]|\*\*\*no_ci\*\*\*", re.I)
@@ -43,7 +44,7 @@ def request_key(request: str) -> str:
     return " ".join(request.casefold().split())
 
 
-def skip_reason(commit: Commit, case: ReplayCase, max_files: int) -> str | None:
+def skip_reason(commit: Commit, case: ReplayCase, max_files: int, subtree: str = "") -> str | None:
     """The first rule of the table that excludes `commit`, or None (repeated subjects are decided by the
     walk, which knows what came before)."""
     if not commit.parents:
@@ -60,6 +61,8 @@ def skip_reason(commit: Commit, case: ReplayCase, max_files: int) -> str | None:
         return "empty-request"
     if not case.expected:
         return "no-expected-file"
+    if subtree and not any(p.startswith(subtree + "/") for p in case.expected):
+        return "outside-subtree"
     if len(case.expected) > max_files:
         return "too-many-files"
     return None
@@ -84,7 +87,7 @@ class Selection:
         return out
 
 
-def select_from_log(log: Sequence[Commit], *, commits: int | None, max_files: int) -> Selection:
+def select_from_log(log: Sequence[Commit], *, commits: int | None, max_files: int, subtree: str = "") -> Selection:
     """Pure selection over commits in rev-list order (newest first); see the module's table."""
     eligible: list[ReplayCase] = []
     skipped: list[tuple[str, str]] = []
@@ -95,7 +98,7 @@ def select_from_log(log: Sequence[Commit], *, commits: int | None, max_files: in
             break
         walked += 1
         case = case_from_commit(commit)
-        reason = skip_reason(commit, case, max_files)
+        reason = skip_reason(commit, case, max_files, subtree)
         if reason is None and request_key(case.request) in seen:
             reason = "repeated-subject"
         if reason is None:
@@ -108,11 +111,13 @@ def select_from_log(log: Sequence[Commit], *, commits: int | None, max_files: in
 
 def select_commits(repo: Repo, rev: str, *, commits: int | None, max_files: int,
                    since: str | None = None) -> Selection:
-    """Walk the ancestors of `rev` and select the `commits` newest eligible ones (all when None)."""
+    """Walk the ancestors of `rev` and select the `commits` newest eligible ones (all when None); a repository
+    opened at a folder inside its work tree replays that subtree (`outside-subtree`)."""
+    subtree = repo.location.prefix.strip("/")
     window = None if commits is None else max(4 * commits, 200)
     while True:
         log = repo.log(rev, max_count=window, since=since)
-        selection = select_from_log(log, commits=commits, max_files=max_files)
+        selection = select_from_log(log, commits=commits, max_files=max_files, subtree=subtree)
         if window is None or len(log) < window or len(selection.eligible) >= (commits or 0):
             return selection
         window *= 4

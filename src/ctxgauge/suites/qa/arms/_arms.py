@@ -24,8 +24,10 @@ from pathlib import Path
 from ctxgauge.engines import ask_identity, call_engine, checked_hits
 from ctxgauge.corpus import Corpus
 from ctxgauge.engines import Hit, canonical_spec, engine_available, get_engine, parse_spec
+from ctxgauge._redact import redact
 from ctxgauge.errors import EngineError, UserError
 from ctxgauge.providers import ToolCall, ToolSpec, Usage
+from ctxgauge.records import SecretScanner
 
 ARM_KINDS = ("none", "context", "tool", "command")
 DEFAULT_K = 5
@@ -197,6 +199,10 @@ def run_command(command: str, prompt: str, *, cwd: Path | None, env: dict[str, s
         raise UserError(f"command arm: program not found: {shlex.split(command)[0]!r}") from None
     except subprocess.TimeoutExpired:
         raise EngineError(f"command {command!r} timed out after {timeout:g}s") from None
+    # The harness runs with this environment, keys included, and may echo one: its output is redacted with
+    # the values the export's scan would stop on, before any answer file, unit or message holds it.
+    secrets = [value for _, value in SecretScanner.from_environment({**os.environ, **env}).env_secrets]
+    proc.stdout, proc.stderr = redact(proc.stdout, secrets), redact(proc.stderr, secrets)
     if proc.returncode != 0:
         tail = " ".join(proc.stderr.split())[-200:]
         raise EngineError(f"command {command!r} exited with {proc.returncode}: {tail}")

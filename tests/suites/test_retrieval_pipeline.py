@@ -1,0 +1,142 @@
+"""One retrieval pipeline for replay and cases (issue 35 item 3).
+
+Replay on the bundled sample and cases on the committed SWE-bench-style fixture, run by today's code
+through the shared pipeline, equal the records 5d251ae wrote (`tests/records/fixtures/v2/`, made by the
+commands of its README) unit for unit and result for result (timing, workers and provenance aside);
+`ctxgauge cases FILE --executor dask-local:2` equals `--executor local` unit for unit, also when its
+client is SIGKILLed mid-run and resumed on a new cluster; and no function of suites/replay or
+suites/cases indexes, queries, scores, compares or writes TREC any more.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import signal
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+import ctxgauge
+from ctxgauge.records import comparable_unit, read_run, read_units
+from ctxgauge.suites.cases import CasesConfig, load_swebench, run_cases
+from ctxgauge.suites.replay import ReplayConfig, replay
+
+FIXTURES = Path(__file__).parents[1] / "records" / "fixtures"
+V2, INPUTS = FIXTURES / "v2", FIXTURES / "v2-inputs"
+SUITES = Path(ctxgauge.__file__).parent / "suites"
+
+
+def _units(run_dir: Path) -> list[dict]:
+    return [comparable_unit(u) for u in read_units(run_dir)]
+
+
+def _assert_equal_records(run_dir: Path, reference: Path) -> None:
+    assert read_run(run_dir).status == "success"
+    assert _units(run_dir) == _units(reference)
+    assert read_run(run_dir).results == read_run(reference).results
+
+
+@pytest.fixture(scope="module")
+def swebench(tmp_path_factory) -> Path:
+    """The fixture's working folder as make_fixtures.sh lays it out: swebench.jsonl, repos/acme__{widgets,gadgets}."""
+    work = tmp_path_factory.mktemp("v2-inputs")
+    (work / "swebench.jsonl").write_bytes((INPUTS / "swebench.jsonl").read_bytes())
+    for name in ("widgets", "gadgets"):
+        subprocess.run(["git", "-c", "init.defaultBranch=main", "clone", "-q", str(INPUTS / f"{name}.bundle"),
+                        str(work / "repos" / f"acme__{name}")], check=True)
+    return work
+
+
+@pytest.mark.parametrize("run, engine, vs", [("replay", "bm25", None), ("replay-vs", "grep", "bm25")])
+def test_replay_on_the_sample_equals_the_v2_records(tmp_path, sample_repo, run, engine, vs):
+    result = replay(ReplayConfig(repo=sample_repo, engine=engine, vs=vs, ks=(5,), depth=5, commits=4,
+                                 out=tmp_path / run))
+    _assert_equal_records(result.run_dir, V2 / run)
+
+
+def test_cases_on_the_swebench_fixture_equal_the_v2_records(tmp_path, swebench):
+    case_file, _ = load_swebench(swebench / "swebench.jsonl", swebench / "repos")
+    result = run_cases(case_file, CasesConfig(engine="grep", vs="bm25", ks=(5,), depth=5, out=tmp_path / "run"))
+    _assert_equal_records(result.run_dir, V2 / "cases-swebench")
+    # The four base commits of two repositories: one index per engine per repository moved between them.
+    assert {u["corpus"]["name"] for u in _units(result.run_dir)} == {"acme__widgets", "acme__gadgets"}
+
+
+@pytest.mark.parametrize("size", [1, 3])
+def test_sliced_cases_equal_the_v2_records(tmp_path, swebench, size):
+    case_file, _ = load_swebench(swebench / "swebench.jsonl", swebench / "repos")
+    result = run_cases(case_file, CasesConfig(engine="grep", vs="bm25", ks=(5,), depth=5, out=tmp_path / "run",
+                                              slice_size=size))
+    _assert_equal_records(result.run_dir, V2 / "cases-swebench")
+
+
+# -- cases --executor, through the CLI -----------------------------------------------------------------------
+
+def _cases(swebench: Path, out: Path, *extra: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    cmd = [sys.executable, "-m", "ctxgauge", "cases", "swebench.jsonl", "--repos", "repos", "--engine", "grep",
+           "--vs", "bm25", "-k", "5", "--depth", "5", "--out", str(out), *extra]
+    scratch = out.parent / "tmp"  # a SIGKILLed run cannot remove its temporary directories
+    scratch.mkdir(exist_ok=True)
+    return subprocess.run(cmd, cwd=swebench, capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "TMPDIR": str(scratch), **(env or {})})
+
+
+def _workers(run_dir: Path) -> set[str]:
+    return {w for u in read_units(run_dir) for w in u.to_json().get("workers", [])}
+
+
+def test_cases_on_a_dask_local_cluster_equal_local_after_a_sigkill_and_resume(tmp_path, swebench):
+    pytest.importorskip("distributed")
+    local = _cases(swebench, tmp_path / "local", "--executor", "local")
+    assert local.returncode == 0, local.stderr[-2000:]
+    assert _workers(tmp_path / "local") == {"local/main"}
+    _assert_equal_records(tmp_path / "local", V2 / "cases-swebench")
+
+    dask = _cases(swebench, tmp_path / "dask", "--executor", "dask-local:2")
+    assert dask.returncode == 0, dask.stderr[-2000:]
+    _assert_equal_records(tmp_path / "dask", tmp_path / "local")
+    workers = _workers(tmp_path / "dask")
+    assert len(workers) == 2 and all(w.startswith("dask/tcp://") for w in workers)
+
+    # The client killed right after its second unit is written, then resumed on a new cluster.
+    killed = _cases(swebench, tmp_path / "killed", "--executor", "dask-local:2",
+                    env={"CTXGAUGE_KILL_AT": "write-after/units.jsonl@2"})
+    assert killed.returncode == -signal.SIGKILL, killed.stderr[-2000:]
+    assert read_run(tmp_path / "killed").status == "started"
+    assert len(read_units(tmp_path / "killed")) == 2
+    resumed = _cases(swebench, tmp_path / "killed", "--executor", "dask-local:2", "--resume")
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    _assert_equal_records(tmp_path / "killed", tmp_path / "local")
+    lines = [json.loads(x) for x in (tmp_path / "killed" / "units.jsonl").read_text().splitlines() if x.strip()]
+    assert max(Counter(u["id"] for u in lines).values()) == 1, "a unit was recorded twice"
+
+
+def test_a_bad_executor_is_refused_before_anything_is_written(tmp_path, swebench):
+    done = _cases(swebench, tmp_path / "run", "--executor", "local:x")
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "--executor" in done.stderr and not (tmp_path / "run").exists()
+
+
+# -- the pipeline exists once --------------------------------------------------------------------------------
+
+# What only the pipeline does: open an engine from its spec, index, query, score, compare, write TREC files.
+_PIPELINE_CALLS = {"get_engine", "engine_available", "ask_defer_writes", "call_engine", "checked_hits", "score",
+                   "compare", "paired_comparison", "write_run", "write_qrels", "encode_docno", "run_slice"}
+
+
+def test_no_function_of_replay_or_cases_indexes_queries_scores_compares_or_writes_trec():
+    found = []
+    for suite in ("replay", "cases"):
+        for path in sorted((SUITES / suite).glob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.Call):
+                    f = node.func
+                    name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else ""
+                    if name in _PIPELINE_CALLS or (isinstance(f, ast.Attribute) and name in ("build", "query")):
+                        found.append(f"{path.relative_to(SUITES)}:{node.lineno} {name}")
+    assert found == []
