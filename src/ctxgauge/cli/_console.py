@@ -7,20 +7,43 @@ here they are escaped at the last step, in the text of every segment Rich writes
 line it came from (`_text.terminal_text`). Rich's own segments (styles, cursor moves, a live bar's redraw)
 carry their escapes in the style or as control segments, which pass unchanged: ctxgauge's markup still colours,
 data never does.
+
+Its width, for stdout: a terminal's width when stdout is one; `COLUMNS` when it is set (the width a user or a
+script declares); and otherwise (a pipe, a file, a CI log) no width at all, so no line is ever wrapped or cut
+and every table is drawn at its natural width (`report._fit`). Rich alone assumes 80 columns there, or takes
+the width of whatever terminal stdin or stderr happens to be.
 """
 
 from __future__ import annotations
 
 from typing import Iterable
 
-from rich.console import Console
+from rich.console import Console, ConsoleDimensions
 from rich.segment import Segment
 
 from ctxgauge.cli._text import terminal_text
 
 
+UNBOUNDED = 100_000
+"""The width stdout lays out for without a terminal and without COLUMNS: no limit in practice."""
+
+
 class SafeConsole(Console):
-    """A Rich console whose data text is passed through `terminal_text` just before it is written."""
+    """A Rich console whose data text is passed through `terminal_text` just before it is written, and whose
+    stdout has no width limit without a terminal and without COLUMNS (the module docstring)."""
+
+    @property
+    def size(self) -> ConsoleDimensions:
+        dims = super().size
+        isatty = getattr(self.file, "isatty", None)
+        if (not self.stderr and self._width is None and not self._environ.get("COLUMNS", "").isdigit()
+                and not (isatty and isatty())):
+            return ConsoleDimensions(UNBOUNDED, dims.height)
+        return dims
+
+    @size.setter
+    def size(self, new_size: tuple[int, int]) -> None:
+        Console.size.fset(self, new_size)  # type: ignore[attr-defined]
 
     def _render_buffer(self, buffer: Iterable[Segment]) -> str:
         # Rich's one funnel from segments to the characters written (print, log, Live and progress all pass

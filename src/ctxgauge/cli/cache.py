@@ -45,15 +45,13 @@ def show(json_out: bool = typer.Option(False, "--json", help="Print JSON: {dir, 
         print_json({"dir": str(store.root), "max_bytes": store.max_bytes, "bytes": total, "entries": entries,
                     "stages": [u.to_json() for u in usage]})
         return
-    from rich.table import Table
+    from ctxgauge.report._fit import WHOLE, Col, Fitted
 
-    console.print(f"work cache {plain(store.root)}: {entries} entries, {_size(total)} of {_size(store.max_bytes)}",
-                  soft_wrap=True)
+    # Wrapped between words at a terminal's width (the directory stays whole), not at all without one.
+    console.print(f"work cache {plain(store.root)}: {entries} entries, {_size(total)} of {_size(store.max_bytes)}")
     if usage:
-        table = Table("stage", "key", "entries", "size")
-        for u in usage:
-            table.add_row(plain(u.name), plain(u.key[:12]), str(u.entries), _size(u.bytes))
-        console.print(table)
+        cols = [Col("stage", WHOLE), Col("key", WHOLE), Col("entries", WHOLE, right=True), Col("size", WHOLE, right=True)]
+        console.print(Fitted(cols, [[plain(u.name), plain(u.key[:12]), str(u.entries), _size(u.bytes)] for u in usage]))
 
 
 @cache_app.command("prune")

@@ -59,14 +59,13 @@ def check(
     if json_out:
         print_json({**report.to_dict(), **({"tools": tools} if tools else {})})
     else:
-        from rich.table import Table
+        from ctxgauge.report._fit import FREE, WHOLE, Col, Fitted
 
         # The engine spec and each detail (an engine's own error message) are user text: `plain`.
-        table = Table("check", "result", "detail", title=f"contract of {plain(report.engine)}")
         colour = {"pass": "green", "fail": "red", "skip": "yellow"}
-        for c in report.checks:
-            table.add_row(plain(c.name), f"[{colour[c.status]}]{c.status}[/]", plain(c.detail))
-        console.print(table)
+        rows = [[plain(c.name), f"[{colour[c.status]}]{c.status}[/]", plain(c.detail)] for c in report.checks]
+        console.print(Fitted([Col("check", WHOLE), Col("result", WHOLE), Col("detail", FREE)], rows,
+                             title=f"contract of {plain(report.engine)}"))
         if tools:
             used = ", ".join(f"{k}={v}" for k, v in tools["used"].items() if v)
             console.print(f"tools found: {plain(', '.join(tools['found']))}; used: {plain(used)}")

@@ -38,7 +38,7 @@ def demo(
 
 
 def _print(result) -> None:
-    from rich.table import Table
+    from ctxgauge.report._fit import WHOLE, WORDS, Col, Fitted
 
     if result.skipped:
         for name, why in result.skipped.items():
@@ -46,17 +46,17 @@ def _print(result) -> None:
     from ctxgauge.metrics.scoring import headline_metrics
 
     shown = headline_metrics(dict.fromkeys(m for s in result.replay.values() for m in s))
-    table = Table("engine", *shown, "CTL", "drift",
-                  title="bundled sample (shelfd): replay of its own commits, and determinism")
+    cols = [Col("engine", WHOLE), *(Col(m, WHOLE, right=True) for m in shown), Col("CTL", WORDS), Col("drift", WORDS)]
+    table = []
     for name, s in result.replay.items():
         det = result.determinism.get(name, {})
         level = det.get("level")
         drift = det.get("drift") or {}
-        table.add_row(plain(name), *(f"{s.get(m):.3f}" if isinstance(s.get(m), (int, float)) else "-"
-                              for m in shown),
+        table.append([plain(name), *(f"{s.get(m):.3f}" if isinstance(s.get(m), (int, float)) else "-"
+                                     for m in shown),
                       "not measured" if not det else (f"CTL {level}" if level is not None else "not measured"),
-                      ", ".join(f"{k} {v:.3f}" for k, v in drift.items()) or "-")
-    console.print(table)
+                      ", ".join(f"{k} {v:.3f}" for k, v in drift.items()) or "-"])
+    console.print(Fitted(cols, table, title="bundled sample (shelfd): replay of its own commits, and determinism"))
     if result.best_two and result.comparison:
         a, b = result.best_two
         for name in shown:

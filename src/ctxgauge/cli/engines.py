@@ -19,11 +19,12 @@ def engines(json_out: bool = typer.Option(False, "--json", help="Print JSON: {en
     if json_out:
         print_json({"engines": [i.to_dict() for i in infos]})
         return
-    from rich.table import Table
+    from ctxgauge.report._fit import FREE, WHOLE, Col, Fitted
 
-    table = Table("engine", "origin", "available", "identity / reason")
-    for i in infos:
-        ident = i.identity["id"][:19] + "…" if i.identity else (i.reason or "")
-        # Names, origins and reasons may come from installed plugins: user text, through `plain`.
-        table.add_row(plain(i.name), plain(i.origin), "[green]yes[/]" if i.available else "[red]no[/]", plain(ident))
-    console.print(table)
+    # The identity id whole (a narrow terminal leaves the column out, --json has it); the reason is free text.
+    cols = [Col("engine", WHOLE), Col("origin", WHOLE, drop=2), Col("available", WHOLE),
+            Col("identity", WHOLE, drop=1), Col("reason", FREE)]
+    # Names, origins and reasons may come from installed plugins: user text, through `plain`.
+    rows = [[plain(i.name), plain(i.origin), "[green]yes[/]" if i.available else "[red]no[/]",
+             plain(i.identity["id"] if i.identity else "-"), plain(i.reason or "")] for i in infos]
+    console.print(Fitted(cols, rows))

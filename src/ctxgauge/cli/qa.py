@@ -31,9 +31,12 @@ def _money(x: float | None) -> str:
 
 def _print_summary(result: dict, title: str) -> None:
     from rich.markup import escape
-    from rich.table import Table
 
-    table = Table("arm", "status", "passed", "accuracy", "hit rate", "tokens", "cost", title=title)
+    from ctxgauge.report._fit import WHOLE, WORDS, Col, Fitted
+
+    cols = [Col("arm", WHOLE), Col("status", WHOLE), Col("passed", WORDS, right=True),
+            *(Col(name, WHOLE, right=True) for name in ("accuracy", "hit rate", "tokens", "cost"))]
+    table = []
     for arm, s in result["summary"].items():
         t = s["tokens"]
         passed = f"{s['passed']}/{s['questions']}"
@@ -41,9 +44,9 @@ def _print_summary(result: dict, title: str) -> None:
         score = _pct(s["accuracy"]) if s.get("mean_score") is None or s["accuracy"] is not None \
             else f"{s['mean_score']:.1f}/100"
         tokens = f"{t['tokens_input'] + t['tokens_cache_read']}+{t['tokens_output']}"
-        table.add_row(escape(arm), s["status"], passed + (f" ({', '.join(gaps)})" if gaps else ""), score,
-                      _pct(s["retrieval_hit_rate"]), tokens, _money(s["cost_usd"]))
-    console.print(table)
+        table.append([escape(arm), s["status"], passed + (f" ({', '.join(gaps)})" if gaps else ""), score,
+                      _pct(s["retrieval_hit_rate"]), tokens, _money(s["cost_usd"])])
+    console.print(Fitted(cols, table, title=title))
     cmp = result.get("comparisons") or {}
     for arm, c in (cmp.get("arms") or {}).items():
         if not c.get("n"):
@@ -222,18 +225,18 @@ def baseline_compare(
     json_out: bool = typer.Option(False, "--json", help="Print JSON: {arms: [{arm, baseline, run, delta, status}], regressions}."),
 ) -> None:
     """Compare a run with a baseline. Exit code 1 when an arm regressed by more than --tolerance points."""
-    from rich.table import Table
-
     from ctxgauge.suites.qa import compare_baseline
 
     result = compare_baseline(run_dir, path, tolerance=tolerance)
     if json_out:
         print_json(result)
     else:
-        table = Table("arm", "baseline", "run", "delta", "status")
-        for r in result["arms"]:
-            fmt = lambda v: "-" if v is None else f"{v:.1f}"  # noqa: E731
-            table.add_row(plain(r["arm"]), fmt(r["baseline"]), fmt(r["run"]), fmt(r["delta"]), plain(r["status"]))
-        console.print(table)
+        from ctxgauge.report._fit import WHOLE, WORDS, Col, Fitted
+
+        fmt = lambda v: "-" if v is None else f"{v:.1f}"  # noqa: E731
+        rows = [[plain(r["arm"]), fmt(r["baseline"]), fmt(r["run"]), fmt(r["delta"]), plain(r["status"])]
+                for r in result["arms"]]
+        console.print(Fitted([Col("arm", WHOLE), *(Col(n, WHOLE, right=True) for n in ("baseline", "run", "delta")),
+                              Col("status", WORDS)], rows))
     if result["regressions"]:
         raise typer.Exit(1)

@@ -89,9 +89,8 @@ def _fmt(v: float | None) -> str:
 
 
 def _render_many(m) -> None:
-    from rich.table import Table
-
     from ctxgauge.metrics.scoring import headline_metrics
+    from ctxgauge.report._fit import WHOLE, Col, Fitted
 
     s = m.summary
     shown = headline_metrics(s["metrics"])
@@ -99,25 +98,22 @@ def _render_many(m) -> None:
     if s.get("vs"):
         sides.append((s["vs"], "vs_summary", s.get("vs_pooled") or {}))
     title = " vs ".join(plain(name) for name, _, _ in sides)
-    table = Table(title=f"replay {title}: {len(s['repositories'])} repositories")
-    table.add_column("repository", no_wrap=True)
-    if len(sides) > 1:
-        table.add_column("engine", no_wrap=True)
-    for name in ["commits", *shown]:
-        table.add_column(name, justify="right")
+    cols = [Col("repository", WHOLE)] + ([Col("engine", WHOLE)] if len(sides) > 1 else []) + \
+        [Col(name, WHOLE, right=True) for name in ["commits", *shown]]
     engine = (lambda name: [plain(name)]) if len(sides) > 1 else (lambda name: [])
+    rows = []
     for repo in s["repositories"]:
         for name, key, _ in sides:
             figures = repo.get(key) or {}
-            table.add_row(plain(repo["run"]), *engine(name), str(repo["counts"]["ok"]),
-                          *(_fmt(figures.get(n)) for n in shown))
+            rows.append([plain(repo["run"]), *engine(name), str(repo["counts"]["ok"]),
+                         *(_fmt(figures.get(n)) for n in shown)])
     commits = str(sum(r["counts"]["ok"] for r in s["repositories"]))
     for name, _, pooled in sides:
-        table.add_row("[bold]pooled[/]", *engine(name), commits,
-                      *(_fmt(pooled[n]["mean"]) if pooled.get(n) else "–" for n in shown))
-        table.add_row("95% CI", *engine(name), "",
-                      *(f"{pooled[n]['ci_low']:.3f}–{pooled[n]['ci_high']:.3f}" if pooled.get(n) else "–"
-                        for n in shown))
-    console.print(table)
+        rows.append(["[bold]pooled[/]", *engine(name), commits,
+                     *(_fmt(pooled[n]["mean"]) if pooled.get(n) else "–" for n in shown)])
+        rows.append(["95% CI", *engine(name), "",
+                     *(f"{pooled[n]['ci_low']:.3f}–{pooled[n]['ci_high']:.3f}" if pooled.get(n) else "–"
+                       for n in shown)])
+    console.print(Fitted(cols, rows, title=f"replay {title}: {len(s['repositories'])} repositories"))
     console.print(f"pooled intervals resample repositories, then commits within them (seed {s['seed']}); "
                   f"runs and summary.json in {plain(m.out)}", soft_wrap=True)

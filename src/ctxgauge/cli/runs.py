@@ -40,17 +40,20 @@ def list_runs(
         if json_out:
             print_json({"store": str(store.path) if store.path else None, "runs": rows})
             return
-    from rich.table import Table
+    from ctxgauge.report._fit import WHOLE, WORDS, Col, Fitted
 
-    table = Table("run", "suite", "status", "engines / arms", "dataset", "started (UTC)", "figures",
-                  title=f"{len(rows)} run{'s' if len(rows) != 1 else ''} in {plain(runs_dir)}", title_justify="left")
+    # The run's path is what a user copies: whole, never left out. A narrow terminal leaves out the start
+    # time first, then the dataset, the engines and the suite (`--json` has every value).
+    cols = [Col("run", WHOLE), Col("suite", WHOLE, drop=4), Col("status", WORDS), Col("engines / arms", WORDS, drop=3),
+            Col("dataset", WHOLE, drop=2), Col("started (UTC)", WHOLE, drop=1), Col("figures", WORDS)]
+    table = []
     for r in rows:
         # Every cell but the status colour is read from a run record: user text, printed as typed.
         status_text = "[green]finished[/]" if r["finished"] else f"[red]did not finish ({plain(r['status'])})[/]"
-        table.add_row(plain(r["path"]), plain(r["suite"]), status_text, plain(", ".join(r["systems"])),
+        table.append([plain(r["path"]), plain(r["suite"]), status_text, plain(", ".join(r["systems"])),
                       plain(r["dataset"] or "-"), plain((r["started_at"] or "-").replace("T", " ")[:16]),
-                      plain(r["headline"] or "-"))
-    console.print(table)
+                      plain(r["headline"] or "-")])
+    console.print(Fitted(cols, table, title=f"{len(rows)} run{'s' if len(rows) != 1 else ''} in {plain(runs_dir)}"))
 
 
 @runs_app.command("show")
@@ -91,17 +94,18 @@ def show(
 
 
 def _print(path: Path, record: "RunRecord", integrity: dict[str, str], foreign: int) -> None:
-    from rich.table import Table
+    from ctxgauge.report._fit import FREE, WHOLE, Col, Fitted
 
     prov, timing, counts = record.provenance, record.timing, record.counts
     source = prov.get("source") or {}
     status = record.status
     colour = "green" if record.finished else "red"
-    # Everything below is read from the run record (user text): through `plain`, never read as markup.
+    # Everything below is read from the run record (user text): through `plain`, never read as markup; lines
+    # wrap between words at a terminal's width (a path stays whole), and not at all without one (`_common`).
     console.print(f"[bold]{plain(record.run_id)}[/]  {plain(record.suite)}  [{colour}]{plain(status)}[/]  "
-                  f"{plain(path)}", soft_wrap=True)
+                  f"{plain(path)}")
     if record.error:
-        console.print(f"[red]error:[/] {plain(record.error)}", soft_wrap=True)
+        console.print(f"[red]error:[/] {plain(record.error)}")
     console.print(plain(f"started {timing.get('started_at') or '-'}  finished {timing.get('finished_at') or '-'}"))
     console.print(plain(f"ctxgauge {prov.get('ctxgauge')} (source {str(source.get('commit') or '-')[:12]}"
                         f"{', dirty' if source.get('dirty') else ''}), python {prov.get('python')}, "
@@ -116,16 +120,19 @@ def _print(path: Path, record: "RunRecord", integrity: dict[str, str], foreign: 
                   f"[bold red]foreign units: {foreign}[/] (lines of another run in units.jsonl: report and export refuse this run)")
     subject = record.subject
     console.print(plain(f"measured {', '.join(subject.systems) or '-'} on {subject.dataset}"
-                        + (f" with {subject.model}" if subject.model else "")), soft_wrap=True)
+                        + (f" with {subject.model}" if subject.model else "")))
     if record.headline:
-        console.print(f"figures: {plain(record.headline)}", soft_wrap=True)
-    spec = Table("option", "value", title="spec", title_justify="left")
-    for key, value in sorted(record.spec.items()):
-        text = str(value)
-        spec.add_row(plain(key), plain(text if len(text) <= 100 else text[:99] + "…"))
-    console.print(spec)
-    files = Table("file", "SHA-256 check", title="files", title_justify="left")
+        console.print(f"figures: {plain(record.headline)}")
+    # A spec value is free text here (a long one ends in `…` at a narrow terminal; `--json` has it whole).
+    spec = [[plain(key), plain(_spec_text(value))] for key, value in sorted(record.spec.items())]
+    console.print(Fitted([Col("option", WHOLE), Col("value", FREE)], spec, title="spec"))
     styles = {"ok": "green", "changed": "bold red", "missing": "bold red", "unhashed": "yellow"}
-    for name, state in integrity.items():
-        files.add_row(plain(name), f"[{styles.get(state, '')}]{plain(state)}[/]")
-    console.print(files)
+    files = [[plain(name), f"[{styles.get(state, '')}]{plain(state)}[/]"] for name, state in integrity.items()]
+    console.print(Fitted([Col("file", WHOLE), Col("SHA-256 check", WHOLE)], files, title="files"))
+
+
+def _spec_text(value: object) -> str:
+    """A spec value as a user reads it: a string as is, anything else as JSON (never a Python repr)."""
+    import json
+
+    return value if isinstance(value, str) else json.dumps(value, sort_keys=True, ensure_ascii=False)

@@ -10,6 +10,12 @@ from ctxgauge.report._model import Cell, Report, Table
 from ctxgauge.report._views import UNKNOWN, dataset, suite_order, systems, view
 
 
+RUNS_CAPTION = ("Every run read. A run that did not finish is published here and left out of every figure and mean "
+                "{where}.")
+"""The Runs table's caption: `below` where it comes first (Markdown, HTML), `above` in a terminal, which shows
+the figures first (`_terminal.render_terminal`)."""
+
+
 def _overview(runs: Sequence[RunRef]) -> Table:
     rows = []
     for r in runs:
@@ -21,8 +27,7 @@ def _overview(runs: Sequence[RunRef]) -> Table:
                      Cell(dataset(r)), Cell(when, wrap=False), Cell(units, num=True)])
     return Table("Runs", ["run", "suite", "status", "engines / arms", "dataset", "finished (UTC)",
                           "units ok/failed/skipped"], rows, sources=[r.rel for r in runs],
-                 caption="Every run read. A run that did not finish is published here and left out of every "
-                 "figure and mean below.")
+                 caption=RUNS_CAPTION.format(where="below"))
 
 
 def build_report(runs: Sequence[RunRef], title: str = "ctxgauge report") -> Report:

@@ -125,7 +125,7 @@ def _table(runs: Sequence[RunRef]) -> Table:
     k = runs[0].results.get("k") if runs else None
     return Table("Context Trust Level per engine",
                  ["engine", "level", "rebuild", f"EMR / Jaccard@{k} / τ", "drift", "update", "cross-machine",
-                  "flags / reason", "fingerprint"], rows, sources=[r.rel for r in runs],
+                  "flags / reason", "fingerprint"], rows, sources=[r.rel for r in runs], free=[7],
                  caption="CTL 4 cross-machine deterministic · 3 machine-deterministic (identical artifacts, EMR 1) "
                  "· 2 stable retrieval (EMR 1) · 1 repeatable (Jaccard and τ ≥ 0.9) · 0 below. Drift = 1 − "
                  "Jaccard@k against the base build after one unrelated file is added.")

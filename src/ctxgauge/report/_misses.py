@@ -128,6 +128,6 @@ def misses_table(run: RunRef, k: int, engines: Sequence[str], unit_name: str) ->
                      Cell("; ".join(m.top) or "(nothing returned)")])
     return Table(f"Misses at {k}: {run.rel} ({misses_header(run, found, engines, unit_name)})",
                  [unit_name, "request", "engine", "expected file (where it landed)", f"top {k} instead"], rows,
-                 sources=[run.rel], detail=True,
+                 sources=[run.rel], detail=True, free=[1],
                  caption=f"A {unit_name} is missed when none of its expected files is in the engine's top {k}. "
                  "Ranks are in the engine's whole ranking; 'not in the top N' means its N files never held it.")

@@ -54,6 +54,12 @@ class Table:
     detail: bool = False
     """A per-item table (the misses): folded in HTML; in the terminal and Markdown only when asked for
     (`--misses`), since it can be long."""
+    free: list[int] = field(default_factory=list)
+    """Terminal only: the columns of free text (a commit subject, a message), the only cells a narrow terminal
+    may end in `…`; every other column keeps each token whole (`_fit`)."""
+    drop: list[int] = field(default_factory=list)
+    """Terminal only: the columns a terminal too narrow for the table leaves out, first left out first; a
+    column not named here is never left out (`_fit`)."""
 
 
 @dataclass

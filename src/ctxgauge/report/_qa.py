@@ -184,7 +184,7 @@ def _trust(run: RunRef) -> Table | None:
     title = trust.get("verdict") or (f"{trust.get('status')} on {len(checks) - len(missing)} of {len(checks)} checks"
                                      + (f"; not measured: {', '.join(missing)}" if missing else ""))
     return Table(f"Trust gate: {title}",
-                 ["check", "arm", "status", "value", "needs", "detail"], rows, sources=[run.rel])
+                 ["check", "arm", "status", "value", "needs", "detail"], rows, sources=[run.rel], free=[5])
 
 
 def _comparisons(run: RunRef) -> Table | None:

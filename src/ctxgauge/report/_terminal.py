@@ -8,12 +8,16 @@ messages), and Rich would read `[bold]` in them as a style (the text vanishes) a
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from rich.console import Console, Group, RenderableType
+from rich.constrain import Constrain
 from rich.rule import Rule
-from rich.table import Table as RichTable
 from rich.text import Text
 
+from ctxgauge.report._build import RUNS_CAPTION
 from ctxgauge.report._common import pval
+from ctxgauge.report._fit import FREE, WHOLE, WORDS, Col, Fitted
 from ctxgauge.report._markdown import GRID_SYMBOLS
 from ctxgauge.report._model import BarsFigure, Block, Cell, GridFigure, PairedFigure, Report, Section, Table
 
@@ -22,6 +26,7 @@ STYLES = {"good": "green", "warn": "yellow", "bad": "bold red", "muted": "dim", 
 GRID_STYLES = {"hit": "green", "near": "bright_green", "miss": "red", "unscorable": "dim", "failed": "bold white",
                "pass": "green", "fail": "red", "adjudicate": "yellow", "infra": "magenta", "not-judged": "dim"}
 BAR_WIDTH = 20
+RULE_WIDTH = 120
 EIGHTHS = " ▏▎▍▌▋▊▉"
 
 
@@ -43,48 +48,45 @@ def _cell(c: Cell) -> Text:
     return _lit(c.text, STYLES.get(c.style or "", ""))
 
 
-def _rich_table(title: str) -> RichTable:
-    return RichTable(title=_lit(title), title_justify="left", title_style="bold", header_style="bold dim")
-
-
-def _table(t: Table) -> RichTable:
-    table = _rich_table(t.title)
+def _table(t: Table) -> Fitted:
+    cols = []
     for i, name in enumerate(t.columns):
-        # A column whose every cell asks to stay on one line (a system's label) keeps it whole; the others
-        # fold to make room (`context:b` over `m25@5` reads as two things).
-        table.add_column(_lit(name), justify="right" if t.rows and all(r[i].num for r in t.rows) else "left",
-                         overflow="fold", no_wrap=bool(t.rows) and all(not r[i].wrap for r in t.rows))
-    for row in t.rows:
-        table.add_row(*[_cell(c) for c in row])
-    return table
+        cells = [r[i] for r in t.rows]
+        number = bool(cells) and all(c.num for c in cells)
+        # A number, or a cell the model keeps on one line (a time, an id), is one token: never wrapped or cut.
+        kind = FREE if i in t.free else WHOLE if cells and all(c.num or not c.wrap for c in cells) else WORDS
+        cols.append(Col(name, kind, right=number, drop=t.drop.index(i) + 1 if i in t.drop else None))
+    return Fitted(cols, [[_cell(c) for c in row] for row in t.rows], title=_lit(t.title, "bold"))
 
 
-def _bars(fig: BarsFigure) -> RichTable:
-    table = _rich_table(fig.title)
-    table.add_column("metric")
-    table.add_column("system")
-    table.add_column("", no_wrap=True)
-    table.add_column("value", justify="right")
-    table.add_column("95% interval", justify="right")
+def _bars(fig: BarsFigure) -> Fitted:
+    # Left out first when narrow: the drawn bar (its value is beside it).
+    cols = [Col("metric", WORDS), Col("system", WORDS), Col("", WHOLE, drop=1), Col("value", WHOLE, right=True),
+            Col("95% interval", WHOLE, right=True)]
+    rows, ends = [], []
     for p in fig.panels:
         for i, b in enumerate(p.bars):
             interval = f"[{b.low:.3f}, {b.high:.3f}]" if b.low is not None and b.high is not None else ""
             value = "not measured" if b.value is None else (b.text or f"{b.value:.3f}")
-            table.add_row(_lit(p.metric if i == 0 else ""), _lit(b.label), _lit(text_bar(b.value, p.top), "cyan"),
-                          _lit(value), _lit(interval), end_section=i == len(p.bars) - 1)
-    return table
+            rows.append([_lit(p.metric if i == 0 else ""), _lit(b.label), _lit(text_bar(b.value, p.top), "cyan"),
+                         _lit(value), _lit(interval)])
+            ends.append(i == len(p.bars) - 1)
+    return Fitted(cols, rows, title=_lit(fig.title, "bold"), ends=ends)
 
 
-def _paired(fig: PairedFigure) -> RichTable:
-    table = _rich_table(fig.title)
-    for i, name in enumerate(("metric", fig.a, fig.b, "difference", "95% interval", "p", "win/tie/loss")):
-        table.add_column(_lit(name), justify="left" if i == 0 else "right")
+def _paired(fig: PairedFigure) -> Fitted:
+    # Left out first when narrow: win/tie/loss, then the two means together (the per-engine table shows them),
+    # then p; the difference and its interval always stay.
+    cols = [Col("metric", WHOLE), Col(fig.a, WHOLE, right=True, drop=2), Col(fig.b, WHOLE, right=True, drop=2),
+            Col("difference", WHOLE, right=True), Col("95% interval", WHOLE, right=True),
+            Col("p", WHOLE, right=True, drop=3), Col("win/tie/loss", WHOLE, right=True, drop=1)]
+    rows = []
     for r in fig.rows:
         sure = r.low > 0 or r.high < 0
-        table.add_row(_lit(r.metric), _lit(f"{r.mean_a:.3f}"), _lit(f"{r.mean_b:.3f}"),
-                      _lit(f"{r.diff:+.3f}", "bold" if sure else ""), _lit(f"[{r.low:+.3f}, {r.high:+.3f}]"),
-                      _lit(pval(r.p_value)), _lit(f"{r.wins}/{r.ties}/{r.losses}"))
-    return table
+        rows.append([_lit(r.metric), _lit(f"{r.mean_a:.3f}"), _lit(f"{r.mean_b:.3f}"),
+                     _lit(f"{r.diff:+.3f}", "bold" if sure else ""), _lit(f"[{r.low:+.3f}, {r.high:+.3f}]"),
+                     _lit(pval(r.p_value)), _lit(f"{r.wins}/{r.ties}/{r.losses}")])
+    return Fitted(cols, rows, title=_lit(fig.title, "bold"))
 
 
 def _grid(fig: GridFigure) -> RenderableType:
@@ -119,18 +121,23 @@ def _block(block: Block) -> RenderableType:
 
 def _section(sec: Section) -> RenderableType:
     # A rule, not a panel, above each section: a panel's border would take width the tables need.
-    parts: list[RenderableType] = [Rule(_lit(sec.title), align="left", style="blue")]
+    # At most RULE_WIDTH wide: without a terminal the console has no width limit (`_fit`), and a rule fills its width.
+    parts: list[RenderableType] = [Constrain(Rule(_lit(sec.title), align="left", style="blue"), RULE_WIDTH)]
     parts += [Text(n, style="dim") for n in sec.notes]
     parts += [_block(b) for b in sec.blocks] or [Text("No finished run of this suite: nothing to draw.", style="dim")]
     return Group(*parts)
 
 
 def render_terminal(report: Report, console: Console | None = None, *, details: bool = False) -> None:
-    """Print the report to `console` (default: stdout); per-item tables (the misses) only with `details`."""
+    """Print the report to `console` (default: stdout); per-item tables (the misses) only with `details`.
+
+    Figures first: the suites' sections, then the Runs table they come from (a single-run command's first
+    screen is its figures, not a table of one run). Every table lays itself out for the console's width
+    (`_fit`): no id, path, number or interval is split or cut."""
     console = console or Console(highlight=False)
-    console.print(_block(report.overview))
     for sec in report.sections:
         console.print(_section(sec if details else _without_details(sec)))
+    console.print(_block(replace(report.overview, caption=RUNS_CAPTION.format(where="above"))))
 
 
 def render_details(report: Report, console: Console | None = None) -> None:

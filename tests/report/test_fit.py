@@ -1,0 +1,108 @@
+"""`report._fit`: a table laid out for its width keeps every id, path, number and interval whole.
+
+Each test draws a table that Rich's own layout mangles at that width (folded ids, cut intervals, headers
+ending in `…`), and asserts on the printed text: every token appears whole on one line, no line is wider
+than the console, and only free-text cells end in `…`.
+"""
+
+from __future__ import annotations
+
+import io
+
+from rich.console import Console
+from rich.table import Table as RichTable
+
+from ctxgauge.report._fit import FREE, WHOLE, WORDS, Col, Fitted
+
+RUN_IDS = [f"replay-2026120{i}-19342{i}-a{i}b{i}c{i}d{i}e{i}f{i}" for i in range(1, 5)]
+INTERVALS = ["[0.250, 1.000]", "[-0.600, +0.300]", "[0.123, 0.987]", "[0.000, 0.750]"]
+
+
+def draw(renderable, width: int) -> str:
+    console = Console(file=io.StringIO(), width=width, color_system=None, highlight=False)
+    console.print(renderable)
+    return console.file.getvalue()
+
+
+def lines_fit(out: str, width: int) -> bool:
+    return all(len(line) <= width for line in out.splitlines())
+
+
+def runs_table(**drops) -> tuple[list[Col], list[list[str]]]:
+    cols = [Col("run", WHOLE), Col("status", WORDS), Col("engines / arms", WORDS, drop=drops.get("engines")),
+            Col("finished (UTC)", WHOLE, drop=drops.get("finished")), Col("units ok/failed/skipped", WHOLE, right=True),
+            Col("95% interval", WHOLE, right=True), Col("note", FREE)]
+    rows = [[rid, "finished", "grep, bm25, fusion(bm25,minilm)", "2026-12-06 19:34:28", "4/0/0", iv,
+             "a commit subject long enough to be cut somewhere in a narrow terminal"]
+            for rid, iv in zip(RUN_IDS, INTERVALS)]
+    return cols, rows
+
+
+def test_rich_alone_mangles_what_fitted_keeps_whole():
+    cols, rows = runs_table()
+    plain = RichTable(*[c.header for c in cols])
+    for r in rows:
+        plain.add_row(*r)
+    old = draw(plain, 80)
+    # The failure this module prevents: Rich folds the run ids and splits the intervals at 80 columns.
+    assert not all(rid in old for rid in RUN_IDS) or not all(iv in old for iv in INTERVALS)
+    for width in (80, 120, 200):
+        new = draw(Fitted(cols, rows), width)
+        assert lines_fit(new, width), new
+        for token in RUN_IDS + INTERVALS + ["2026-12-06 19:34:28", "4/0/0", "fusion(bm25,minilm)", "ok/failed/skipped"]:
+            assert token in new, (width, token, new)
+
+
+def test_columns_are_left_out_by_rank_and_named():
+    cols, rows = runs_table(finished=1, engines=2)
+    out = draw(Fitted(cols, rows), 80)
+    assert lines_fit(out, 80)
+    assert "2026-12-06" not in out and "fusion(bm25,minilm)" not in out
+    assert "left out at 80 columns: engines / arms, finished (UTC)" in " ".join(out.split())
+    # Rank 1 goes first: where leaving out the time is enough, the engines stay.
+    for width in range(80, 400):
+        got = draw(Fitted(cols, rows), width)
+        if "fusion(bm25,minilm)" in got:
+            break
+    assert "2026-12-06 19:34:28" not in got and "left out at" in got
+    wide = draw(Fitted(cols, rows), 400)
+    assert "left out" not in wide and "2026-12-06 19:34:28" in wide and "grep, bm25, fusion(bm25,minilm)" in wide
+
+
+def test_only_free_text_ends_in_an_ellipsis():
+    cols, rows = runs_table(finished=1, engines=2)
+    out = draw(Fitted(cols, rows), 90)
+    for line in out.splitlines():
+        cells = [c.strip() for c in line.strip("│┃").split("│")]
+        for i, cell in enumerate(cells):
+            if cell.endswith("…"):
+                assert i == len(cells) - 1, line  # the note column, the only FREE one
+
+
+def test_a_matrix_too_wide_is_split_into_tables_that_repeat_its_first_column():
+    systems = [f"bm25 · demo/replay-{name}" for name in ("bm25", "grep", "grep-vs-bm25", "fusion", "hybrid")]
+    cols = [Col("metric", WHOLE)] + [Col(s, WHOLE, right=True) for s in systems]
+    rows = [[m] + [f"0.{i}{j}7" for j in range(len(systems))] for i, m in enumerate(("hit@5", "recall@10", "mrr"))]
+    out = draw(Fitted(cols, rows), 80)
+    assert lines_fit(out, 80)
+    assert out.count("hit@5") >= 2  # the first column in every part
+    for s in systems:
+        assert s.split(" · ")[1] in out
+    for row in rows:
+        for value in row[1:]:
+            assert value in out
+
+
+def test_stacked_when_not_two_columns_fit():
+    cols = [Col("run", WHOLE), Col("path", WHOLE)]
+    rows = [[RUN_IDS[0], "src/" + "deep/" * 8 + "file.py"]]
+    out = draw(Fitted(cols, rows), 60)
+    assert RUN_IDS[0] in out and rows[0][1] in out and "path: " in out
+
+
+def test_without_a_width_limit_every_row_is_one_line():
+    cols, rows = runs_table()
+    out = draw(Fitted(cols, rows), 100_000)
+    body = [line for line in out.splitlines() if line.startswith("│")]
+    assert len(body) == len(rows)
+    assert all(rows[0][-1] in line or rows[0][-1] not in out for line in body)
