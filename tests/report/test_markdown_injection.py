@@ -73,7 +73,7 @@ def rendered(tmp_path_factory) -> tuple[Path, str, str]:
 
 def test_the_report_holds_the_data(rendered):
     _, text, html = rendered
-    assert "Misses at 5" in text and "(4 missed of 4 commits" in text and "javascript:alert(4)" in html
+    assert "Misses at 5" in text and "(grep: 4 missed of 4 scored commits" in text and "javascript:alert(4)" in html
     # Subjects and paths visible as typed (markdown-it turns the escapes back into the characters).
     for shown in ("&lt;img src=x onerror=alert(1)&gt;", "&lt;/script&gt;&lt;script&gt;alert(2)&lt;/script&gt;",
                   "[click](javascript:alert(3))", "![](http://remote.example/x.png)", "``` # boom"):
