@@ -38,7 +38,12 @@ def _units(run_dir: Path) -> list[dict]:
 def _assert_equal_records(run_dir: Path, reference: Path) -> None:
     assert read_run(run_dir).status == "success"
     assert _units(run_dir) == _units(reference)
-    assert read_run(run_dir).results == read_run(reference).results
+    results = read_run(run_dir).results
+    # Changed on purpose since 5d251ae, and only this: replay counts one more skip reason, `outside-subtree`
+    # (issue 39 item 2), zero for a whole repository.
+    if "outside-subtree" in results.get("skipped", {}):
+        assert results["skipped"].pop("outside-subtree") == 0
+    assert results == read_run(reference).results
 
 
 @pytest.fixture(scope="module")
