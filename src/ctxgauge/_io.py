@@ -13,6 +13,7 @@ from typing import Any, Iterable
 from ctxgauge.errors import UserError
 
 from ctxgauge._killpoints import checkpoint
+from ctxgauge._untrusted import JSON_DEPTH_LIMIT
 
 
 def canonical_json(obj: Any, *, indent: int | None = None) -> str:
@@ -166,9 +167,10 @@ def safe_file_names(names: Iterable[str], what: str) -> dict[str, str]:
 
 
 # -- reading JSON and YAML input ----------------------------------------------------------------------------
-MAX_DEPTH = 100
-"""Deepest nesting accepted in an input file: deeper documents are refused with one line, where they would
-otherwise raise RecursionError when parsed, compared or written back (no ctxgauge file nests past ~10)."""
+MAX_DEPTH = JSON_DEPTH_LIMIT
+"""Deepest nesting accepted in an input file (the limit is named with the others in `_untrusted`): deeper
+documents are refused with one line, where they would otherwise raise RecursionError when parsed, compared
+or written back."""
 
 _KINDS = {dict: "an object (a mapping of names to values)", list: "a list", str: "text"}
 
@@ -180,6 +182,7 @@ class InputError(UserError):
 
     def __init__(self, what: str, path: str | Path, problem: str):
         self.path = str(path)
+        self.problem = problem
         super().__init__(f"{what} {_shown(path)}: {problem}")
 
 
