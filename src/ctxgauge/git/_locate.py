@@ -68,9 +68,13 @@ def locate(path: str | Path) -> Location | None:
     except (OSError, RuntimeError):
         return None
     try:
-        dev = os.stat(start).st_dev
+        st = os.stat(start)
     except OSError:
         return None
+    if not stat.S_ISDIR(st.st_mode):  # a FIFO, a device or a file named as the repository: said as such
+        raise UserError(f"{show(Path(path))}: is {kind_of(st.st_mode)}, not a directory (give a directory or a git "
+                        "repository)")
+    dev = st.st_dev
     d = start
     while True:
         found = _at(d)
