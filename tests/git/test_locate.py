@@ -236,6 +236,17 @@ def test_a_path_valued_config_key_naming_a_fifo_neither_hangs_nor_is_opened(tmp_
         assert proc.returncode in (0, 1), proc.stderr
 
 
+def test_a_gitfile_naming_a_path_too_long_is_one_line(tmp_path):
+    # Found by `make fuzz` (repo-layout): pathlib's is_dir raised ENAMETOOLONG out of the locator.
+    from ctxgauge.git import locate
+
+    b = history(tmp_path / "repo")
+    shutil.rmtree(b.path / ".git")
+    (b.path / ".git").write_text("gitdir: " + "x" * 5000 + "\n")
+    with pytest.raises(UserError, match="names a git directory that is neither"):
+        locate(b.path)
+
+
 @pytest.mark.parametrize("command", ["query", "replay", "determinism"])
 def test_a_fifo_named_as_the_repository_is_one_line_within_the_deadline(tmp_path, command):
     fifo = tmp_path / "repo.fifo"

@@ -164,7 +164,7 @@ def _follow_git_file(dot: Path) -> tuple[Path, Path]:
     refuse = UserError(
         f"{show(dot)}: names a git directory that is neither a worktree nor a submodule of this checkout; "
         f"{_ELSEWHERE} (pass that repository itself)")
-    if not target.is_dir():
+    if not os.path.isdir(target):  # os.path: a name too long or a loop is "not a directory", never a traceback
         raise refuse
     common = target
     commondir = read_untrusted(target / "commondir", GIT_SMALL_FILE_LIMIT, "git commondir")
