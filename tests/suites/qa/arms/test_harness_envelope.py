@@ -52,3 +52,13 @@ def test_a_good_envelope_and_plain_text_still_count(mini_battery, tmp_path):
     assert (out.answer, out.tool_calls, out.cost_usd, out.usage.input, out.usage_reported) == ("x", {"r": 2}, 0.5, 3, True)
     plain = run_command(f"{sys.executable} -c \"print('{{not json')\"", "q", cwd=tmp_path, env={}, timeout=20)
     assert plain.answer == "{not json" and plain.cost_usd is None
+
+
+def test_deep_json_from_a_model_is_no_crash():
+    # A model server's tool-call arguments and a judge's reply nested 100,000 deep: the same as broken JSON.
+    from ctxgauge.providers._base import parse_arguments
+    from ctxgauge.suites.qa.judging._scoring import first_json_object
+
+    deep = '{"a": ' + "[" * 100_000 + "]" * 100_000 + "}"
+    assert parse_arguments(deep) == {"_raw": deep}
+    assert first_json_object("verdict: " + deep) is None
