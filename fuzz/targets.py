@@ -23,6 +23,10 @@ Targets:
   each fed mutations of a valid seed document and raw bytes.
 - `report`: a recorded run (the checkout's fixture runs of every suite) with run.json and unit lines mutated,
   read and drawn as `ctxgauge report` draws it (terminal, Markdown, HTML).
+- `repo-layout` and `output-target` (fuzz/layouts.py): a repository rearranged by the F2/F3 family (links,
+  gitfiles, commondir, borrowed stores, FIFOs, includes, path-valued keys) read as query and replay read it;
+  `report --md/--html` and `export --out` at targets that are links, folders, FIFOs or files ctxgauge did not
+  write.
 """
 
 from __future__ import annotations
@@ -551,6 +555,8 @@ class Target:
     check: Callable[[Any, Path], None]
 
 
+import layouts as L  # noqa: E402  (the repository-layout and output-target targets; they use Breach from here)
+
 TARGETS = {t.name: t for t in [
     Target("corpus-git", corpus_git_cases, check_corpus_git),
     Target("corpus-dir", corpus_dir_cases, check_corpus_dir),
@@ -558,6 +564,8 @@ TARGETS = {t.name: t for t in [
     Target("fingerprint-compare", fingerprint_pairs, check_fingerprint_compare),
     Target("loaders", loader_cases, check_loader),
     Target("report", report_cases, check_report),
+    Target("repo-layout", L.layout_cases, L.check_repo_layout),
+    Target("output-target", L.output_cases, L.check_output_target),
 ]}
 
 

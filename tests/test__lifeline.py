@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import shutil
 import signal
 import subprocess
 import sys
@@ -96,6 +97,41 @@ def test_sigkill_of_query_kills_the_engine_program(sample_repo: Path, tmp_path: 
         for p in left:
             p.kill()
         assert not left, "the engine program outlived the ctxgauge process that started it"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+
+
+
+@pytest.mark.parametrize("engine", [pytest.param("bm25", marks=pytest.mark.slow), "command"])
+def test_sigkill_of_replay_dask_local2_leaves_no_worker_nor_engine(sample_repo: Path, tmp_path: Path, engine: str):
+    """The workers of `--executor dask-local:2` (spawned by the nannies, which live in the main process) and the
+    engine programs they start: all gone within 10 s of a SIGKILL of ctxgauge."""
+    pytest.importorskip("distributed")
+    marker = "ctxgauge-orphan-test-" + tmp_path.name
+    if engine == "command":  # answers identity (asked by the main process), never answers build (in a worker)
+        node = shutil.which("node")
+        if node is None:
+            pytest.skip("node is not on PATH")
+        js = Path(__file__).resolve().parent / "engines" / "node_engine" / "engine.js"
+        cmd = shlex.join([node, str(js), "--hang-on=build", f"--declared-identity={marker}"])
+        engine = f"command(cmd={json.dumps(cmd)},timeout=120)"
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "src")}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ctxgauge", "replay", str(sample_repo), "--engine", engine, "--executor",
+         "dask-local:2", "--commits", "0", "--out", str(tmp_path / "run")],
+        cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    try:
+        def started(kids) -> bool:
+            workers = {k.pid for k in kids if "spawn_main" in cmdline(k)}
+            return len(workers) >= 2 and (engine == "bm25" or any(
+                marker in cmdline(k) and k.ppid() in workers for k in kids if k.is_running()))
+
+        kids = kill_when(proc, started)
+        left = survivors(kids, GONE_WITHIN)
+        for p in left:
+            p.kill()
+        assert not left, f"still running {GONE_WITHIN} s after ctxgauge was killed: {[cmdline(p) for p in left]}"
     finally:
         if proc.poll() is None:
             proc.kill()

@@ -7,12 +7,14 @@ import json
 import os
 import re
 import secrets
+import stat
 from pathlib import Path
 from typing import Any, Iterable
 
 from ctxgauge.errors import UserError
 
 from ctxgauge._killpoints import checkpoint
+from ctxgauge._untrusted import INPUT_FILE_LIMIT, JSON_DEPTH_LIMIT, kind_of
 
 
 def canonical_json(obj: Any, *, indent: int | None = None) -> str:
@@ -166,9 +168,10 @@ def safe_file_names(names: Iterable[str], what: str) -> dict[str, str]:
 
 
 # -- reading JSON and YAML input ----------------------------------------------------------------------------
-MAX_DEPTH = 100
-"""Deepest nesting accepted in an input file: deeper documents are refused with one line, where they would
-otherwise raise RecursionError when parsed, compared or written back (no ctxgauge file nests past ~10)."""
+MAX_DEPTH = JSON_DEPTH_LIMIT
+"""Deepest nesting accepted in an input file (the limit is named with the others in `_untrusted`): deeper
+documents are refused with one line, where they would otherwise raise RecursionError when parsed, compared
+or written back."""
 
 _KINDS = {dict: "an object (a mapping of names to values)", list: "a list", str: "text"}
 
@@ -180,6 +183,7 @@ class InputError(UserError):
 
     def __init__(self, what: str, path: str | Path, problem: str):
         self.path = str(path)
+        self.problem = problem
         super().__init__(f"{what} {_shown(path)}: {problem}")
 
 
@@ -204,7 +208,7 @@ def read_data(path: str | Path, what: str = "file", *, fmt: str | None = None, e
     use for file names that are not UTF-8), every key to be text, and the depth to be at most MAX_DEPTH.
     """
     p = Path(path)
-    raw = _read_input(p, what)
+    raw = read_input_bytes(p, what)
     if fmt is None:
         fmt = "yaml" if p.suffix.lower() in (".yaml", ".yml") else "json"
     return parse_data(raw, what, p, fmt=fmt, expect=expect, finite=finite, surrogates=surrogates, shape=shape)
@@ -292,22 +296,59 @@ def _encodable(text: str) -> bool:
     return True
 
 
-def _read_input(p: Path, what: str) -> bytes:
-    """The bytes of an input file, or the InputError a user can mend (missing, a directory, unreadable)."""
+def read_input_bytes(path: str | Path, what: str = "file", *, limit: int = INPUT_FILE_LIMIT) -> bytes:
+    """The bytes of a file the user named, or the InputError a user can mend (missing, a directory, a FIFO
+    or device, too large, unreadable).
+
+    The path is resolved once (a link the user named is theirs to name), then that final path is opened
+    `O_NOFOLLOW | O_NONBLOCK` (a link swapped in afterwards is refused, a FIFO does not block the open), the
+    open descriptor must be a regular file (fstat: no swap between check and read) of at most `limit` bytes
+    (`_untrusted.INPUT_FILE_LIMIT`), and at most that many bytes are read even if it grows."""
+    p = Path(path)
     try:
-        return p.read_bytes()
+        real = os.path.realpath(p)
+    except (OSError, ValueError) as exc:
+        raise InputError(what, p, f"cannot read ({getattr(exc, 'strerror', None) or exc})") from None
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(real, flags)
     except FileNotFoundError:
         raise InputError(what, p, "no such file") from None
     except IsADirectoryError:
         raise InputError(what, p, "is a directory, not a file") from None
     except OSError as exc:
         raise InputError(what, p, f"cannot read ({exc.strerror or exc})") from None
+    try:
+        st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
+            raise InputError(what, p, "is a directory, not a file")
+        if not stat.S_ISREG(st.st_mode):
+            raise InputError(what, p, f"is {kind_of(st.st_mode)}, not a regular file; ctxgauge reads nothing it "
+                                      "would wait on")
+        if st.st_size > limit:
+            raise InputError(what, p, f"{st.st_size} bytes, more than the {limit} an input file may hold")
+        chunks, total = [], 0
+        while True:
+            try:
+                chunk = os.read(fd, min(1 << 20, limit + 1 - total))
+            except OSError as exc:
+                raise InputError(what, p, f"cannot read ({exc.strerror or exc})") from None
+            if not chunk:
+                break
+            chunks.append(chunk)
+            total += len(chunk)
+            if total > limit:  # grew since fstat
+                raise InputError(what, p, f"more than the {limit} bytes an input file may hold")
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
 
 
 def read_text(path: str | Path, what: str = "file") -> str:
     """A UTF-8 text input file (byte-order mark dropped), or an InputError: missing, unreadable, not UTF-8."""
     p = Path(path)
-    raw = _read_input(p, what)
+    raw = read_input_bytes(p, what)
     try:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:

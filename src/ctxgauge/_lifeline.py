@@ -11,6 +11,11 @@ Two mechanisms, one per kind of child:
   ctxgauge process, or the pool worker running the unit) dies. The program may be in any language, so only the
   kernel can watch for it. Engine programs are started from the thread that runs the unit, which outlives them.
 
+Dask's local cluster (`--executor dask-local:N`) needs nothing of ours either: its nannies live in the main
+process, and each worker they spawn runs distributed's own parent-pipe watchdog (`os._exit` when the pipe
+from the nanny closes, which a SIGKILL of the main process does); an engine program a worker starts dies with
+that worker through `die_with_parent`. `tests/test__lifeline.py` pins both with real processes.
+
 The multiprocessing resource tracker needs nothing: it exits when the last process holding its pipe (the
 main process and the workers it started) is gone.
 

@@ -25,6 +25,15 @@ backlink, `objects/info/alternates`. Git writes each as one short line."""
 GIT_CONFIG_LIMIT = 1 << 20
 """A repository's `config` or `config.worktree`, before git is asked to parse it."""
 
+INPUT_FILE_LIMIT = 1 << 30
+"""A file the user names on the command line (a case file, a battery, a fingerprint, a `--repos` file, a
+SWE-bench or TREC file): read whole into memory, so bounded; the largest public SWE-bench file is ~100 MB."""
+
+JSON_DEPTH_LIMIT = 100
+"""Deepest nesting of lists and objects read from a JSON or YAML document ctxgauge did not write (an input
+file, a harness's or engine's answer): deeper ones are refused with one line, where the parser, a comparison
+or the writer would otherwise raise RecursionError (no ctxgauge file nests past ~10)."""
+
 INTEGER_DIGITS_LIMIT = 4300
 """Digits in an integer read from input (a hunk header's line number, an anchor's line): Python refuses to
 convert longer ones (CVE-2020-10735); ctxgauge says so in one line instead of a traceback."""

@@ -229,12 +229,39 @@ def test_a_path_valued_config_key_naming_a_fifo_neither_hangs_nor_is_opened(tmp_
     os.mkfifo(fifo)
     git(b.path, "config", key, str(fifo))
     for args in (["replay", str(b.path), "-e", "grep", "--out", str(tmp_path / "run")],
-                 ["query", str(b.path), "three", "-e", "grep"]):
+                 ["query", str(b.path), "three", "-e", "grep"], ["query", str(b.path), "three", "-e", "history"],
+                 ["query", str(b.path), "three", "-e", "fusion"]):
         try:
             proc = ctxgauge(*args, cwd=tmp_path, timeout=5)
         except subprocess.TimeoutExpired:
             pytest.fail(f"{args[0]} hung on {key} naming a FIFO")
         assert proc.returncode in (0, 1), proc.stderr
+
+
+def test_a_gitfile_naming_a_path_too_long_is_one_line(tmp_path):
+    # Found by `make fuzz` (repo-layout): pathlib's is_dir raised ENAMETOOLONG out of the locator.
+    from ctxgauge.git import locate
+
+    b = history(tmp_path / "repo")
+    shutil.rmtree(b.path / ".git")
+    (b.path / ".git").write_text("gitdir: " + "x" * 5000 + "\n")
+    with pytest.raises(UserError, match="names a git directory that is neither"):
+        locate(b.path)
+
+
+@pytest.mark.parametrize("command", ["query", "replay", "determinism"])
+def test_a_fifo_named_as_the_repository_is_one_line_within_the_deadline(tmp_path, command):
+    fifo = tmp_path / "repo.fifo"
+    os.mkfifo(fifo)
+    args = {"query": ["query", str(fifo), "three", "-e", "grep"],
+            "replay": ["replay", str(fifo), "-e", "grep", "--out", str(tmp_path / "run")],
+            "determinism": ["determinism", str(fifo), "-e", "grep", "--out", str(tmp_path / "run")]}[command]
+    try:
+        proc = ctxgauge(*args, cwd=tmp_path, timeout=5)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"{command} hung on a FIFO named as the repository")
+    assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+    assert "not a directory" in proc.stderr and "cannot be read" not in proc.stderr, proc.stderr
 
 
 # -- F1: provenance runs git on ctxgauge's own checkout only, and only through the policy ----------------------

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ctxgauge._io import parse_data, write_bytes_atomic
+from ctxgauge._io import InputError, parse_data, read_input_bytes, write_bytes_atomic
 from ctxgauge.errors import UserError
 
 from ._model import FORMAT_KEY, FORMAT_VERSION, KNOWN_KEYS, LEGACY_FORMAT_KEY, CorpusRef, Fingerprint, SystemIdentity
@@ -156,9 +156,9 @@ def read_fingerprint(path: str | os.PathLike[str]) -> Fingerprint:
     """
     path = Path(path)
     try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise UserError(f"cannot read fingerprint {path}: {exc.strerror or exc}") from None
+        raw = read_input_bytes(path, "fingerprint")
+    except InputError as exc:
+        raise UserError(f"cannot read fingerprint {path}: {exc.problem}") from None
     # The one input reader: a BOM an editor on Windows added is dropped (the same fingerprint); NaN and
     # Infinity are refused (JavaScript's JSON.parse rejects them, so their tool could not read the file);
     # invalid UTF-8, lone surrogates (`\ud800`) and deep nesting are one-line errors, never a traceback.

@@ -24,7 +24,7 @@ from typing import Any
 
 from ctxgauge.errors import UserError
 
-from ctxgauge._io import write_bytes_atomic
+from ctxgauge._io import InputError, read_input_bytes, write_bytes_atomic
 
 from ._io import read_fingerprint
 from ._jsjson import js_json_stringify
@@ -78,9 +78,9 @@ def signature_path_for(fingerprint_path: str | os.PathLike[str]) -> Path:
 
 def _read_bytes(path: Path, what: str) -> bytes:
     try:
-        return path.read_bytes()
-    except OSError as exc:
-        raise UserError(f"cannot read {what} {path}: {exc.strerror or exc}") from None
+        return read_input_bytes(path, what)
+    except InputError as exc:
+        raise UserError(f"cannot read {what} {path}: {exc.problem}") from None
 
 
 def _raw_public(public_key: Any) -> bytes:

@@ -68,9 +68,13 @@ def locate(path: str | Path) -> Location | None:
     except (OSError, RuntimeError):
         return None
     try:
-        dev = os.stat(start).st_dev
+        st = os.stat(start)
     except OSError:
         return None
+    if not stat.S_ISDIR(st.st_mode):  # a FIFO, a device or a file named as the repository: said as such
+        raise UserError(f"{show(Path(path))}: is {kind_of(st.st_mode)}, not a directory (give a directory or a git "
+                        "repository)")
+    dev = st.st_dev
     d = start
     while True:
         found = _at(d)
@@ -160,7 +164,7 @@ def _follow_git_file(dot: Path) -> tuple[Path, Path]:
     refuse = UserError(
         f"{show(dot)}: names a git directory that is neither a worktree nor a submodule of this checkout; "
         f"{_ELSEWHERE} (pass that repository itself)")
-    if not target.is_dir():
+    if not os.path.isdir(target):  # os.path: a name too long or a loop is "not a directory", never a traceback
         raise refuse
     common = target
     commondir = read_untrusted(target / "commondir", GIT_SMALL_FILE_LIMIT, "git commondir")

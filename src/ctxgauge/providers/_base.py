@@ -165,7 +165,7 @@ def parse_arguments(raw: Any) -> dict:
         return raw
     try:
         value = json.loads(raw or "{}")
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, RecursionError):  # RecursionError: arguments nested 100,000 deep
         return {"_raw": str(raw)}
     return value if isinstance(value, dict) else {"_raw": str(raw)}
 

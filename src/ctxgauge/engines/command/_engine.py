@@ -64,6 +64,7 @@ from ctxgauge.engines.command._process import (
 )
 from ctxgauge.engines._spans import spans_from_wire
 from ctxgauge.engines._spec import Param
+from ctxgauge._untrusted import JSON_DEPTH_LIMIT
 from ctxgauge.errors import EngineError, UserError
 from ctxgauge.fingerprints import IDENTITY_SOURCES
 
@@ -198,6 +199,9 @@ class CommandEngine(Engine):
             shown = raw.decode("utf-8", "replace").strip()[:200]
             try:
                 answer = json.loads(raw)
+            except RecursionError:
+                raise self._fail(proc, op, f"answered JSON nested more than {JSON_DEPTH_LIMIT} levels deep: "
+                                           f"{shown[:40]!r}") from None
             except ValueError:
                 raise self._fail(proc, op, f"answered something that is not JSON: {shown!r}") from None
             if not isinstance(answer, dict) or not isinstance(answer.get("ok"), bool):

@@ -24,7 +24,7 @@ class JsResolution:
     def _package_json(self, path: str, text: str) -> None:
         try:
             data = json.loads(text)
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested deeper than the parser descends: no package
             return
         if isinstance(data, dict):
             self._package_meta[dirname(path)] = data

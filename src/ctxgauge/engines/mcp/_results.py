@@ -134,7 +134,7 @@ def _text(text: str, fields: dict, reading: Reading) -> None:
     if stripped[:1] in ("[", "{"):
         try:
             entries = _one_list(json.loads(stripped))
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested past what the parser descends: plain text
             entries = None
         if entries is not None:
             reading.how = "json text"

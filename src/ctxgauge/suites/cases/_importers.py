@@ -12,11 +12,12 @@
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 from typing import Any, Iterator
 
-from ctxgauge._io import parse_data, read_data, read_text, unsafe_name_reason
+from ctxgauge._io import parse_data, read_input_bytes, read_text, unsafe_name_reason
 from ctxgauge._untrusted import parse_int
 from ctxgauge.errors import UserError
 from ctxgauge.git import pre_image_lines, unquote_path as _unquote
@@ -96,12 +97,10 @@ def patch_files(patch: str) -> list[str]:
 
 def _records(path: Path) -> list[dict]:
     """A JSON list of records, or JSON lines (one record a line), through the one input reader."""
-    raw = read_data(path, "records file", fmt="json") if _starts_list(path) else None
+    data = read_input_bytes(path, "records file")
+    raw = parse_data(data, "records file", path, fmt="json") if _starts_list(data) else None
     if raw is None:
-        try:
-            lines = path.read_bytes().split(b"\n")
-        except OSError as exc:
-            raise UserError(f"records file {path}: cannot read ({exc.strerror or exc})") from None
+        lines = data.split(b"\n")
         raw = [parse_data(line, "records file", f"{path} line {n}") for n, line in enumerate(lines, start=1)
                if line.strip()]
     if not isinstance(raw, list) or not all(isinstance(d, dict) for d in raw):
@@ -109,12 +108,8 @@ def _records(path: Path) -> list[dict]:
     return raw
 
 
-def _starts_list(path: Path) -> bool:
-    try:
-        with open(path, "rb") as fh:
-            return fh.read(4096).lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"[")
-    except OSError as exc:
-        raise UserError(f"records file {path}: cannot read ({exc.strerror or exc})") from None
+def _starts_list(data: bytes) -> bool:
+    return data[:4096].lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"[")
 
 
 def _repo_parts(repo: str, where: str) -> tuple[str, str]:
@@ -157,7 +152,7 @@ def is_swebench(path: Path) -> bool:
 def load_swebench(path: str | Path, repos_dir: str | Path | None = None) -> tuple[CaseFile, dict[str, int]]:
     """Cases from SWE-bench-style instances; returns the cases and, by reason, the instances left out."""
     p = Path(path)
-    if not p.is_file():
+    if not os.path.lexists(p):  # any other kind of file is refused by the reader
         raise UserError(f"{path}: no such file")
     base = Path(repos_dir) if repos_dir is not None else p.parent
     cases, dropped = [], {"no-modified-file": 0}
@@ -188,7 +183,7 @@ def load_swebench(path: str | Path, repos_dir: str | Path | None = None) -> tupl
 def read_queries(path: str | Path) -> dict[str, str]:
     """Query id -> text from `QID<TAB>TEXT` lines or JSON lines `{qid|query_id|id: ..., text|query: ...}`."""
     p = Path(path)
-    if not p.is_file():
+    if not os.path.lexists(p):  # any other kind of file is refused by the reader
         raise UserError(f"{path}: no such queries file")
     text = read_text(p, "queries file")
     out = {}
@@ -240,7 +235,7 @@ def read_rankings(path: str | Path) -> dict[str, list[str]]:
     from ctxgauge.trec import read_run
 
     p = Path(path)
-    if not p.is_file():
+    if not os.path.lexists(p):  # any other kind of file is refused by the reader
         raise UserError(f"{path}: no such run file")
     if not read_text(p, "run file").lstrip().startswith("{"):
         return {qid: [d for d, _ in docs] for qid, docs in read_run(p).items()}

@@ -23,6 +23,7 @@ the file, the case and the fix, before any engine runs.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -201,7 +202,7 @@ def _lines(value: Any, expected: tuple[str, ...], where: str) -> tuple[tuple[str
 def load_cases(path: str | Path) -> CaseFile:
     """Read and check a YAML or JSON case file."""
     p = Path(path)
-    if not p.is_file():
+    if not os.path.lexists(p):  # anything else there (a FIFO, a device, a directory) is refused by the reader
         raise UserError(f"{path}: no such case file")
     raw = read_data(p, "case file", fmt="json" if p.suffix.lower() == ".json" else "yaml")
     return cases_from_dict(raw, p.name, p.parent)

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Callable
 
 from ctxgauge._output import EnvironmentProblem, environment_reason
-from ctxgauge._io import write_json_atomic
+from ctxgauge._io import InputError, read_text, write_json_atomic
 from ctxgauge.errors import Interrupted, UserError
 from ctxgauge.executors import open_executor
 from ctxgauge.metrics.stats import clustered_bootstrap_ci
@@ -66,12 +66,10 @@ class RepoLine:
 def read_repos_file(path: Path, default_commits: int | None) -> list[RepoLine]:
     """The repositories a `--repos` file names; UserError naming the line for anything wrong."""
     try:
-        text = Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise UserError(f"--repos {path}: no such file; write one repository a line (PATH [REV [COMMITS "
-                        "[LABEL]]])") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UserError(f"--repos {path}: cannot read it ({exc})") from None
+        text = read_text(path, "--repos")
+    except InputError as exc:
+        hint = "; write one repository a line (PATH [REV [COMMITS [LABEL]]])" if exc.problem == "no such file" else ""
+        raise UserError(f"{exc}{hint}") from None
     out: list[RepoLine] = []
     for no, raw in enumerate(text.splitlines(), start=1):
         fields = raw.split("#", 1)[0].split()

@@ -15,6 +15,7 @@ the CLI flag, the record and the report.
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import shlex
@@ -26,6 +27,7 @@ from pathlib import Path
 from ctxgauge.engines import ask_identity, call_engine, checked_hits
 from ctxgauge.corpus import Corpus
 from ctxgauge.engines import Hit, canonical_spec, engine_available, get_engine, parse_spec
+from ctxgauge._io import InputError, parse_data
 from ctxgauge._redact import redact
 from ctxgauge.errors import EngineError, UserError
 from ctxgauge.providers import ToolCall, ToolSpec, Usage
@@ -209,6 +211,49 @@ class CommandOutcome:
     """The envelope carried a `usage` object (else the zeros are nobody's count)."""
 
 
+COUNT_LIMIT = 2 ** 53
+"""Largest token or tool-call count a harness may report (the largest integer every JSON reader keeps exact)."""
+_USAGE_KEYS = ("tokens_input", "tokens_output", "tokens_cache_read", "tokens_cache_write")
+
+
+def _count(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= COUNT_LIMIT
+
+
+def _envelope(out: str, command: str) -> CommandOutcome | None:
+    """The harness's JSON envelope, None when `out` is not JSON or not an envelope (then it is the answer
+    itself), or an EngineError naming the breach: JSON nested past JSON_DEPTH_LIMIT, a `usage` that is not an
+    object of counts, `tool_calls` that is not an object of counts (`{"read": "two"}`, `1e400`), a `cost_usd`
+    that is not a finite number at least 0 (`NaN`). As for a command engine, a breach of the contract is
+    never mended: the question is `infra` for this arm, with this one-line reason."""
+    try:
+        env_ = parse_data(out, "answer of", command, fmt="json", finite=False)
+    except InputError as exc:
+        if exc.problem.startswith("not valid JSON"):
+            return None
+        raise EngineError(f"command {command!r} answered JSON that is {exc.problem}") from None
+    if not isinstance(env_, dict) or not isinstance(env_.get("answer"), str):
+        return None
+
+    def breach(field: str, wanted: str) -> EngineError:
+        shown = json.dumps(env_.get(field), ensure_ascii=True, allow_nan=True)
+        shown = shown if len(shown) <= 80 else shown[:77] + "..."
+        return EngineError(f"command {command!r} answered an envelope whose {field} is not {wanted}: {shown}")
+
+    usage = env_.get("usage")
+    if usage is not None and not (isinstance(usage, dict) and all(_count(usage[k]) for k in _USAGE_KEYS if k in usage)):
+        raise breach("usage", f"an object of token counts (integers 0 to 2**53: {', '.join(_USAGE_KEYS)})")
+    calls = env_.get("tool_calls")
+    if calls is not None and not (isinstance(calls, dict) and all(_count(v) for v in calls.values())):
+        raise breach("tool_calls", "an object of call counts ({name: integer 0 to 2**53})")
+    cost = env_.get("cost_usd")
+    if cost is not None and not (isinstance(cost, (int, float)) and not isinstance(cost, bool)
+                                 and math.isfinite(cost) and cost >= 0):
+        raise breach("cost_usd", "a finite number of dollars, at least 0")
+    return CommandOutcome(env_["answer"], Usage.from_dict(usage), dict(calls or {}),
+                          None if cost is None else float(cost), isinstance(usage, dict))
+
+
 def run_command(command: str, prompt: str, *, cwd: Path | None, env: dict[str, str], timeout: float) -> CommandOutcome:
     """Run the harness once: prompt on stdin, answer (or a JSON envelope) on stdout. A crash, a timeout
     or a non-zero exit raises EngineError (the question is `infra` for this arm: a gap, not a zero)."""
@@ -228,15 +273,7 @@ def run_command(command: str, prompt: str, *, cwd: Path | None, env: dict[str, s
         raise EngineError(f"command {command!r} exited with {proc.returncode}: {tail}")
     out = proc.stdout.strip()
     if out.startswith("{"):
-        try:
-            env_ = json.loads(out)
-        except json.JSONDecodeError:
-            env_ = None
-        if isinstance(env_, dict) and isinstance(env_.get("answer"), str):
-            calls = env_.get("tool_calls") or {}
-            cost = env_.get("cost_usd")
-            return CommandOutcome(env_["answer"], Usage.from_dict(env_.get("usage")),
-                                  {str(k): int(v) for k, v in calls.items()} if isinstance(calls, dict) else {},
-                                  float(cost) if isinstance(cost, (int, float)) else None,
-                                  isinstance(env_.get("usage"), dict))
+        envelope = _envelope(out, command)
+        if envelope is not None:
+            return envelope
     return CommandOutcome(out, Usage(), {}, None)

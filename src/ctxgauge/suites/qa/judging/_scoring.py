@@ -184,7 +184,7 @@ def first_json_object(text: str) -> dict | None:
         return None
     try:
         obj = json.loads(text[start:end + 1])
-    except json.JSONDecodeError:
+    except (ValueError, RecursionError):  # not JSON, or nested deeper than the parser descends
         return None
     return obj if isinstance(obj, dict) else None
 

@@ -122,7 +122,8 @@ def bundled_batteries() -> list[str]:
 
 
 def _is_battery(p: Path) -> bool:
-    return (p / "battery.json").is_file() or (p / "questions.json").is_file()
+    # lexists: a battery.json that is a FIFO or a link is this battery's, and the reader refuses it
+    return os.path.lexists(p / "battery.json") or os.path.lexists(p / "questions.json")
 
 
 def resolve_battery_dir(name_or_path: str | Path) -> Path:
@@ -151,7 +152,7 @@ def resolve_battery_dir(name_or_path: str | Path) -> Path:
 
 def _read(dirpath: Path, fname: str, key: str | None) -> Any:
     path = dirpath / fname
-    if not path.is_file():
+    if not os.path.lexists(path):
         raise UserError(f"{path}: missing (a battery needs {', '.join(REQUIRED)})")
     data = read_data(path, "battery file", fmt="json")
     if key is not None and isinstance(data, dict):
@@ -304,12 +305,12 @@ def _up(d: Path, levels: int = 2) -> Path:
 
 def _meta(d: Path) -> tuple[dict, dict, str]:
     """(battery.json or {}, Corograph's repo.json or {}, layout) of a battery directory."""
-    meta = _read(d, "battery.json", None) if (d / "battery.json").is_file() else {}
+    meta = _read(d, "battery.json", None) if os.path.lexists(d / "battery.json") else {}
     if not isinstance(meta, dict):
         raise UserError(f"{d / 'battery.json'}: expected an object")
     repo_file = _up(d) / REPO_FILE
     in_batteries = _up(d, 1).name == "batteries"
-    repo_meta = _read(_up(d), REPO_FILE, None) if in_batteries and repo_file.is_file() else {}
+    repo_meta = _read(_up(d), REPO_FILE, None) if in_batteries and os.path.lexists(repo_file) else {}
     if not isinstance(repo_meta, dict):
         raise UserError(f"{repo_file}: expected an object")
     if not meta and not repo_meta:
