@@ -348,13 +348,12 @@ class Corpus:
 
 def _make_parents(root: Path, target: Path) -> None:
     """`target.parent.mkdir(parents=True, exist_ok=True)` without recursion (pathlib's recurses once per level:
-    a tree 1,500 levels deep raised RecursionError); `root` is made too when missing."""
+    a tree 1,500 levels deep raised RecursionError); `root` and any missing folder above it are made too, as
+    pathlib made them."""
     missing = []
     d = target.parent
     while not d.is_dir() and d != d.parent:
         missing.append(d)
-        if d == root:
-            break
         d = d.parent
     for d in reversed(missing):
         d.mkdir(exist_ok=True)
