@@ -27,6 +27,8 @@ Targets:
   gitfiles, commondir, borrowed stores, FIFOs, includes, path-valued keys) read as query and replay read it;
   `report --md/--html` and `export --out` at targets that are links, folders, FIFOs or files ctxgauge did not
   write.
+- `terminal-text` and `markdown-text` (fuzz/text.py): any text through the console every command prints
+  through, and through the Markdown report's data escaping rendered by markdown-it-py with HTML enabled.
 """
 
 from __future__ import annotations
@@ -556,6 +558,7 @@ class Target:
 
 
 import layouts as L  # noqa: E402  (the repository-layout and output-target targets; they use Breach from here)
+import text as X  # noqa: E402  (the terminal-text and markdown-text targets; Breach from here too)
 
 TARGETS = {t.name: t for t in [
     Target("corpus-git", corpus_git_cases, check_corpus_git),
@@ -566,6 +569,8 @@ TARGETS = {t.name: t for t in [
     Target("report", report_cases, check_report),
     Target("repo-layout", L.layout_cases, L.check_repo_layout),
     Target("output-target", L.output_cases, L.check_output_target),
+    Target("terminal-text", X.terminal_cases, X.check_terminal_text),
+    Target("markdown-text", X.markdown_cases, X.check_markdown_text),
 ]}
 
 
