@@ -85,10 +85,10 @@ ENGINES = ["grep", "bm25", "graph", "history", "fusion", "hybrid(engines=\"bm25,
 
 @pytest.mark.parametrize("spec", ENGINES)
 def test_spans_change_no_ranking_and_keep_the_rules(spec: str, sample, tmp_path: Path) -> None:
-    on = get_engine(spec)
-    off = get_engine(spec[:-1] + ",spans=false)" if spec.endswith(")") else spec + "(spans=false)")
+    on = get_engine(spec[:-1] + ",spans=true)" if spec.endswith(")") else spec + "(spans=true)")
+    off = get_engine(spec)
     assert on.identity()["id"] != off.identity()["id"]  # span selection is part of the identity
-    assert "spans=false" in off.name and "spans" not in on.name  # on is the default
+    assert "spans=true" in on.name and "spans" not in off.name  # off is the default
     for e, d in ((on, tmp_path / "on"), (off, tmp_path / "off")):
         d.mkdir()
         e.build(sample, d)
@@ -105,7 +105,7 @@ def test_spans_change_no_ranking_and_keep_the_rules(spec: str, sample, tmp_path:
 
 
 def test_a_span_holds_the_lines_the_request_names(sample, tmp_path: Path) -> None:
-    e = get_engine("grep(span_lines=5,max_spans=1)")
+    e = get_engine("grep(spans=true,span_lines=5,max_spans=1)")
     e.build(sample, tmp_path)
     hits = e.query(tmp_path, "overdue", 5)
     assert hits
@@ -117,7 +117,7 @@ def test_a_span_holds_the_lines_the_request_names(sample, tmp_path: Path) -> Non
 
 
 def test_graph_spans_are_definitions(sample, tmp_path: Path) -> None:
-    e = get_engine("graph")
+    e = get_engine("graph(spans=true)")
     e.build(sample, tmp_path)
     hit = next(h for h in e.query(tmp_path, "overdue fee", 10) if h.path.endswith(".py"))
     from ctxgauge.engines.graph._blocks import DefinitionLines
@@ -131,8 +131,8 @@ def test_graph_spans_are_definitions(sample, tmp_path: Path) -> None:
 def test_spans_need_the_corpus_this_object_built(sample, tmp_path: Path) -> None:
     get_engine("bm25").build(sample, tmp_path)
     with pytest.raises(EngineError, match="spans need the corpus"):
-        get_engine("bm25").query(tmp_path, "overdue fee", 5)
-    assert get_engine("bm25(spans=false)").query(tmp_path, "overdue fee", 5)
+        get_engine("bm25(spans=true)").query(tmp_path, "overdue fee", 5)
+    assert get_engine("bm25").query(tmp_path, "overdue fee", 5)
 
 
 @pytest.mark.parametrize("params", ["span_lines=0", "max_spans=51", "max_spans=0"])
@@ -149,7 +149,7 @@ def test_update_gives_the_spans_of_a_fresh_build(repo_builder, tmp_path: Path) -
     b.commit("second", {"a.py": "x = 0\n" * 50 + "def fee():\n    return 2\n"})
     old, new = open_corpus(b.path, "HEAD~1"), open_corpus(b.path, "HEAD")
     for spec in ("bm25", "grep", "graph"):
-        upd, fresh = get_engine(spec), get_engine(spec)
+        upd, fresh = get_engine(spec + "(spans=true)"), get_engine(spec + "(spans=true)")
         upd.build(old, tmp_path / spec / "u")
         upd.update(tmp_path / spec / "u", new, old.changes_to(new))
         fresh.build(new, tmp_path / spec / "f")

@@ -48,12 +48,12 @@ SPAN_LINES = 40
 MAX_SPANS_PER_HIT = 3
 """Spans a hit carries at most, by default."""
 SPAN_PARAMS: dict[str, Any] = {
-    "spans": True,
+    "spans": False,
     "span_lines": Param(SPAN_LINES, ge=1, le=100_000),
     "max_spans": Param(MAX_SPANS_PER_HIT, ge=1, le=MAX_SPANS),
 }
-"""The parameters every built-in engine takes: `spans` (false: whole files, no spans), `span_lines` and
-`max_spans`. They enter each engine's spec, and so its identity; the ranker's code enters it as an import."""
+"""The parameters every built-in engine takes: `spans` (true: each hit carries its spans; false, the
+default, whole files as before), `span_lines` and `max_spans`. They enter each engine's spec, and so its identity; the ranker's code enters it as an import."""
 
 DOC_CACHE = 2048
 """File versions whose lowercased text and line starts are kept (least recently used dropped first)."""

@@ -315,7 +315,7 @@ class MiniLMEngine(SpanEngine, Engine):
         """The top k files by their best chunk's cosine to `text` (embedded and rounded at the artifact's
         decimals, truncated at the 256-token window); files whose best cosine is <= 0 are not returned."""
         found = self._request(Path(out_dir), text)
-        return rank(best_per_file(out_dir, found[0], found[1]), k) if found else []
+        return rank(best_per_file(Path(out_dir), found[0], found[1]), k) if found else []
 
     def query(self, out_dir: Path, text: str, k: int) -> list[Hit]:
         """`query_files`, and with `spans` each hit's best chunks: its chunks by cosine (ties by first line),
