@@ -95,8 +95,9 @@ def test_bad_parameters_are_one_line_naming_the_known_parameters_and_types(spec,
     engine = spec.split("(")[0]
     assert "(parameters: " in text
     if engine == "bm25":
-        assert text.endswith("(parameters: b: number from 0 to 1; k1: number >= 0; method: one of atire, bm25+, "
-                             "bm25l, lucene, robertson; path_weight: integer >= 0)")
+        assert text.endswith("(parameters: b: number from 0 to 1; k1: number >= 0; max_spans: integer from 1 to "
+                             "50; method: one of atire, bm25+, bm25l, lucene, robertson; path_weight: integer >= 0; "
+                             "span_lines: integer from 1 to 100000; spans: boolean)")
 
 
 def test_canonical_spec_checks_and_drops_defaults_without_a_build():

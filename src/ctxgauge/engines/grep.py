@@ -14,16 +14,18 @@ from typing import Sequence
 from ctxgauge._io import write_text_atomic
 from ctxgauge.corpus import Change, Corpus, path_key
 from ctxgauge.engines._base import Engine, Hit, rank
+from ctxgauge.engines._spans_rank import SPAN_PARAMS, SpanEngine
 from ctxgauge.engines._text.tokens import query_terms
 
 
-class GrepEngine(Engine):
+class GrepEngine(SpanEngine, Engine):
     kind = "grep"
-    defaults: dict = {}
+    defaults: dict = {**SPAN_PARAMS}
     artifact_file = "grep.jsonl"
 
     def build(self, corpus: Corpus, out_dir: Path) -> dict:
         docs = {f.path: (f.blob, data.decode("utf-8", "replace").lower()) for f, data in corpus.iter_bytes()}
+        self.hold(out_dir, corpus)
         return self._write(out_dir, docs)
 
     def update(self, out_dir: Path, corpus: Corpus, changes: Sequence[Change]) -> dict:
@@ -35,6 +37,7 @@ class GrepEngine(Engine):
         wanted = [f for f in (corpus.get(ch.path) for ch in changes if ch.status != "deleted") if f is not None]
         for f, data in corpus.iter_bytes(wanted):
             docs[f.path] = (f.blob, data.decode("utf-8", "replace").lower())
+        self.hold(out_dir, corpus)
         return self._write(out_dir, docs)
 
     def _write(self, out_dir: Path, docs: dict[str, tuple[str, str]]) -> dict:
@@ -53,7 +56,7 @@ class GrepEngine(Engine):
                 docs[d["path"]] = (d["blob"], d["text"])
         return docs
 
-    def query(self, out_dir: Path, text: str, k: int) -> list[Hit]:
+    def query_files(self, out_dir: Path, text: str, k: int) -> list[Hit]:
         terms = query_terms(text)
         if not terms:
             return []

@@ -31,6 +31,7 @@ from typing import Any, Sequence
 from ctxgauge._io import write_json_atomic
 from ctxgauge.corpus import Change, Corpus
 from ctxgauge.engines._base import Engine, Hit, rank
+from ctxgauge.engines._spans_rank import SPAN_PARAMS, SpanEngine, files_of
 from ctxgauge.engines._registry import _load_factory, engine_available, engine_names, get_engine
 from ctxgauge.engines._spec import Param, parse_spec
 from ctxgauge.errors import UserError
@@ -68,11 +69,11 @@ def split_engines(text: str) -> list[str]:
     return parts
 
 
-class HybridEngine(Engine):
+class HybridEngine(SpanEngine, Engine):
     """Reciprocal-rank fusion of the engines named in `engines` (see the module docstring)."""
 
     kind = "hybrid"
-    defaults = {"engines": DEFAULT_ENGINES, "rrf_k": Param(60, ge=0), "depth": Param(100, ge=1)}
+    defaults = {"engines": DEFAULT_ENGINES, "rrf_k": Param(60, ge=0), "depth": Param(100, ge=1), **SPAN_PARAMS}
     libraries: tuple[str, ...] = ()
 
     def __init__(self, **params: Any):
@@ -159,6 +160,7 @@ class HybridEngine(Engine):
             (out_dir / d).mkdir(parents=True, exist_ok=True)
             stats[d] = engine.build(corpus, out_dir / d)
         self._write_params(out_dir)
+        self.hold(out_dir, corpus)
         return {"engines": stats}
 
     def update(self, out_dir: Path, corpus: Corpus, changes: Sequence[Change]) -> dict:
@@ -170,6 +172,7 @@ class HybridEngine(Engine):
             upd = getattr(engine, "update", None)
             stats[d] = upd(out_dir / d, corpus, changes) if callable(upd) else engine.build(corpus, out_dir / d)
         self._write_params(out_dir)
+        self.hold(out_dir, corpus)
         return {"engines": stats}
 
     def defer_writes(self, out_dir: Path) -> bool:
@@ -186,7 +189,7 @@ class HybridEngine(Engine):
             if callable(flush):
                 flush(Path(out_dir) / d)
 
-    def query(self, out_dir: Path, text: str, k: int) -> list[Hit]:
+    def query_files(self, out_dir: Path, text: str, k: int) -> list[Hit]:
         if k <= 0:
             return []
         out_dir = Path(out_dir)
@@ -195,7 +198,7 @@ class HybridEngine(Engine):
         scores: dict[str, float] = {}
         for d, engine in self._engines():
             seen: set[str] = set()
-            for position, hit in enumerate(engine.query(out_dir / d, text, depth), start=1):
+            for position, hit in enumerate(files_of(engine, out_dir / d, text, depth), start=1):
                 if hit.path in seen:  # a plugin that repeats a path must not vote for it twice
                     continue
                 seen.add(hit.path)

@@ -16,7 +16,7 @@ Typical use by the determinism suite::
 """
 
 from ._compare import EXIT_CODES, Comparison, ExitCode, QueryDetail, QueryStatus, Verdict, compare
-from ._hashing import EMPTY_QUERY_HASH, artifact_hash_of_dir, query_hash, sha256_file
+from ._hashing import EMPTY_QUERY_HASH, SPAN_HASHES, artifact_hash_of_dir, query_hash, sha256_file, span_hash
 from ._io import parse_fingerprint, read_fingerprint, write_fingerprint
 from ._jsjson import js_json_stringify
 from ._make import corpus_base_name, env_info, make_fingerprint, namespace_info
@@ -39,6 +39,7 @@ __all__ = [
     "IDENTITY_SOURCES",
     "NAMESPACE",
     "SIGNATURE_SUFFIX",
+    "SPAN_HASHES",
     "Comparison",
     "CorpusRef",
     "ExitCode",
@@ -62,6 +63,7 @@ __all__ = [
     "read_fingerprint",
     "sha256_file",
     "sign",
+    "span_hash",
     "signature_path_for",
     "verify",
     "write_fingerprint",

@@ -20,6 +20,10 @@ reports a verdict the evidence does not support:
 - **The corpus is its content.** The reference blocks on the corpus name, which is a folder name: the same
   clone under another folder was NOT COMPARABLE. Here equal corpus hashes make the names a label (noted);
   the name blocks only when a side recorded no hash.
+- **Spans are results too.** ctxgauge's files also hold `ctxgauge.spanHashes` (each query's files with the
+  lines handed over); when both sides hold them, a query whose files match but whose spans differ is a
+  difference like any other. When one side has none (another tool's file, an older ctxgauge), spans are not
+  compared, and a reason says so.
 - **Exit codes.** NOT COMPARABLE is 4 (the reference uses 2, which our CLI, like most, keeps for usage errors);
   REFUSED is 5. PASS, PASS (UNVERIFIED), FAIL and INCONCLUSIVE keep the reference's 0, 0, 1 and 3.
 
@@ -39,7 +43,7 @@ from enum import IntEnum, StrEnum
 from types import MappingProxyType
 from typing import Any, Final
 
-from ._hashing import EMPTY_QUERY_HASH
+from ._hashing import EMPTY_QUERY_HASH, SPAN_HASHES
 from ._io import read_fingerprint
 from ._model import NAMESPACE, RUN_ID_KEY, Fingerprint
 
@@ -116,6 +120,10 @@ class QueryDetail:
     """A's result hash, None when A did not run the query."""
     hash_b: str | None
     """B's result hash, None when B did not run the query."""
+    spans_a: str | None = None
+    """A's span hash (`ctxgauge.spanHashes`), None when spans are not compared (absent on either side)."""
+    spans_b: str | None = None
+    """B's span hash, None when spans are not compared."""
 
 
 @dataclass(frozen=True)
@@ -182,7 +190,8 @@ class Comparison:
             "warnings": list(self.warnings),
             "artifactMatch": self.artifact_match,
             "queries": [
-                {"query": d.query, "status": d.status.value, "hashA": d.hash_a, "hashB": d.hash_b}
+                {"query": d.query, "status": d.status.value, "hashA": d.hash_a, "hashB": d.hash_b,
+                 **({"spanHashA": d.spans_a, "spanHashB": d.spans_b} if d.spans_a is not None else {})}
                 for d in self.queries
             ],
         }
@@ -280,15 +289,24 @@ def _scheme_note(a: Fingerprint, b: Fingerprint) -> str:
             "with one ctxgauge release")
 
 
+def span_hashes(fp: Fingerprint) -> Mapping[str, str] | None:
+    """`ctxgauge.spanHashes` of `fp` (query -> span hash), None when the file has none."""
+    value = fp.ctxgauge.get(SPAN_HASHES)
+    return value if isinstance(value, Mapping) else None
+
+
 def _query_details(a: Fingerprint, b: Fingerprint) -> tuple[QueryDetail, ...]:
     details: list[QueryDetail] = []
+    sa, sb = span_hashes(a), span_hashes(b)
+    both = sa is not None and sb is not None
     for query, hash_a in a.query_hashes.items():
         hash_b = b.query_hashes.get(query)
+        spans = (sa.get(query), sb.get(query)) if both and hash_b is not None else (None, None)  # type: ignore[union-attr]
         if hash_b is None:
             status = QueryStatus.ONLY_A
         else:
-            status = QueryStatus.MATCH if hash_a == hash_b else QueryStatus.DIFFER
-        details.append(QueryDetail(query, status, hash_a, hash_b))
+            status = QueryStatus.MATCH if hash_a == hash_b and spans[0] == spans[1] else QueryStatus.DIFFER
+        details.append(QueryDetail(query, status, hash_a, hash_b, *spans))
     for query, hash_b in b.query_hashes.items():
         if query not in a.query_hashes:
             details.append(QueryDetail(query, QueryStatus.ONLY_B, None, hash_b))
@@ -364,6 +382,11 @@ def compare(
     ]
     if counts[QueryStatus.DIFFER]:
         reasons.append(f"{counts[QueryStatus.DIFFER]} queries returned different results")
+        spans_only = sum(1 for d in queries if d.status is QueryStatus.DIFFER and d.hash_a == d.hash_b)
+        if spans_only:
+            reasons.append(f"{spans_only} of them ranked the same files but handed over different lines (spans)")
+    if (span_hashes(fa) is None) != (span_hashes(fb) is None):
+        reasons.append(f"spans not compared: {'A' if span_hashes(fa) is None else 'B'} records no span hashes")
     for status, side in ((QueryStatus.ONLY_A, "A"), (QueryStatus.ONLY_B, "B")):
         if counts[status]:
             reasons.append(f"{counts[status]} queries were run only in {side}")

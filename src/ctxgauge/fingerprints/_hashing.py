@@ -14,7 +14,7 @@ from ctxgauge.errors import EngineError
 
 from ._jsjson import js_json_stringify
 
-__all__ = ["EMPTY_QUERY_HASH", "artifact_hash_of_dir", "query_hash", "sha256_file"]
+__all__ = ["EMPTY_QUERY_HASH", "SPAN_HASHES", "artifact_hash_of_dir", "query_hash", "sha256_file", "span_hash"]
 
 _CHUNK = 1 << 20
 
@@ -32,6 +32,23 @@ def query_hash(paths: Sequence[str]) -> str:
         if not isinstance(item, str):
             raise TypeError(f"paths must be str, got {type(item).__name__}: {item!r}")
     return hashlib.sha256(js_json_stringify(list(paths)).encode("utf-8")).hexdigest()
+
+
+SPAN_HASHES: Final = "spanHashes"
+"""The key under the `ctxgauge` namespace holding each query's `span_hash` (`queryHashes` stays file-only,
+so ContextBenchmark's tool reads our files as before)."""
+
+
+def span_hash(answer: Sequence[tuple[str, Sequence[Sequence[int]]]]) -> str:
+    """SHA-256 hex of a ranked answer with its spans: the compact JSON (JavaScript escaping, as
+    `query_hash`) of `[[path, [[start, end], ...]], ...]` in rank order, UTF-8 encoded; a file-only hit has
+    `[]`. Equal span hashes mean the same files in the same order handing over the same lines."""
+    rows = []
+    for path, spans in answer:
+        if not isinstance(path, str):
+            raise TypeError(f"paths must be str, got {type(path).__name__}: {path!r}")
+        rows.append([path, [[int(s), int(e)] for s, e in spans]])
+    return hashlib.sha256(js_json_stringify(rows).encode("utf-8")).hexdigest()
 
 
 EMPTY_QUERY_HASH: Final = query_hash([])

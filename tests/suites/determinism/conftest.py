@@ -91,13 +91,13 @@ def plain_library(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def flaky_engines(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """Register the engines of flaky_engines.py as built-ins (stamp, shuffle, empty, constant, absent),
+    """Register the engines of flaky_engines.py as built-ins (jitter, stamp, shuffle, empty, constant, absent),
     through the real registry, as a plugin would be."""
     from ctxgauge.engines import _registry
 
     monkeypatch.syspath_prepend(str(HERE))
-    for name, cls in (("stamp", "StampEngine"), ("shuffle", "ShuffleEngine"), ("empty", "EmptyEngine"),
-                      ("constant", "ConstantEngine"), ("absent", "AbsentEngine")):
+    for name, cls in (("jitter", "JitterEngine"), ("stamp", "StampEngine"), ("shuffle", "ShuffleEngine"),
+                      ("empty", "EmptyEngine"), ("constant", "ConstantEngine"), ("absent", "AbsentEngine")):
         monkeypatch.setitem(_registry.BUILTINS, name, f"flaky_engines:{cls}")
     yield
     sys.modules.pop("flaky_engines", None)

@@ -5,7 +5,9 @@
 - empty:    returns nothing, ever (perfectly repeatable, and useless);
 - constant: returns the same three files for every query;
 - absent:   not available on this machine;
-- homebound: like constant, but any build outside the process that started the run fails.
+- homebound: like constant, but any build outside the process that started the run fails;
+- jitter:   ranks files like stamp (deterministically, from a deterministic artifact), but each hit's span
+            is line 1 or line 2 at random (stable files, unstable spans).
 
 `factory` makes them (and any registry engine) by spec: a module-level function, so worker processes of
 `--executor local:N` can import it by name (a registry patched in this process is not theirs).
@@ -96,7 +98,18 @@ class HomeboundEngine(ConstantEngine):
         return super().build(corpus, out_dir)
 
 
-_FLAKY = {"stamp": StampEngine, "shuffle": ShuffleEngine, "empty": EmptyEngine, "constant": ConstantEngine,
+class JitterEngine(_Docs):
+    kind = "jitter"
+
+    def query(self, out_dir: Path, text: str, k: int) -> list[Hit]:
+        terms = query_terms(text)
+        hits = rank({p: float(sum(t in p.lower() + body for t in terms)) for p, body in self._docs(out_dir).items()}, k)
+        rng = random.SystemRandom()  # unseeded on purpose: the flaw under test
+        line = rng.choice((1, 2))  # every file of the library repository has at least two lines
+        return [Hit(h.path, h.score, ((line, line),)) for h in hits]
+
+
+_FLAKY = {"jitter": JitterEngine, "stamp": StampEngine, "shuffle": ShuffleEngine, "empty": EmptyEngine, "constant": ConstantEngine,
           "absent": AbsentEngine, "homebound": HomeboundEngine}
 
 

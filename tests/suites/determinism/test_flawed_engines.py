@@ -89,3 +89,31 @@ def test_a_crashing_engine_fails_its_units_and_the_run_goes_on(library_repo: Pat
     assert e.families["query"].status == "failed" and "index corrupted" in (e.families["query"].reason or "")
     assert e.status == "failed" and e.grade.level is None
     assert result.engines["grep"].grade.level == 3
+
+
+def test_stable_files_with_unstable_spans_grade_below_ctl3(library_repo: Path, tmp_path: Path) -> None:
+    from ctxgauge.fingerprints import compare, read_fingerprint
+
+    e = _run(library_repo, tmp_path / "run", "jitter").engines["jitter"]
+    q = e.families["query"].figures
+    assert q["exact_match_rate"] == 1.0 and q["mean_jaccard"] == 1.0  # the files never move
+    assert q["span_exact_match_rate"] < 1.0 and q["unstable_spans"] > 0
+    assert e.families["rebuild"].figures["identical"] is True
+    g = e.grade
+    assert g.level == 2
+    assert g.reasons[0].startswith("CTL 3 needs the same spans in every trial (span EMR 1.0); measured 0.")
+    fp = read_fingerprint(tmp_path / "run" / e.fingerprint_record)
+    assert set(fp.ctxgauge["spanHashes"]) == set(fp.query_hashes)
+    # A second run ranks the same files (queryHashes equal) but hands over other lines somewhere: compare
+    # sees it through the span hashes.
+    for attempt in range(5):
+        e2 = _run(library_repo, tmp_path / f"run{attempt}", "jitter").engines["jitter"]
+        fp2 = read_fingerprint(tmp_path / f"run{attempt}" / e2.fingerprint_record)
+        assert fp2.query_hashes == fp.query_hashes
+        if fp2.ctxgauge["spanHashes"] != fp.ctxgauge["spanHashes"]:
+            break
+    else:
+        pytest.fail("five runs of random spans all agreed")
+    c = compare(fp, fp2)
+    assert c.verdict.label == "FAIL"
+    assert any("handed over different lines (spans)" in r for r in c.reasons)

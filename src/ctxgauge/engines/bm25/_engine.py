@@ -32,6 +32,7 @@ from ctxgauge._io import write_text_atomic
 from ctxgauge.corpus import Change, Corpus
 import ctxgauge.engines.bm25._csc as _csc
 from ctxgauge.engines._base import Engine, Hit, rank
+from ctxgauge.engines._spans_rank import SPAN_PARAMS, SpanEngine
 from ctxgauge.engines.bm25._live import LiveIndex, lucene_entries, lucene_idf, mean_length, top_candidates
 from ctxgauge.engines.bm25._stamp import DOCS_FILE, INDEX_FILES, NONOCCURRENCE_FILE, Held, Stamp, stat_of
 from ctxgauge.engines._text.terms import Counts, Terms
@@ -40,13 +41,14 @@ from ctxgauge.engines._spec import Param
 from ctxgauge.engines._text.tokens import code_tokens
 
 
-class BM25Engine(Engine):
+class BM25Engine(SpanEngine, Engine):
     kind = "bm25"
     defaults = {
         "k1": Param(1.2, ge=0),
         "b": Param(0.75, ge=0, le=1),
         "path_weight": Param(2, ge=0),
         "method": Param("lucene", choices=("atire", "bm25+", "bm25l", "lucene", "robertson")),
+        **SPAN_PARAMS,
     }
     libraries = ("bm25s", "PyStemmer", "numpy", "scipy")
 
@@ -175,6 +177,7 @@ class BM25Engine(Engine):
         out_dir = Path(out_dir)
         self._loaded = None
         self._held = None
+        self.hold(out_dir, corpus)
         key = out_dir.resolve()
         if key not in self._deferred:
             return self._write(corpus, out_dir)
@@ -223,6 +226,7 @@ class BM25Engine(Engine):
                 (out_dir / name).unlink(missing_ok=True)
             held.written, held.stamp = False, Stamp(out_dir)
             self._loaded = None
+        self.hold(out_dir, corpus)
         return {"documents": len(corpus.files), "vocabulary": held.live.vocabulary_size()}
 
     def _held_for(self, out_dir: Path) -> "Held | None":
@@ -267,7 +271,7 @@ class BM25Engine(Engine):
         held.corpus = corpus
         return True
 
-    def query(self, out_dir: Path, text: str, k: int) -> list[Hit]:
+    def query_files(self, out_dir: Path, text: str, k: int) -> list[Hit]:
         out_dir = Path(out_dir)
         held = self._held_for(out_dir)
         if held is not None and not held.written:

@@ -69,6 +69,7 @@ from typing import Any, Collection, Sequence
 from ctxgauge._io import canonical_json, write_text_atomic
 from ctxgauge.corpus import Change, Corpus
 from ctxgauge.engines._base import Engine, Hit, rank
+from ctxgauge.engines._spans_rank import SPAN_PARAMS, SpanEngine, files_of
 import ctxgauge.engines.fusion._calls as cl
 import ctxgauge.engines.fusion._frames as fr
 import ctxgauge.engines.fusion._literals as lit
@@ -143,7 +144,7 @@ RULE_KINDS = frozenset(("generated", "manifest"))
 """Path kinds whose multiplier does not apply to a file the `rule` component names."""
 
 
-class FusionEngine(Engine):
+class FusionEngine(SpanEngine, Engine):
     """Weighted sum of normalised bm25, graph and history evidence plus request rules (module docstring)."""
 
     kind = "fusion"
@@ -166,6 +167,7 @@ class FusionEngine(Engine):
         "depth": 100,  # files asked of each sub-engine
         "seeds": 5,  # top files whose co-changes are lifted
         "window": 3000,  # commits of the ancestry the history reads
+        **SPAN_PARAMS,
     }
     libraries: tuple[str, ...] = ()
     artifact_file = ARTIFACT
@@ -247,6 +249,7 @@ class FusionEngine(Engine):
             (out_dir / name).mkdir(parents=True, exist_ok=True)
             stats[name] = eng.build(corpus, out_dir / name)
         self._write(corpus, out_dir)
+        self.hold(out_dir, corpus)
         return {"engines": stats}
 
     def update(self, out_dir: Path, corpus: Corpus, changes: Sequence[Change]) -> dict:
@@ -256,6 +259,7 @@ class FusionEngine(Engine):
             (out_dir / name).mkdir(parents=True, exist_ok=True)
             stats[name] = eng.update(out_dir / name, corpus, changes)
         self._write(corpus, out_dir)
+        self.hold(out_dir, corpus)
         return {"engines": stats}
 
     # -- query --------------------------------------------------------------------------------------------
@@ -303,11 +307,11 @@ class FusionEngine(Engine):
             lexical_text = " ".join(kept) if kept else text
         comp: dict[str, dict[str, float]] = {name: {} for name in COMPONENTS}
         comp["rule"] = rule
-        comp["bm25"] = _normalised({h.path: h.score for h in self.subs["bm25"].query(out_dir / "bm25", lexical_text, depth)})
+        comp["bm25"] = _normalised({h.path: h.score for h in files_of(self.subs["bm25"], out_dir / "bm25", lexical_text, depth)})
         if "graph" in self.subs:
             if p["graph"] or p["long_graph"]:
                 comp["graph"] = _normalised({h.path: h.score for h in
-                                             self.subs["graph"].query(out_dir / "graph", lexical_text, depth)})
+                                             files_of(self.subs["graph"], out_dir / "graph", lexical_text, depth)})
             if p["define"] or p["long_define"]:
                 comp["define"] = _normalised(rq.defining_files(rq.mentioned_identifiers(text),
                                                                self._definitions(out_dir)))
@@ -324,7 +328,7 @@ class FusionEngine(Engine):
         # A subject is its own first line: the title component is bm25's again, so only long requests get one.
         if (p["title"] or p["long_title"]) and long:
             comp["title"] = _normalised({h.path: h.score for h in
-                                         self.subs["bm25"].query(out_dir / "bm25", rq.title(text), depth)})
+                                         files_of(self.subs["bm25"], out_dir / "bm25", rq.title(text), depth)})
         if "history" in self.subs:
             hist = self.subs["history"]
             model = hist.model(out_dir / "history")
@@ -339,7 +343,7 @@ class FusionEngine(Engine):
                 comp["cochange"] = _normalised(model.cochange(dict(top)))
         return comp
 
-    def query(self, out_dir: Path, text: str, k: int) -> list[Hit]:
+    def query_files(self, out_dir: Path, text: str, k: int) -> list[Hit]:
         if k <= 0:
             return []
         long = is_long(text, int(self.params["long_words"]))

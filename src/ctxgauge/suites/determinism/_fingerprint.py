@@ -1,7 +1,9 @@
 """The fingerprint a determinism run writes per engine, and where it goes.
 
 The file is ContextBenchmark's format 2 (ctxgauge.fingerprints.make_fingerprint): the base build's
-artifact hash and each query's base ranking, hashed. Under our `ctxgauge` namespace it also records how
+artifact hash and each query's base ranking, hashed (`queryHashes`, files only, so ContextBenchmark's tool
+reads it), and under our namespace `spanHashes`: each query's base answer with the lines of each hit
+(`fingerprints.span_hash`), which `compare` checks beside the files. Under our `ctxgauge` namespace it also records how
 the engine's id was computed (`identity_scheme`, `ctxgauge.cache.IDENTITY_SCHEME`), the runtime settings
 that can move floating-point results on one machine (thread counts, OpenBLAS core type, torch's CPU
 capability, locale) and the level this run reached: two runs that differ in those settings are
@@ -21,7 +23,8 @@ from typing import Any, Final
 from ctxgauge._io import safe_file_names
 from ctxgauge.cache import IDENTITY_SCHEME
 from ctxgauge.corpus import Corpus
-from ctxgauge.fingerprints import IDENTITY_SOURCES, Fingerprint, make_fingerprint, write_fingerprint
+from ctxgauge.fingerprints import (IDENTITY_SOURCES, SPAN_HASHES, Fingerprint, make_fingerprint, span_hash,
+                                   write_fingerprint)
 
 __all__ = ["FINGERPRINT_DIR", "RUNTIME_VARIABLES", "build_fingerprint", "fingerprint_file_name",
            "fingerprint_file_names", "runtime_info", "save_fingerprint"]
@@ -79,8 +82,12 @@ def fingerprint_file_name(engine: str) -> str:
 
 def build_fingerprint(engine: str, identity: Mapping[str, Any] | None, corpus: Corpus, k: int, artifact_hash: str,
                       rankings: Mapping[str, Sequence[str]], queries: Sequence[str],
-                      extra: Mapping[str, Any]) -> Fingerprint:
-    """The fingerprint of one engine's run, queries in the run's order.
+                      extra: Mapping[str, Any],
+                      answers: Mapping[str, Sequence[tuple[str, Sequence[Sequence[int]]]]] | None = None
+                      ) -> Fingerprint:
+    """The fingerprint of one engine's run, queries in the run's order; `answers` (each query's paths with
+    their spans) give `ctxgauge.spanHashes`, written for every query (a query without an answer hashes its
+    ranking with no spans).
 
     An identity without a string id or with a source outside ContextBenchmark's vocabulary is written as
     undeclared (`system: null`): a malformed identity must not crash the run after every family measured,
@@ -95,7 +102,10 @@ def build_fingerprint(engine: str, identity: Mapping[str, Any] | None, corpus: C
     return make_fingerprint(
         engine, system, corpus.name, corpus.content_hash(), k, artifact_hash,
         {q: list(rankings.get(q, [])) for q in queries},
-        extra={"identity_scheme": IDENTITY_SCHEME, "runtime": runtime_info(), **extra},
+        extra={"identity_scheme": IDENTITY_SCHEME, "runtime": runtime_info(), **extra,
+               **({SPAN_HASHES: {q: span_hash(answers[q] if q in answers else
+                                             [(p, ()) for p in rankings.get(q, [])]) for q in queries}}
+                  if answers is not None else {})},
     )
 
 

@@ -3,13 +3,19 @@
 The levels are ContextBenchmark's (`lib/metrics.mjs`, `assignLevel`):
 
     CTL 4  cross-machine deterministic   CTL 3, and a PASS against another machine's fingerprint
-    CTL 3  machine-deterministic         identical artifacts over every rebuild, and EMR 1.0
+    CTL 3  machine-deterministic         identical artifacts over every rebuild, EMR 1.0, and the same spans
+                                         in every trial (span EMR 1.0)
     CTL 2  stable retrieval              EMR 1.0 (artifact bytes may differ)
     CTL 1  repeatable                    mean Jaccard@k >= 0.9 and mean Kendall tau >= 0.9
     CTL 0  non-repeatable                below CTL 1
 
-Thresholds apply to the means over queries, as the reference does, with three departures that each
+Thresholds apply to the means over queries, as the reference does, with four departures that each
 fix a wrong grade the reference can give:
+
+- **Spans are part of the answer.** The reference knows files only. An engine whose files are stable but
+  whose spans (the lines it hands a model) change between trials is not machine-deterministic: CTL 3 and 4
+  need the span EMR at 1.0 too (CTL 2, stable retrieval, stays the files' level, as in the reference). A
+  record from before spans were measured has no span EMR and is graded on files alone.
 
 - **Exact values.** The reference rounds the means to 4 decimals before grading, so an EMR of 0.99996
   (one trial in 25,000 differing) grades as 1.0 and reaches CTL 2. Here the exact mean is compared.
@@ -85,6 +91,8 @@ class Evidence:
     """How many distinct artifact hashes the rebuilds gave (for the reason printed)."""
     exact_match_rate: float | None = None
     """Mean EMR over queries."""
+    span_exact_match_rate: float | None = None
+    """Mean EMR over queries of the answers with their spans; None in a record from before spans."""
     mean_jaccard: float | None = None
     """Mean over queries of the mean pairwise Jaccard@k of the trials."""
     mean_tau: float | None = None
@@ -191,6 +199,9 @@ def grade(evidence: Evidence) -> Grade:
         elif not evidence.rebuild_identical:
             reasons.append(f"CTL 3 needs identical artifacts; the rebuilds gave {evidence.rebuild_distinct} "
                            "distinct hashes")
+        elif evidence.span_exact_match_rate is not None and float(evidence.span_exact_match_rate) != 1.0:
+            reasons.append("CTL 3 needs the same spans in every trial (span EMR 1.0); measured "
+                           f"{float(evidence.span_exact_match_rate)!r}")
         else:
             level = 3
 

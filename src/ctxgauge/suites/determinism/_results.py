@@ -35,6 +35,7 @@ def evidence_of(families: Mapping[str, FamilyResult], flags: list[Flag]) -> Evid
         rebuild_identical=rb.get("identical"),
         rebuild_distinct=rb.get("distinct_hashes"),
         exact_match_rate=qs.get("exact_match_rate"),
+        span_exact_match_rate=qs.get("span_exact_match_rate"),
         mean_jaccard=qs.get("mean_jaccard"),
         mean_tau=qs.get("mean_kendall_tau"),
         cross_machine=cm.get("verdict"),

@@ -44,7 +44,7 @@ from ._results import ENGINE_FAILED, MEASURED, SKIPPED, DeterminismResult, Engin
 from ._update import run_update
 from ctxgauge.suites._progress import Progress, Steps
 
-from ._work import FAILED, FAMILIES, NOT_MEASURED, FamilyResult, Workspace, scratch_dir
+from ._work import FAILED, FAMILIES, NOT_MEASURED, Answer, FamilyResult, Workspace, scratch_dir
 
 __all__ = ["SUITE", "SUITE_VERSION", "run_determinism"]
 
@@ -175,10 +175,12 @@ class _EngineRun:
         if not beside:
             rebuild()
         rankings: dict[str, list[str]] = {}
+        answers: dict[str, Answer] = {}
 
         def query() -> FamilyResult:
-            fam, first = run_query(ws, engine, base_dir, config.trials)
+            fam, first, first_answers = run_query(ws, engine, base_dir, config.trials)
             rankings.update(first)
+            answers.update(first_answers)
             return fam
 
         self._family("query", query)
@@ -186,7 +188,8 @@ class _EngineRun:
             # The query family did not run now (not requested, resumed, or failed part-way): one pass on the
             # base build gives the rankings the fingerprint and the degenerate check need.
             try:
-                rankings = ws.rank_all(engine, base_dir)
+                answers = ws.answer_all(engine, base_dir)
+                rankings = {q: [path for path, _ in a] for q, a in answers.items()}
                 for _ in ws.queries:
                     ws.progress(f"{self.spec}: base queries", 1)
             except EngineError as exc:
@@ -198,10 +201,11 @@ class _EngineRun:
         if beside:
             rebuild()
         self._family("update", lambda: FamilyResult("update", NOT_MEASURED, no_artifact) if no_artifact
-                     else run_update(ws, self.plan.old_corpus, self.plan.update_why_not, base_hash, rankings))
+                     else run_update(ws, self.plan.old_corpus, self.plan.update_why_not, base_hash, rankings,
+                                     answers))
         fp = build_fingerprint(getattr(engine, "name", self.spec), self.result.identity, ws.corpus, config.k,
                                base_hash, rankings, ws.queries,
-                               {"suite": SUITE, "runId": fingerprint_run_id(self.run.record)})
+                               {"suite": SUITE, "runId": fingerprint_run_id(self.run.record)}, answers)
         record, shown = save_fingerprint(fp, self.plan.fingerprint_names[self.spec], self.run.path,
                                         config.fingerprint_dir)
         self.result.fingerprint_record, self.result.fingerprint_path = record, shown

@@ -11,7 +11,8 @@ engine object, so it starts from the artifact on disk, as an index updated tomor
     rebuild_hash            artifact hash of the fresh build at B (the base build)
     artifact_identical      update_hash == rebuild_hash
     queries                 how many queries were compared
-    queries_identical       how many ranked lists equal the fresh build's
+    queries_identical       how many ranked lists equal the fresh build's (files, and spans when the base
+                            answers with spans are given)
     mean_jaccard            mean Jaccard@k of updated vs fresh answers
     identical               artifact_identical and every ranked list equal
     work_cache              {update: on|off, rebuild: off}: the update path may read the work cache; the
@@ -30,13 +31,14 @@ from ctxgauge.errors import EngineError
 from ctxgauge.fingerprints import artifact_hash_of_dir
 from ctxgauge.metrics import jaccard_at_k
 
-from ._work import FAILED, NOT_MEASURED, OK, FamilyResult, Workspace, mean, remove_dir
+from ._work import FAILED, NOT_MEASURED, OK, Answer, FamilyResult, Workspace, mean, remove_dir
 
 __all__ = ["run_update"]
 
 
 def run_update(ws: Workspace, old: Corpus | None, why_not: str | None, rebuild_hash: str,
-               base_rankings: Mapping[str, Sequence[str]]) -> FamilyResult:
+               base_rankings: Mapping[str, Sequence[str]],
+               base_answers: Mapping[str, Answer] | None = None) -> FamilyResult:
     """Update an index of `old` to ws.corpus and compare it with the base build (`rebuild_hash`, rankings).
 
     `old` None means the family does not apply (a plain directory has no past); `why_not` says so.
@@ -60,14 +62,16 @@ def run_update(ws: Workspace, old: Corpus | None, why_not: str | None, rebuild_h
         ws.progress(f"{ws.spec}: update to {str(ws.corpus.rev)[:10]}", 0)
         call_engine("update", engine, engine.update, out, ws.corpus, changes)
         update_hash = artifact_hash_of_dir(out, getattr(engine, "artifact_file", None))
-        answers = ws.rank_all(engine, out)
+        full = ws.answer_all(engine, out)
+        answers = {q: [path for path, _ in a] for q, a in full.items()}
         ws.progress(f"{ws.spec}: update", 1)
         remove_dir(out)
     except EngineError as exc:
         return FamilyResult("update", FAILED, str(exc), figures)
     finally:
         ws.discard(engine)
-    same = sum(1 for q in ws.queries if list(answers[q]) == list(base_rankings.get(q, [])))
+    same = sum(1 for q in ws.queries if list(answers[q]) == list(base_rankings.get(q, []))
+               and (base_answers is None or q not in base_answers or full[q] == base_answers[q]))
     figures.update(
         update_hash=update_hash,
         rebuild_hash=rebuild_hash,

@@ -14,7 +14,11 @@ from ctxgauge.engines import call_engine, checked_hits
 from ctxgauge.corpus import Corpus
 from ctxgauge.fingerprints import artifact_hash_of_dir
 
-__all__ = ["FAMILIES", "OK", "FAILED", "NOT_MEASURED", "FamilyResult", "Workspace", "build_into", "close_engine"]
+__all__ = ["FAMILIES", "OK", "FAILED", "NOT_MEASURED", "Answer", "FamilyResult", "Workspace", "build_into",
+           "close_engine"]
+
+Answer = list[tuple[str, tuple[tuple[int, int], ...]]]
+"""One query's ranked paths, each with the spans its hit handed over (empty: the whole file)."""
 
 FAMILIES: Final = ("rebuild", "query", "drift", "update", "cross-machine")
 """Every family, in the order the pipeline runs them (cross-machine needs the fingerprint the others make)."""
@@ -103,8 +107,18 @@ class Workspace:
 
     def rank(self, engine: Any, out_dir: Path, query: str, corpus: Corpus | None = None) -> list[str]:
         """The ranked paths of one query, after checking the answer keeps the engine contract."""
+        return [path for path, _ in self.answer(engine, out_dir, query, corpus)]
+
+    def answer(self, engine: Any, out_dir: Path, query: str, corpus: Corpus | None = None) -> Answer:
+        """The ranked paths of one query with each hit's spans (empty: the whole file), after checking the
+        answer keeps the engine contract."""
         hits = call_engine("query", engine, engine.query, out_dir, query, self.k)
-        return [h.path for h in checked_hits(hits, corpus or self.corpus, self.k, engine.name)]
+        return [(h.path, tuple(getattr(h, "spans", ()))) for h in checked_hits(hits, corpus or self.corpus,
+                                                                               self.k, engine.name)]
+
+    def answer_all(self, engine: Any, out_dir: Path, corpus: Corpus | None = None) -> dict[str, Answer]:
+        """Every query's answer once, in order."""
+        return {q: self.answer(engine, out_dir, q, corpus) for q in self.queries}
 
     def rank_all(self, engine: Any, out_dir: Path, corpus: Corpus | None = None) -> dict[str, list[str]]:
         """Every query once, in order."""
