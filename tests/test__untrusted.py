@@ -29,11 +29,33 @@ def deep_tree(root, levels: int) -> None:
     os.close(fd)
 
 
+def remove_deep_tree(root) -> None:
+    """Remove what `deep_tree` made, bottom up through directory descriptors: shutil.rmtree (and so pytest's
+    clean-up of old temporary folders) recurses once per level and fails on it with RecursionError."""
+    fds = [os.open(root, os.O_RDONLY)]
+    while True:
+        try:
+            fds.append(os.open("d", os.O_RDONLY, dir_fd=fds[-1]))
+        except FileNotFoundError:
+            break
+    for i in range(len(fds) - 1, -1, -1):
+        for name in os.listdir(fds[i]):
+            if name != "d":
+                os.unlink(name, dir_fd=fds[i])
+        if i > 0:
+            os.rmdir("d", dir_fd=fds[i - 1])
+        os.close(fds[i])
+    os.rmdir(root)
+
+
 def test_a_tree_a_thousand_levels_deep_is_queried(tmp_path):
     # F4: os.walk (Python 3.11) recursed once per level: RecursionError, exit 70
     deep_tree(tmp_path / "deep", 1000)
-    proc = subprocess.run([sys.executable, "-m", "ctxgauge", "query", str(tmp_path / "deep"), "hello", "-e", "grep",
-                           "--json"], capture_output=True, text=True, timeout=60)
+    try:
+        proc = subprocess.run([sys.executable, "-m", "ctxgauge", "query", str(tmp_path / "deep"), "hello", "-e",
+                               "grep", "--json"], capture_output=True, text=True, timeout=60)
+    finally:
+        remove_deep_tree(tmp_path / "deep")
     assert proc.returncode == 0, proc.stderr
     assert "/d/deep.py" in proc.stdout
 

@@ -34,7 +34,15 @@ def _run(repo: Path, out: Path, *, resume: bool = False, env: dict[str, str] | N
 
 
 def _fingerprints(run: Path) -> dict[str, str]:
-    return {e: (run / "fingerprints" / f"{e}.fingerprint.json").read_text() for e in ENGINES}
+    """Each engine's fingerprint with the one field naming the run set aside (`ctxgauge.runId`, issue 36 item
+    8): every other byte must be the uninterrupted run's. The run ids of one run's fingerprints are one id."""
+    out, ids = {}, set()
+    for e in ENGINES:
+        doc = json.loads((run / "fingerprints" / f"{e}.fingerprint.json").read_text())
+        ids.add(doc["ctxgauge"].pop("runId"))
+        out[e] = json.dumps(doc, indent=1, sort_keys=True)
+    assert len(ids) == 1 and next(iter(ids)).startswith(run.name + "-"), ids
+    return out
 
 
 @pytest.fixture(scope="module")
@@ -83,7 +91,7 @@ def test_killed_and_resumed_writes_the_uninterrupted_fingerprints(reference, tmp
     assert killed.returncode == -signal.SIGKILL, (point, killed.stderr[-2000:])
     resumed = _run(repo, out, resume=True)
     assert resumed.returncode == 0, resumed.stderr[-2000:]
-    # Fingerprints name no run (no run id, no time): every field equal, so the files are byte-identical.
+    # A resumed run is the same run: one run id throughout, every other field equal to the uninterrupted run's.
     assert _fingerprints(out) == _fingerprints(ref), point
     for engine in ENGINES:
         cmp = subprocess.run([sys.executable, "-m", "ctxgauge", "compare",
