@@ -108,8 +108,9 @@ def test_a_damaged_value_is_one_line_naming_its_path(path, value, message):
 
 
 def test_a_missing_required_key_is_named():
-    with pytest.raises(RecordError, match="engine: expected a string, found nothing"):
-        ReplayResults.from_json({"summary": {}}, "run.json")
+    with pytest.raises(RecordError, match=r"comparison.metrics.mrr.ci_low: expected a number, found nothing"):
+        ReplayResults.from_json({"comparison": {"engine": "a", "vs": "b", "seed": 0, "metrics": {"mrr": {
+            "n": 1, "mean_a": 1, "mean_b": 1, "mean_diff": 0}}}}, "run.json")
 
 
 def _undocumented(cls: type) -> list[str]:

@@ -21,7 +21,7 @@ SUITE = "cases"
 class CasesSpec(Record):
     """Every option of a cases run that changes a figure (run.json's `spec`)."""
 
-    source: str
+    source: str | None = None
     """The case file's name (never its path)."""
     engine: str | None = None
     """The measured engine's spec (None when scoring an external run)."""

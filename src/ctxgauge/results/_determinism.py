@@ -37,6 +37,16 @@ class CorpusId(Record):
 
 
 @dataclass
+class Flag(Record):
+    """A warning raised beside a level (e.g. an artifact identical while queries differ)."""
+
+    flag: str
+    """The flag's name."""
+    reason: str | None = None
+    """Why it was raised."""
+
+
+@dataclass
 class DeterminismSpec(Record):
     """Every option of a determinism run that changes a figure (run.json's `spec`)."""
 
@@ -86,8 +96,8 @@ class DeterminismUnit(UnitBase):
     """The engine's identity."""
     fingerprint: str | None = field(default=None, metadata=OMIT_NONE)
     """The engine's fingerprint file, relative to the run."""
-    flags: list[Any] | None = field(default=None, metadata=OMIT_NONE)
-    """Flags the family raised."""
+    flags: list[Flag] | None = field(default=None, metadata=OMIT_NONE)
+    """Flags raised for the engine (on its last family's unit only)."""
 
 
 @dataclass
@@ -124,7 +134,7 @@ class Grade(Record):
     """The level's name."""
     reasons: list[str] = field(default_factory=list)
     """Why the level is what it is."""
-    flags: list[Any] = field(default_factory=list)
+    flags: list[Flag] = field(default_factory=list)
     """Flags shown beside the level."""
     not_measured: list[NotMeasured] = field(default_factory=list)
     """Levels that could not be decided, and why."""
@@ -148,7 +158,7 @@ class EngineResult(Record):
     """Noise kind -> drift (1 - Jaccard@k against the base)."""
     families: dict[str, FamilyResult | None] = field(default_factory=dict)
     """Family -> its result."""
-    flags: list[Any] = field(default_factory=list)
+    flags: list[Flag] = field(default_factory=list)
     """Flags raised."""
     identity: EngineIdentity | None = None
     """The engine's identity."""

@@ -22,7 +22,7 @@ SUITE = "qa"
 class QASpec(Record):
     """Every option of a qa run that changes a figure (run.json's `spec`)."""
 
-    source: str
+    source: str | None = None
     """The battery or question set, by name."""
     arms: list[str] = field(default_factory=list)
     """The arms, as given (`none`, `context:bm25@3`, `tool:grep`, `command:...`)."""

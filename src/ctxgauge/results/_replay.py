@@ -21,12 +21,12 @@ SUITE = "replay"
 class ReplaySpec(Record):
     """Every option of a replay that changes a figure (run.json's `spec`); `--resume` needs the same."""
 
-    repo: str
+    repo: str | None = None
     """The repository's name (never its path)."""
-    head: str
-    """The full commit id `rev` named when the run started."""
-    engine: str
+    engine: str | None = None
     """The measured engine's spec."""
+    head: str | None = None
+    """The full commit id `rev` named when the run started."""
     rev: str = "HEAD"
     """The revision whose ancestors were walked."""
     engine_identity: EngineIdentity | None = None
@@ -140,7 +140,7 @@ class Gate(Record):
 class ReplayResults(Record):
     """What a replay measured (run.json's `results`); the commits themselves are the units."""
 
-    engine: str
+    engine: str | None = None
     """The measured engine's spec."""
     vs: str | None = None
     """The compared engine's spec, or None."""
