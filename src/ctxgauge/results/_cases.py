@@ -45,6 +45,9 @@ class CasesSpec(Record):
     """The metrics scored, in order."""
     pass_lines: dict[str, float] = field(default_factory=dict, metadata={"key": "pass"})
     """Metric -> its pass threshold (JSON key `pass`)."""
+    missing_as_miss: bool | None = field(default=None, metadata=OMIT_NONE)
+    """`--missing-as-miss`: expected files absent from the corpus stay in the labels (misses); written only
+    when set."""
 
 
 @dataclass
@@ -73,6 +76,10 @@ class CasesUnit(RetrievalUnit):
     """Groups of files of which any one answers (SWE-bench-style alternatives)."""
     ranked: bool | None = field(default=None, metadata=OMIT_NONE)
     """`--score` only: whether the external run ranked this query at all."""
+
+    def any_of_members(self) -> list[str]:
+        """Files of the unit's any-of groups, in order."""
+        return [p for group in self.expected_any_of or [] for p in group]
 
 
 @dataclass

@@ -38,12 +38,15 @@ class UnitBase(Record):
 
 @dataclass
 class EngineIdentity(Record):
-    """An engine's identity (`Engine.identity()`): what makes two runs of it comparable."""
+    """An engine's identity (`Engine.identity()`): what makes two runs of it comparable; or, when the
+    engine could not say, `{"unknown": why}` (`ctxgauge.records.unknown`: every unit then failed)."""
 
-    id: str
+    id: str | None = field(default=None, metadata=OMIT_NONE)
     """The identity itself (`sha256:...`, a git sha or a declared version)."""
-    source: str
+    source: str | None = field(default=None, metadata=OMIT_NONE)
     """How it was made: `content-hash`, `git-sha` or `declared`."""
+    unknown: str | None = field(default=None, metadata=OMIT_NONE)
+    """Why the identity is not known (the engine's identity request failed); None when it is."""
 
 
 @dataclass
@@ -136,3 +139,7 @@ class RetrievalUnit(UnitBase):
     """With `--vs`: the compared engine's part."""
     workers: list[str] | None = field(default=None, metadata=OMIT_NONE)
     """Which worker ran each engine's part (measured first): never compared, a record of where."""
+
+    def any_of_members(self) -> list[str]:
+        """Files of the unit's any-of groups, in order (none here; cases' units have groups)."""
+        return []
