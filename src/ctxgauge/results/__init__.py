@@ -21,7 +21,7 @@ from ctxgauge.results import _cases, _determinism, _qa, _replay
 from ctxgauge.results._base import OMIT_EMPTY, OMIT_NONE, Record, RecordError, shape_of
 from ctxgauge.results._cases import CasesComparison, CasesResults, CasesSpec, CasesUnit, CorpusRef, PassLine
 from ctxgauge.results._determinism import DeterminismResults, DeterminismSpec, DeterminismUnit, EngineResult
-from ctxgauge.results._qa import ArmSummary, QAFigures, QAResults, QASpec, QAUnit, Verdict
+from ctxgauge.results._qa import ArmSummary, QAFigures, QAResults, QARun, QASpec, QAUnit, Verdict
 from ctxgauge.results._replay import (
     Gate, GateLine, KindSummary, ReplayComparison, ReplayCounts, ReplayResults, ReplaySpec, ReplayUnit,
 )
@@ -57,7 +57,7 @@ __all__ = [
     "OMIT_EMPTY", "OMIT_NONE", "Record", "RecordError", "SUITES", "SuiteClasses", "classes", "shape_of",
     "CasesComparison", "CasesResults", "CasesSpec", "CasesUnit", "CorpusRef", "PassLine",
     "DeterminismResults", "DeterminismSpec", "DeterminismUnit", "EngineResult",
-    "ArmSummary", "QAFigures", "QAResults", "QASpec", "QAUnit", "Verdict",
+    "ArmSummary", "QAFigures", "QAResults", "QARun", "QASpec", "QAUnit", "Verdict",
     "Gate", "GateLine", "KindSummary", "ReplayComparison", "ReplayCounts", "ReplayResults", "ReplaySpec",
     "ReplayUnit", "Comparison", "EngineIdentity", "Paired", "Ranked", "RetrievalUnit", "UnitBase", "VsPart",
 ]

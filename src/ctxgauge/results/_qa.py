@@ -436,8 +436,30 @@ class QAResults(Record):
     """What makes two runs comparable (battery, model, judge, protocol, rubric, scorer)."""
     adjudications: list[Adjudication] | None = field(default=None, metadata=OMIT_NONE)
     """Human verdicts applied."""
-    unfinished: Any = None
-    """What is left to do, or None."""
+    unfinished: dict[str, Any] | None = None
+    """What keeps the run from being finished (gaps, repetitions that did not finish), or None."""
+    grounding: dict[str, Any] | None = field(default=None, metadata=OMIT_NONE)
+    """A question set's grounding (which questions were grounded, and from what); None for a battery."""
+
+
+@dataclass
+class QARun:
+    """What `run_qa` returns: where the run is, its settings, its status and its typed results."""
+
+    run_dir: str
+    """The run directory."""
+    spec: QASpec
+    """The run's settings."""
+    status: str
+    """`success`, or `error` when units are gaps (`--resume` fills them)."""
+    results: QAResults
+    """What the run recorded under `results`."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """`{run_dir, spec, status, summary, questions, runs, trust, skipped, arms, notes, ...}`: the flat
+        JSON form (`qa run --json` picks its keys from it)."""
+        return {"run_dir": self.run_dir, "spec": self.spec.to_json(), "status": self.status,
+                **self.results.to_json()}
 
 
 CLASSES = (QASpec, QAUnit, QAResults)
