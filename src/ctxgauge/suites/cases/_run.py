@@ -34,7 +34,7 @@ from ctxgauge.engines import ask_identity
 from ctxgauge.errors import UserError
 from ctxgauge.executors import open_executor, parse_executor
 from ctxgauge.records import RunDir, Subject, default_run_dir, figures_headline, unknown
-from ctxgauge.results import CasesComparison, CasesResults, CasesUnit, CorpusRef, PassLine as PassReport, Ranked, VsPart
+from ctxgauge.results import CasesComparison, CasesResults, CasesSpec, CasesUnit, CorpusRef, PassLine as PassReport, Ranked, VsPart
 from ctxgauge.suites._progress import Progress
 from ctxgauge.suites._retrieval import (
     Batch, Step, Where, close_engines, comparison, execute_many, open_engines, record_unit, score_ranking, share_live,
@@ -186,6 +186,7 @@ def _run(case_file: CaseFile, config: CasesConfig, corpora: dict[str, Corpus], e
             "corpora": sorted({corpora[c.corpus].content_hash() for c in case_file.cases})}
     if config.missing_as_miss:
         spec["missing_as_miss"] = True
+    spec = CasesSpec.from_json(spec, case_file.source, "spec").to_json()  # the typed settings every reader reads
     out = Path(config.out) if config.out is not None else default_run_dir(SUITE)
     subject = Subject(dataset=case_file.source, systems=[e.name for e in engines])
     specs = [config.engine] + ([config.vs] if config.vs else [])
@@ -315,6 +316,7 @@ def score_external(qrels: str | Path, run_file: str | Path, config: CasesConfig)
     spec = {"source": Path(qrels).name, "run": Path(run_file).name,
             "engine": None, "ks": list(config.ks), "seed": config.seed, "metrics": metrics,
             "pass": {line.metric: line.value for line in lines}}
+    spec = CasesSpec.from_json(spec, Path(qrels).name, "spec").to_json()
     out = Path(config.out) if config.out is not None else default_run_dir(SUITE)
     subject = Subject(dataset=Path(qrels).name, systems=[f"external:{Path(run_file).name}"])
     with RunDir.start(out, suite=SUITE, suite_version=SUITE_VERSION, subject=subject, spec=spec,

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ctxgauge.records import RunDir, Subject, figures_headline
-from ctxgauge.results import ReplayResults, ReplayUnit
+from ctxgauge.results import ReplayResults, ReplaySpec, ReplayUnit
 from ctxgauge.suites._retrieval import write_trec
 from ctxgauge.suites.replay._compare import comparison, gate
 from ctxgauge.suites.replay._plan import SUITE, SUITE_VERSION, Plan
@@ -21,7 +21,8 @@ from ctxgauge.suites.replay._report import (
 def start_run(p: Plan, out: Path, resume: bool, context: dict | None = None) -> RunDir:
     """Open (or with `resume` reopen) the run directory of a plan: the one way replay and --repos start one."""
     subject = Subject(dataset=p.spec["repo"], systems=[e.name for e in p.engines])
-    return RunDir.start(out, suite=SUITE, suite_version=SUITE_VERSION, subject=subject, spec=p.spec,
+    spec = ReplaySpec.from_json(p.spec, str(out), "spec").to_json()  # the typed settings every reader reads
+    return RunDir.start(out, suite=SUITE, suite_version=SUITE_VERSION, subject=subject, spec=spec,
                         resume=resume, context=context)
 
 
