@@ -23,9 +23,10 @@ declared once, here, and the shapes checked by `check_run` can be derived instea
 from __future__ import annotations
 
 import dataclasses
+import functools
 import types
 import typing
-from typing import Any, ClassVar, Mapping, TypeVar, Union
+from typing import Any, Callable, ClassVar, Mapping, TypeVar, Union
 
 from ctxgauge.errors import UserError
 from ctxgauge.records import ANY, BOOL, INT, NUMBER, STRING, ListOf, MapOf, Obj, Opt, Shape
@@ -121,25 +122,75 @@ def _fits(tp: Any, value: Any) -> bool:
     return False
 
 
-def _read(tp: Any, value: Any, path: str) -> Any:
+@functools.lru_cache(maxsize=None)
+def _reader(tp: Any) -> Callable[[Any], Any]:
+    """The reader of one annotation, made once per type: value -> the typed value, or _Mismatch (its path
+    relative to the value; each container prefixes its own part on the way out, so no path string is built
+    unless a value is wrong)."""
     if tp is Any:
-        return value
+        return _same
     if (args := _union_args(tp)) is not None:
-        for a in args:
-            if _fits(a, value):
-                return _read(a, value, path)
-        raise _Mismatch(path, _expected(tp), value)
-    if not _fits(tp, value):
-        raise _Mismatch(path, _expected(tp), value)
+        options = [(a, _reader(a)) for a in args]
+        expected = _expected(tp)
+
+        def union(value: Any) -> Any:
+            for a, read in options:
+                if _fits(a, value):
+                    return read(value)
+            raise _Mismatch("", expected, value)
+        return union
+    if tp is type(None):
+        def null(value: Any) -> Any:
+            if value is not None:
+                raise _Mismatch("", "null", value)
+            return value
+        return null
+    if tp in _SCALARS:
+        name, kinds = _SCALARS[tp]
+        no_bool = tp is not bool
+
+        def scalar(value: Any) -> Any:
+            if not isinstance(value, kinds) or (no_bool and isinstance(value, bool)):
+                raise _Mismatch("", name, value)
+            return value
+        return scalar
     if _is_record(tp):
-        return tp._read(value, path)
+        return tp._read
     origin = typing.get_origin(tp)
     if origin is list:
-        (item,) = typing.get_args(tp) or (Any,)
-        return [_read(item, v, f"{path}[{i}]") for i, v in enumerate(value)]
+        item = _reader((typing.get_args(tp) or (Any,))[0])
+
+        def many(value: Any) -> Any:
+            if not isinstance(value, list):
+                raise _Mismatch("", "a list", value)
+            out = []
+            for i, v in enumerate(value):
+                try:
+                    out.append(item(v))
+                except _Mismatch as m:
+                    m.path = f"[{i}]{m.path}"
+                    raise
+            return out
+        return many
     if origin is dict:
-        _, item = typing.get_args(tp) or (str, Any)
-        return {k: _read(item, v, f"{path}.{k}") for k, v in value.items()}
+        item = _reader((typing.get_args(tp) or (str, Any))[1])
+
+        def mapping(value: Any) -> Any:
+            if not isinstance(value, Mapping):
+                raise _Mismatch("", "an object", value)
+            out = {}
+            for k, v in value.items():
+                try:
+                    out[k] = item(v)
+                except _Mismatch as m:
+                    m.path = f".{k}{m.path}"
+                    raise
+            return out
+        return mapping
+    return _same
+
+
+def _same(value: Any) -> Any:
     return value
 
 
@@ -180,17 +231,19 @@ class Record:
     extra: dict[str, Any] = dataclasses.field(default_factory=dict, kw_only=True, repr=False)
     """Keys of the stored object this class does not declare, kept as stored and written back."""
 
-    _hints: ClassVar[dict[type, dict[str, Any]]] = {}
+    _hints: ClassVar[dict[type, list]] = {}
+    _plans: ClassVar[dict[type, tuple]] = {}
 
     # -- the class's description ------------------------------------------------------------------------
     @classmethod
     def _fields(cls) -> list[tuple[dataclasses.Field, str, Any]]:
-        """(field, JSON key, type) of every declared field but `extra`."""
-        hints = Record._hints.get(cls)
-        if hints is None:
-            hints = Record._hints[cls] = typing.get_type_hints(cls)
-        return [(f, f.metadata.get("key", f.name), hints[f.name]) for f in dataclasses.fields(cls)
-                if f.name != EXTRA]
+        """(field, JSON key, type) of every declared field but `extra`, made once per class."""
+        found = Record._hints.get(cls)
+        if found is None:
+            hints = typing.get_type_hints(cls)
+            found = Record._hints[cls] = [(f, f.metadata.get("key", f.name), hints[f.name])
+                                          for f in dataclasses.fields(cls) if f.name != EXTRA]
+        return found
 
     @classmethod
     def migrate(cls, data: dict[str, Any]) -> dict[str, Any]:
@@ -211,30 +264,48 @@ class Record:
         """Read (migrating an older layout first) and check `data`; RecordError naming `source` and the
         JSON path below `path` when a value does not fit."""
         try:
-            return cls._read(data, path)
+            return cls._read(data)
         except _Mismatch as m:
             found = "nothing" if m.value is _MISSING else _found(m.value)
-            where = m.path.lstrip(".").encode("unicode_escape").decode("ascii") or "(top)"
+            where = f"{path}{m.path}".lstrip(".").encode("unicode_escape").decode("ascii") or "(top)"
             raise RecordError(f"{source}: {where}: expected {m.expected}, found {found}; "
                               "the record is damaged or not written by ctxgauge") from None
 
     @classmethod
-    def _read(cls: type[R], data: Any, path: str) -> R:
-        if not isinstance(data, Mapping):
-            raise _Mismatch(path, "an object", data)
-        data = cls.migrate(dict(data))
+    def _plan(cls) -> tuple[tuple[tuple[str, str, Callable[[Any], Any], Any, bool, Any], ...], frozenset[str]]:
+        """((field name, JSON key, reader, type, required, none_as) per declared field, the JSON keys), made
+        once per class."""
+        plan = Record._plans.get(cls)
+        if plan is None:
+            rows = tuple((f.name, key, _reader(tp), tp,
+                          f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING,
+                          f.metadata.get("none_as", _NO_NONE_AS))
+                         for f, key, tp in cls._fields())
+            plan = Record._plans[cls] = (rows, frozenset(row[1] for row in rows))
+        return plan
+
+    @classmethod
+    def _read(cls: type[R], data: Any) -> R:
+        if not isinstance(data, dict) and not isinstance(data, Mapping):
+            raise _Mismatch("", "an object", data)
+        if cls.migrate is not Record.migrate:
+            data = cls.migrate(dict(data))
         kwargs: dict[str, Any] = {}
-        known = set()
-        for f, key, tp in cls._fields():
-            known.add(key)
+        plan, known = cls._plan()
+        for name, key, read, tp, required, none_as in plan:
             if key in data:
-                if "none_as" in f.metadata and data[key] == f.metadata["none_as"]:
-                    kwargs[f.name] = None
+                value = data[key]
+                if none_as is not _NO_NONE_AS and value == none_as:
+                    kwargs[name] = None
                     continue
-                kwargs[f.name] = _read(tp, data[key], f"{path}.{key}")
-            elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
-                raise _Mismatch(f"{path}.{key}", _expected(tp), _MISSING)
-        kwargs[EXTRA] = {k: v for k, v in data.items() if k not in known}
+                try:
+                    kwargs[name] = read(value)
+                except _Mismatch as m:
+                    m.path = f".{key}{m.path}"
+                    raise
+            elif required:
+                raise _Mismatch(f".{key}", _expected(tp), _MISSING)
+        kwargs[EXTRA] = {k: v for k, v in data.items() if k not in known} if len(data) > len(kwargs) else {}
         return cls(**kwargs)
 
     def to_json(self) -> dict[str, Any]:
@@ -253,6 +324,7 @@ class Record:
 
 
 _MISSING = object()
+_NO_NONE_AS = object()
 
 
 def shape_of(cls: type[Record]) -> Obj:
