@@ -13,6 +13,7 @@ where it does):
     suites · export                         replay, cases, determinism, qa; publishing a results tree
     executors                               where units of work run (a local pool, or Dask)
     report                                  terminal, Markdown and HTML renderings of run records
+    results                                 typed suite results: each suite's settings, unit and results
     records                                 run records: the typed record, writing, reading, discovering
     engines                                 the contract and its checker, call guards, registry, engines
     cache                                   content-addressed work shared by engines and suites

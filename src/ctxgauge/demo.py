@@ -153,7 +153,7 @@ def _run_demo(config: DemoConfig, out: Path, progress: Progress) -> DemoResult:
                                out=path, resume=(path / "run.json").exists())
             label = f"replay {engine}" + (f" vs {vs}" if vs else "")
             progress(0, 1, label)  # building the index takes most of a replay: say what runs before the first commit
-            return replay(cfg, progress=lambda done, total, sha: progress(done, total, f"{label} {sha}")).results()
+            return replay(cfg, progress=lambda done, total, sha: progress(done, total, f"{label} {sha}")).results.to_json()
 
         # 1. replay; embeddings shared between engine objects (minilm, hybrid's minilm, the --vs pair)
         with share():

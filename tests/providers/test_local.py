@@ -54,7 +54,7 @@ def test_local_model_through_the_qa_pipeline(tmp_path, repo_builder):
     result = run_qa(QAConfig(source=str(b), arms=["none", "context:grep@1"], model="local", provider="local",
                              cache_dir=tmp_path / "c", out=tmp_path / "run", max_tokens=32))
     for arm in ("none", "context:grep@1"):
-        s = result["summary"][arm]
-        assert s["status"] == "measured" and s["questions"] == 1 and s["tokens"]["tokens_output"] > 0
-        assert s["passed"] + s["not_judged"] == 1  # a base model's answer: tier 1 or nothing, no judge
-    assert result["summary"]["context:grep@1"]["retrieval_hit_rate"] == 1.0
+        s = result.results.summary[arm]
+        assert s.status == "measured" and s.questions == 1 and s.tokens.tokens_output > 0
+        assert s.passed + s.not_judged == 1  # a base model's answer: tier 1 or nothing, no judge
+    assert result.results.summary["context:grep@1"].retrieval_hit_rate == 1.0

@@ -114,7 +114,7 @@ def _report(result, json_out: bool, dropped: dict[str, int], misses: bool = Fals
                 err_console.print(f"left out on import: {n} ({reason})", markup=False)
         # A failed case is not a pass line failing: say which it is (exit_for_run then gives 6 or 7).
         verdict = ("PASS: every pass line holds" if result.passed else
-                   f"{result.failed} counted case(s) failed" if result.failed else "FAIL: a pass line fails")
+                   f"{result.results.failed} counted case(s) failed" if result.results.failed else "FAIL: a pass line fails")
         err_console.print(f"{verdict}; run recorded in {result.run_dir}", markup=False, soft_wrap=True)
     exit_for_run(result.run_dir, result.passed)
 

@@ -114,9 +114,8 @@ def run(
                    retries=retries, token_budget=token_budget, rates=rates, scorer=scorer, baseline_arm=baseline_arm,
                    grounded_from_topics=grounded_from_topics, panel=panel)
     with ProgressDisplay("qa") as progress:
-        result = run_qa(cfg, progress=progress)
-    run_dir = result["run_dir"]
-    gaps = result.get("unfinished")
+        typed = run_qa(cfg, progress=progress)
+    run_dir, gaps, result = typed.run_dir, typed.results.unfinished, typed.to_dict()
     if json_out:
         code, _ = run_exit(run_dir)
         print_json({**{k: result[k] for k in ("run_dir", "summary", "questions", "trust", "skipped", "notes",
@@ -133,7 +132,8 @@ def run(
             err_console.print(f"failed {u.id}: {u.reason or ''}", soft_wrap=True, markup=False)
         if len(failed) > 10:
             err_console.print(f"... and {len(failed) - 10} more failed units (see the run's units)")
-        err_console.print(f"trust gate: {plain(result['trust']['verdict'])}; run recorded in {plain(run_dir)}",
+        verdict = typed.results.trust.verdict if typed.results.trust is not None else ""
+        err_console.print(f"trust gate: {plain(verdict)}; run recorded in {plain(run_dir)}",
                           soft_wrap=True)
     # Exit 6 (unfinished: the record says which units are gaps, --resume fills them) or 7 (nothing measured):
     # the one outcome rule every suite command ends with. The trust gate is reported, not an exit code.

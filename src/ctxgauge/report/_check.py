@@ -23,6 +23,7 @@ from ctxgauge.errors import UserError
 from ctxgauge.records import RUN_FILE, UNITS_FILE, RunRef, check_sections, read_run, read_units
 from ctxgauge.records import load_runs as _load_runs
 from ctxgauge.report._views import view
+from ctxgauge.results import classes
 
 
 @dataclass(frozen=True)
@@ -42,12 +43,21 @@ def check_run(run: RunRef, *, foreign_ok: bool = False) -> RunCheck:
     shapes = view(run.suite)
     check_sections({"spec": shapes.spec_shape, "results": shapes.results_shape},
                    {"spec": run.record.spec, "results": run.record.results}, str(run.path / RUN_FILE))
+    typed = classes(run.suite)
+    if typed is not None:
+        # Every value the suite's typed classes declare, checked by parsing into them (the writer's own
+        # classes): the view's shapes above are what its renderers read; these are the whole record.
+        typed.spec.from_json(run.record.spec, str(run.path / RUN_FILE), "spec")
+        if run.record.results is not None:
+            typed.results.from_json(run.record.results, str(run.path / RUN_FILE), "results")
     unit_shape = {"unit": shapes.unit_shape}
     own = run.record.run_id
     foreign: list[str] = []
 
     def line(where: str, data: dict) -> None:
         check_sections(unit_shape, {"unit": data}, where)
+        if typed is not None:
+            typed.unit.from_json(data, where, "unit")
         other = data.get("run_id")
         if own and other is not None and other != own:
             foreign.append(str(other))

@@ -67,9 +67,9 @@ def test_figures_by_hand_and_the_known_gaps_lane(lib):
     assert lending["coverage_gap"] == ["docs/lending.png"] and lending["figures"]["recall@5"] == 1.0
     # The known gap runs and is reported, but the summary and pass lines read the counted cases only.
     assert cases["hard"]["known_gap"] and cases["hard"]["figures"]["recall@5"] == 0.0
-    assert result.summary["recall@5"] == (1 / 2 + 1.0) / 2
-    assert result.known_gap_summary["recall@5"] == 0.0
-    assert result.pass_lines == [{"metric": "recall@5", "threshold": 0.5, "value": 0.75, "higher_is_better": True,
+    assert result.results.summary["recall@5"] == (1 / 2 + 1.0) / 2
+    assert result.results.known_gap_summary["recall@5"] == 0.0
+    assert [line.to_json() for line in result.results.pass_lines] == [{"metric": "recall@5", "threshold": 0.5, "value": 0.75, "higher_is_better": True,
                                   "holds": True}]
     assert result.passed
     record = read_run(lib / "run")
@@ -82,7 +82,7 @@ def test_figures_by_hand_and_the_known_gaps_lane(lib):
 def test_a_failing_line_and_a_command_line_line(lib):
     config = CasesConfig(engine="grep", ks=(5,), out=lib / "run", pass_lines=(PassLine("mrr", 0.9),))
     result = run_cases(load_cases(lib / "cases.yaml"), config)
-    lines = {line["metric"]: line for line in result.pass_lines}
+    lines = {line.metric: line.to_json() for line in result.results.pass_lines}
     assert lines["mrr"]["value"] == (1 / 2 + 1.0) / 2 and not lines["mrr"]["holds"]
     assert lines["recall@5"]["holds"] and not result.passed
 
@@ -90,8 +90,8 @@ def test_a_failing_line_and_a_command_line_line(lib):
 def test_vs_compares_the_same_counted_cases_and_trec_files(lib):
     result = run_cases(load_cases(lib / "cases.yaml"),
                        CasesConfig(engine="grep", vs="bm25", ks=(5,), out=lib / "run", trec=lib / "trec", seed=4))
-    assert result.comparison["cases"] == 2 and result.comparison["seed"] == 4
-    assert result.comparison["metrics"]["recall@5"]["n"] == 2
+    assert result.results.comparison.cases == 2 and result.results.comparison.seed == 4
+    assert result.results.comparison.metrics["recall@5"].n == 2
     assert {p.name for p in (lib / "trec").iterdir()} == {"run.trec", "run-vs.trec", "qrels.txt"}
     assert (lib / "trec" / "qrels.txt").read_text().count("\n") == 2 + 1 + 1  # lending.png is a gap: not judged
 

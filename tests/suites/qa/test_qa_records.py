@@ -174,10 +174,10 @@ def test_a_python_engine_raising_in_identity_is_a_failed_arm_not_a_crash(mini_ba
     monkeypatch.setattr(_arms, "get_engine", crashing)
     res = run_qa(QAConfig(source=str(mini_battery.path), arms=["context:bm25@3", "context:grep@3"],
                           out=tmp_path / "run"), env=ENV)
-    by_arm = {row["arm"]: row for row in res["arms"]}
-    assert by_arm["context:bm25@3"]["status"] == "failed"
-    assert "bm25 identity failed: RuntimeError: identity table missing" in by_arm["context:bm25@3"]["reason"]
-    assert by_arm["context:grep@3"]["status"] == "retrieval-only"
+    by_arm = {row.arm: row for row in res.results.arms}
+    assert by_arm["context:bm25@3"].status == "failed"
+    assert "bm25 identity failed: RuntimeError: identity table missing" in by_arm["context:bm25@3"].reason
+    assert by_arm["context:grep@3"].status == "retrieval-only"
 
 
 def test_a_refused_connection_measures_nothing_and_says_so(mini_battery, tmp_path):
@@ -308,7 +308,7 @@ def test_each_arm_is_compared_with_a_named_baseline_arm(mini_battery, openai_ser
     openai_server.route(oracle(RIGHT))  # the model passes 7 of 10
     arm = gold_harness(tmp_path, mini_battery.path)  # the harness passes all 10
     result = run_qa(config(mini_battery.path, openai_server, tmp_path, arms=["none", arm], baseline_arm=arm), env=ENV)
-    cmp = result["comparisons"]
+    cmp = result.to_dict()["comparisons"]
     assert cmp["baseline"] == arm and list(cmp["arms"]) == ["none"]
     c = cmp["arms"]["none"]
     model = [100.0 if f"q{i:02d}" in RIGHT else 0.0 for i in range(1, 11)]
@@ -321,4 +321,4 @@ def test_each_arm_is_compared_with_a_named_baseline_arm(mini_battery, openai_ser
     # Default: the model alone (`none`) is the baseline.
     again = run_qa(config(mini_battery.path, openai_server, tmp_path, arms=["none", arm], out=tmp_path / "r2"),
                    env=ENV)
-    assert again["comparisons"]["baseline"] == "none" and again["comparisons"]["arms"][arm]["mean_diff"] == 30.0
+    assert again.results.comparisons.baseline == "none" and again.results.comparisons.arms[arm].mean_diff == 30.0

@@ -8,6 +8,8 @@ import sys
 
 import pytest
 
+from ctxgauge.results import ArmSummary, QARun
+
 from qa_helpers import ENV, FACTS, Reply, fake_llm, oracle  # type: ignore[import-not-found]
 from ctxgauge.records import read_run as _read_run, read_units as _read_units
 from ctxgauge.errors import UserError
@@ -37,7 +39,11 @@ def config(mini, server, tmp_path, **kw) -> QAConfig:
 def test_end_to_end_records_and_rescore(mini_battery, openai_server, tmp_path):
     openai_server.route(oracle(RIGHT))
     result = run_qa(config(mini_battery, openai_server, tmp_path), env=ENV)
-    s = result["summary"]
+    # run_qa returns the typed result: the same classes every reader of the run parses into.
+    assert isinstance(result, QARun) and isinstance(result.results.summary["none"], ArmSummary)
+    assert result.to_dict()["summary"]["none"]["passed"] == result.results.summary["none"].passed
+    assert result.results.to_json() == read_run(result.run_dir)["results"]
+    s = result.to_dict()["summary"]
     for arm in ("none", "context:bm25@5"):
         # 7 right answers pass at tier 1; the other 3 go to the judge, which fails them.
         assert s[arm]["questions"] == 10 and s[arm]["passed"] == 7 and s[arm]["failed"] == 3
@@ -49,7 +55,7 @@ def test_end_to_end_records_and_rescore(mini_battery, openai_server, tmp_path):
     # 20 answers + 3 judge calls reached the wire: the judge sees only question and answer, so the second
     # arm's three identical wrong answers are judged from the cache.
     assert openai_server.count == 20 + 3
-    trust = {(c["name"], c["arm"]): c for c in result["trust"]["checks"]}
+    trust = {(c["name"], c["arm"]): c for c in result.to_dict()["trust"]["checks"]}
     assert trust[("questions_scored", None)]["status"] == "pass" and trust[("questions_scored", None)]["value"] == 10
     assert trust[("context_arm_mean", "context:bm25@5")]["value"] == pytest.approx(70.0)
     assert trust[("mean_delta", "context:bm25@5")]["value"] == 0.0
@@ -89,7 +95,7 @@ def test_second_run_is_served_by_the_cache(mini_battery, openai_server, tmp_path
     n = openai_server.count
     second = run_qa(config(mini_battery, openai_server, tmp_path, out=tmp_path / "run2"), env=ENV)
     assert openai_server.count == n  # not one request
-    assert second["summary"] == first["summary"]
+    assert second.to_dict()["summary"] == first.to_dict()["summary"]
     units = read_units(tmp_path / "run2")
     assert all(u["figures"]["cache_hits"] == u["figures"]["llm_calls"] == 1 for u in units)
 
@@ -98,9 +104,9 @@ def test_repetitions_are_independent_sessions(mini_battery, openai_server, tmp_p
     openai_server.route(oracle(RIGHT))
     result = run_qa(config(mini_battery, openai_server, tmp_path, arms=["none"], repeat=2, judge=None), env=ENV)
     assert openai_server.count == 20  # the repetition index is in the cache key: no hits across repetitions
-    assert result["summary"]["none"]["questions"] == 20 and result["summary"]["none"]["not_judged"] == 6
-    assert result["summary"]["none"]["accuracy"] is None  # not judged: no score is presented
-    std = next(c for c in result["trust"]["checks"] if c["name"] == "multi_run_std")
+    assert result.to_dict()["summary"]["none"]["questions"] == 20 and result.to_dict()["summary"]["none"]["not_judged"] == 6
+    assert result.to_dict()["summary"]["none"]["accuracy"] is None  # not judged: no score is presented
+    std = next(c for c in result.to_dict()["trust"]["checks"] if c["name"] == "multi_run_std")
     assert std["status"] == "not-measured"  # repetitions without a full score never enter the gate
 
 
@@ -117,22 +123,22 @@ def test_outage_is_infra_then_resume_fills_the_gap(mini_battery, openai_server, 
     openai_server.route(flaky)
     cfg = config(mini_battery, openai_server, tmp_path, arms=["none"])
     first = run_qa(cfg, env=ENV)
-    s = first["summary"]["none"]
+    s = first.to_dict()["summary"]["none"]
     assert s["infra"] == 1 and s["accuracy"] is None and s["valid_runs"] == 0
-    assert first["runs"][0]["validity"] == {"ok": False, "reason": "did-not-finish", "detail": "unanswered: q04"}
+    assert first.to_dict()["runs"][0]["validity"] == {"ok": False, "reason": "did-not-finish", "detail": "unanswered: q04"}
     units = {u["qid"]: u for u in read_units(tmp_path / "run")}
     assert units["q04"]["status"] == "failed" and units["q04"]["answer_status"] == "infra"
     assert "503" in units["q04"]["reason"] or "InternalServerError" in units["q04"]["reason"]
     assert not (tmp_path / "run/arms/none/rep01/answers/q04.md").exists()  # an outage is never an answer
 
     # The run is published with its gap and marked error; a resumed run asks only what failed.
-    assert first["status"] == "error" and "--resume" in read_run(tmp_path / "run")["error"]
+    assert first.to_dict()["status"] == "error" and "--resume" in read_run(tmp_path / "run")["error"]
     calls["n"] = 100
     n = openai_server.count
     resumed = run_qa(QAConfig(**{**cfg.__dict__, "resume": True}), env=ENV)
     assert openai_server.count == n + 1  # q04 only (it passes at tier 1: no judge call)
-    assert resumed["summary"]["none"]["accuracy"] == pytest.approx(0.7) and resumed["summary"]["none"]["infra"] == 0
-    assert resumed["status"] == "success"
+    assert resumed.to_dict()["summary"]["none"]["accuracy"] == pytest.approx(0.7) and resumed.to_dict()["summary"]["none"]["infra"] == 0
+    assert resumed.to_dict()["status"] == "success"
 
 
 def fake_user(body: dict) -> str:
@@ -145,30 +151,30 @@ def test_judge_outage_is_infra_not_a_fail(mini_battery, openai_server, tmp_path)
 
     openai_server.route(oracle(RIGHT, judge_says=judge_down))
     result = run_qa(config(mini_battery, openai_server, tmp_path, arms=["none"]), env=ENV)
-    s = result["summary"]["none"]
+    s = result.to_dict()["summary"]["none"]
     assert s["passed"] == 7 and s["failed"] == 0 and s["infra"] == 3 and s["accuracy"] is None
 
 
 def test_no_model_runs_retrieval_and_says_what_it_skipped(mini_battery, tmp_path):
     result = run_qa(QAConfig(source=str(mini_battery.path), arms=["none", "context:bm25@5", "tool:bm25"],
                              out=tmp_path / "run"), env={})
-    s = result["summary"]
+    s = result.to_dict()["summary"]
     assert s["none"]["status"] == "skipped" and "no model configured" in s["none"]["reason"]
     # The demo shows this reason too, and has no --model of its own: the hint names the command that has one.
     assert "ctxgauge qa run --model MODEL" in s["none"]["reason"] and "(give --model)" not in s["none"]["reason"]
     assert s["tool:bm25"]["status"] == "skipped"
     assert s["context:bm25@5"]["status"] == "retrieval-only" and s["context:bm25@5"]["retrieval_hit_rate"] == 1.0
-    assert {x["arm"] for x in result["skipped"]} == {"none", "tool:bm25", "context:bm25@5"}
-    hit = next(c for c in result["trust"]["checks"] if c["name"] == "retrieval_hit_rate")
+    assert {x["arm"] for x in result.to_dict()["skipped"]} == {"none", "tool:bm25", "context:bm25@5"}
+    hit = next(c for c in result.to_dict()["trust"]["checks"] if c["name"] == "retrieval_hit_rate")
     assert hit["status"] == "pass"
-    assert result["trust"]["status"] == "pass" and len(result["trust"]["not_measured"]) >= 5
-    assert result["trust"]["verdict"].startswith(f"pass on {result['trust']['measured']} of ")
+    assert result.to_dict()["trust"]["status"] == "pass" and len(result.to_dict()["trust"]["not_measured"]) >= 5
+    assert result.to_dict()["trust"]["verdict"].startswith(f"pass on {result.to_dict()['trust']['measured']} of ")
 
 
 def test_missing_key_skips_with_the_reason(mini_battery, tmp_path):
     result = run_qa(QAConfig(source=str(mini_battery.path), arms=["none"], model="gpt-4o-mini",
                              out=tmp_path / "run"), env={})
-    assert "OPENAI_API_KEY is not set" in result["summary"]["none"]["reason"]
+    assert "OPENAI_API_KEY is not set" in result.to_dict()["summary"]["none"]["reason"]
 
 
 def test_facts_fixture_is_consistent():
@@ -178,10 +184,10 @@ def test_facts_fixture_is_consistent():
 def test_unknown_engine_fails_the_arm_not_the_run(mini_battery, openai_server, tmp_path):
     openai_server.route(oracle(RIGHT))
     result = run_qa(config(mini_battery, openai_server, tmp_path, arms=["none", "context:nosuch@5"]), env=ENV)
-    assert result["summary"]["none"]["accuracy"] == pytest.approx(0.7)
-    bad = result["summary"]["context:nosuch@5"]
+    assert result.to_dict()["summary"]["none"]["accuracy"] == pytest.approx(0.7)
+    bad = result.to_dict()["summary"]["context:nosuch@5"]
     assert bad["status"] == "failed" and "unknown engine 'nosuch'" in bad["reason"] and bad["infra"] == 10
-    assert result["status"] == "error"  # a gap, resumable; never a zero
+    assert result.to_dict()["status"] == "error"  # a gap, resumable; never a zero
     assert bad["accuracy"] is None
 
 
@@ -190,7 +196,7 @@ def test_anthropic_answers_and_judges(mini_battery, anthropic_server, tmp_path):
     cfg = config(mini_battery, anthropic_server, tmp_path, arms=["none"], model="claude-3-5-haiku",
                  judge="claude-3-5-haiku", provider="anthropic")
     result = run_qa(cfg, env=ENV)
-    s = result["summary"]["none"]
+    s = result.to_dict()["summary"]["none"]
     assert s["passed"] == 7 and s["failed"] == 3 and s["accuracy"] == pytest.approx(0.7)
     assert s["cost_usd"] == pytest.approx(10 * (100 * 0.80 + 20 * 4.00) / 1e6)
     assert anthropic_server.requests[0]["system"].startswith("You answer questions about the source code")
@@ -219,13 +225,13 @@ def test_shipped_battery_with_a_perfect_reader(openai_server, tmp_path):
     result = run_qa(QAConfig(source="shelfd", arms=["none", "context:bm25@5"], model="gpt-4o-mini",
                              judge="gpt-4o-mini", base_url=openai_server.base_url, cache_dir=tmp_path / "c",
                              out=tmp_path / "run"), env=ENV)
-    none, ctx = result["summary"]["none"], result["summary"]["context:bm25@5"]
+    none, ctx = result.to_dict()["summary"]["none"], result.to_dict()["summary"]["context:bm25@5"]
     assert none["questions"] == ctx["questions"] == 18 and none["passed"] == 0 and none["accuracy"] == 0.0
     units = [u for u in read_units(tmp_path / "run") if u["arm"] == "context:bm25@5"]
     in_context = sum(bool(set(u["figures"]["in_context"]) & set(b.gold[u["qid"]].evidence_files)) for u in units)
     assert ctx["passed"] == in_context and ctx["accuracy"] == pytest.approx(in_context / 18)
     assert ctx["retrieval_hit_rate"] >= ctx["accuracy"]  # retrieved but cut by the budget cannot help
-    assert result["trust"]["status"] in ("pass", "warn")
+    assert result.to_dict()["trust"]["status"] in ("pass", "warn")
 
 
 def _rename_question(bdir, old: str, new: str) -> None:

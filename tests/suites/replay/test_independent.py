@@ -79,9 +79,9 @@ def test_replay_agrees_with_an_independent_reading_of_git_log(sample_replay, sam
 
 
 def test_replay_walked_every_commit_of_the_sample(sample_replay, sample_repo):
-    walked = sample_replay.counts["walked"]
+    walked = sample_replay.results.counts.walked
     assert walked == len(_log(sample_repo))
-    assert walked == sample_replay.counts["replayed"] + sum(sample_replay.skipped.values())
-    assert sample_replay.skipped["merge"] == 1 and sample_replay.skipped["root"] == 1
-    assert sample_replay.skipped["bot"] == 2 and sample_replay.skipped["release"] == 3
-    assert sample_replay.skipped["skip-ci"] == 1
+    assert walked == sample_replay.results.counts.replayed + sum(sample_replay.results.skipped.values())
+    assert sample_replay.results.skipped["merge"] == 1 and sample_replay.results.skipped["root"] == 1
+    assert sample_replay.results.skipped["bot"] == 2 and sample_replay.results.skipped["release"] == 3
+    assert sample_replay.results.skipped["skip-ci"] == 1

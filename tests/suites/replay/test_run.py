@@ -71,11 +71,11 @@ def test_figures_equal_a_hand_computation(tmp_path, fees_repo):
     gap = by_sha[sha["gap"]]
     assert gap["coverage_gap"] == ["logo.png"] and all(v is None for v in gap["figures"].values())
     assert gap["coverage_gap_share"] == 1.0 and fix["coverage_gap_share"] == 0.0
-    assert result.counts == {"walked": 4, "replayed": 3, "ok": 3, "scored": 2, "failed": 0, "skipped": 1}
-    assert result.summary["coverage_gap"] == 1 / (2 + 1 + 1)
-    assert result.summary["recall@5"] == (1 / 2 + by_sha[sha["docs"]]["figures"]["recall@5"]) / 2
-    assert result.by_kind["code"]["commits"] == 1 and result.by_kind["other"]["commits"] == 2
-    assert result.skipped["root"] == 1
+    assert result.results.counts.to_json() == {"walked": 4, "replayed": 3, "ok": 3, "scored": 2, "failed": 0, "skipped": 1}
+    assert result.results.summary["coverage_gap"] == 1 / (2 + 1 + 1)
+    assert result.results.summary["recall@5"] == (1 / 2 + by_sha[sha["docs"]]["figures"]["recall@5"]) / 2
+    assert result.results.by_kind["code"].commits == 1 and result.results.by_kind["other"].commits == 2
+    assert result.results.skipped["root"] == 1
     assert [c["sha"] for c in result.commits] == [sha["gap"], sha["docs"], sha["fix"]]  # newest first
 
 
@@ -89,7 +89,7 @@ def test_the_run_record_holds_one_unit_per_commit_walked(tmp_path, fees_repo):
     units = {u["id"]: u for u in read_units(result.run_dir)}
     assert len(units) == 4 and units[sha["fix"]]["status"] == "ok"
     assert units[sha["fix"]]["figures"] == next(c for c in result.commits if c["sha"] == sha["fix"])["figures"]
-    assert record["results"]["summary"] == result.summary
+    assert record["results"]["summary"] == result.results.summary
 
 
 class _Exploding(GrepEngine):
@@ -112,11 +112,11 @@ def test_an_engine_failure_fails_one_commit_and_leaves_it_out_of_every_mean(tmp_
     failed = [c for c in result.commits if c["status"] == "failed"]
     assert [c["sha"] for c in failed] == [sha["docs"]]
     assert "RuntimeError: boom" in failed[0]["reason"]
-    assert result.counts["failed"] == 1 and result.counts["ok"] == 2
+    assert result.results.counts.failed == 1 and result.results.counts.ok == 2
     # Only the fix is scored on both sides: the comparison and both summaries stand on it alone.
     fix = next(c for c in result.commits if c["sha"] == sha["fix"])
-    assert result.summary["recall@5"] == fix["figures"]["recall@5"]
-    assert result.comparison["commits"] == 2 and result.comparison["metrics"]["recall@5"]["n"] == 1
+    assert result.results.summary["recall@5"] == fix["figures"]["recall@5"]
+    assert result.results.comparison.commits == 2 and result.results.comparison.metrics["recall@5"].n == 1
 
 
 def test_a_missing_blob_skips_the_commits_that_need_it(tmp_path, repo_builder):
@@ -128,7 +128,7 @@ def test_a_missing_blob_skips_the_commits_that_need_it(tmp_path, repo_builder):
     oid = os.popen(f"git -C {b.path} rev-parse HEAD~3:big.txt").read().strip()
     (b.path / ".git" / "objects" / oid[:2] / oid[2:]).unlink()  # a snapshot without that blob
     result = _run(tmp_path, b.path)
-    assert result.skipped["missing-object"] == 2  # c2's and c3's parents hold big.txt version one
+    assert result.results.skipped["missing-object"] == 2  # c2's and c3's parents hold big.txt version one
     assert [c["sha"] for c in result.commits] == [c4]
     assert c2 not in {c["sha"] for c in result.commits}
 
@@ -159,7 +159,7 @@ def test_resume_skips_commits_done_and_ends_with_the_same_figures(tmp_path, fees
     _Counting.asked.clear()
     resumed = replay(ReplayConfig(repo=repo, engine="grep", out=tmp_path / "cut", resume=True))
     assert _Counting.asked == ["Explain lending in the guide", "New logo"]  # the done commit is not redone
-    assert resumed.summary == whole.summary
+    assert resumed.results.summary == whole.results.summary
     assert [c["figures"] for c in resumed.commits] == [c["figures"] for c in whole.commits]
     assert read_run(tmp_path / "cut")["status"] == "success"
 
@@ -182,9 +182,9 @@ def test_trec_files_score_the_same_in_ir_measures(tmp_path, fees_repo):
     qrels = list(ir_measures.read_trec_qrels(str(tmp_path / "trec" / "qrels.txt")))
     run = list(ir_measures.read_trec_run(str(tmp_path / "trec" / "run.trec")))
     theirs = ir_measures.calc_aggregate([ir_measures.R @ 5, ir_measures.RR, ir_measures.nDCG @ 5], qrels, run)
-    assert theirs[ir_measures.R @ 5] == pytest.approx(result.summary["recall@5"], abs=1e-9)
-    assert theirs[ir_measures.RR] == pytest.approx(result.summary["mrr"], abs=1e-9)
-    assert theirs[ir_measures.nDCG @ 5] == pytest.approx(result.summary["ndcg@5"], abs=1e-9)
+    assert theirs[ir_measures.R @ 5] == pytest.approx(result.results.summary["recall@5"], abs=1e-9)
+    assert theirs[ir_measures.RR] == pytest.approx(result.results.summary["mrr"], abs=1e-9)
+    assert theirs[ir_measures.nDCG @ 5] == pytest.approx(result.results.summary["ndcg@5"], abs=1e-9)
 
 
 class _Blind(GrepEngine):
@@ -198,12 +198,12 @@ def test_baseline_gate_passes_on_equal_runs_and_names_the_commits_that_got_worse
     repo, sha = fees_repo
     base = _run(tmp_path, repo, name="base")
     same = _run(tmp_path, repo, name="same", baseline=base.run_dir, max_drop=0.0)
-    assert same.passed and same.gate["commits"] == 3 and all(line["drop"] == 0 for line in same.gate["lines"])
+    assert same.passed and same.results.gate.commits == 3 and all(line.drop == 0 for line in same.results.gate.lines)
     monkeypatch.setattr("ctxgauge.suites._retrieval._engines.get_engine", lambda spec: _Blind())
     worse = _run(tmp_path, repo, name="worse", baseline=base.run_dir, max_drop=0.02)
     assert not worse.passed
-    lines = {line["metric"]: line for line in worse.gate["lines"]}
-    assert lines["recall@5"]["drop"] == pytest.approx(base.summary["recall@5"]) and not lines["recall@5"]["holds"]
+    lines = {line.metric: line.to_json() for line in worse.results.gate.lines}
+    assert lines["recall@5"]["drop"] == pytest.approx(base.results.summary["recall@5"]) and not lines["recall@5"]["holds"]
     assert lines["recall@5"]["worse"] == [sha["docs"], sha["fix"]]  # the larger fall (1.0 vs 0.5) first
     assert "pack_recall@5" in lines and "coverage_gap" not in lines
     with pytest.raises(UserError, match="not a run directory"):

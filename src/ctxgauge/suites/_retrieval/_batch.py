@@ -14,6 +14,7 @@ from typing import Any, Callable, Sequence
 
 from ctxgauge.executors import Executor, InlineExecutor
 from ctxgauge.records import RunDir
+from ctxgauge.results import UnitBase
 from ctxgauge.suites._retrieval._work import Step, Task, drop_live, run_task, slices
 
 
@@ -25,9 +26,9 @@ def auto_slice(corpora: int, workers: int) -> int | None:
     return max(1, math.ceil(corpora / (2 * workers)))
 
 
-def record_unit(run: RunDir, unit: dict) -> dict:
-    """Append a unit dict (`id`, `status`, `figures`, `reason`, `timing` and the suite's own fields)."""
-    fields = dict(unit)
+def record_unit(run: RunDir, unit: UnitBase) -> dict:
+    """Append a typed unit (the suite's class in `ctxgauge.results`); returns the JSON line written."""
+    fields = unit.to_json()
     uid, status = fields.pop("id"), fields.pop("status")
     return run.add_unit(uid, status, figures=fields.pop("figures", None), reason=fields.pop("reason", None),
                         timing=fields.pop("timing", None), **fields)
@@ -62,8 +63,8 @@ class Batch:
         self._live = ""
 
     # -- what a source provides ----------------------------------------------------------------------------
-    def merge(self, step: Step, parts: Sequence[dict], workers: Sequence[str]) -> dict:
-        """A case's unit from its engine parts (measured engine first) and the workers that ran them."""
+    def merge(self, step: Step, parts: Sequence[dict], workers: Sequence[str]) -> UnitBase:
+        """A case's typed unit from its engine parts (measured engine first) and the workers that ran them."""
         raise NotImplementedError
 
     def live(self) -> str:

@@ -2,7 +2,7 @@
 
     from ctxgauge.suites.cases import CasesConfig, load_cases, run_cases
     result = run_cases(load_cases("cases.yaml"), CasesConfig(engine="bm25"))
-    result.passed, result.summary["recall@5"]
+    result.passed, result.results.summary["recall@5"]
 
 A case file (YAML or JSON, see `_model`) lists cases (name, query, corpus as a directory or REPO@REV,
 expected files, optional expected-any-of groups, `known_gap`) and pass lines per metric. Importers make

@@ -36,6 +36,7 @@ from ctxgauge.engines import ask_identity
 from ctxgauge.errors import UserError
 from ctxgauge.executors import open_executor, parse_executor
 from ctxgauge.records import RunDir, Subject, default_run_dir, figures_headline, unknown
+from ctxgauge.results import CasesComparison, CasesResults, CasesSpec, CasesUnit, CorpusRef, PassLine as PassReport, Ranked, VsPart
 from ctxgauge.suites._progress import Progress
 from ctxgauge.suites._retrieval import (
     Batch, Step, Where, close_engines, comparison, execute_many, open_engines, record_unit, score_ranking, share_live,
@@ -87,39 +88,24 @@ class CasesConfig:
 
 @dataclass
 class CasesResult:
-    """What a cases run measured; `to_dict()` is the `--json` shape."""
+    """What a cases run measured: the typed results its run records, the cases and where it is;
+    `to_dict()` is the `--json` shape."""
 
     run_dir: Path
     """Where the run is recorded."""
-    summary: dict[str, float | None]
-    """Metric -> mean over the counted cases (ok, not in the known-gaps lane)."""
-    known_gap_summary: dict[str, float | None]
-    """The same over the known-gaps lane."""
+    results: CasesResults
+    """What the run record keeps under `results` (the one typed model its readers read too)."""
     cases: list[dict]
-    """One entry per case: name, status, query, expected, coverage_gap, known_gap, figures, ranking."""
-    pass_lines: list[dict]
-    """[{metric, threshold, value, holds}] for every pass line."""
-    failed: int
-    """Counted cases whose engine call failed."""
-    comparison: dict | None = None
-    """With --vs: the paired comparison per metric over the counted cases."""
+    """One `--json` entry per case: name, status, request, expected, coverage_gap, known_gap, figures, ranking."""
 
     @property
     def passed(self) -> bool:
         """Exit 0 only when every pass line holds and no counted case failed."""
-        return self.failed == 0 and all(line["holds"] for line in self.pass_lines)
-
-    def results(self) -> dict:
-        """What the run record keeps under `results`."""
-        out = {"summary": self.summary, "known_gap_summary": self.known_gap_summary, "pass": self.pass_lines,
-               "passed": self.passed, "failed": self.failed}
-        if self.comparison is not None:
-            out["comparison"] = self.comparison
-        return out
+        return self.results.passed
 
     def to_dict(self) -> dict:
         """The `--json` shape: summary and cases, as replay prints summary and commits."""
-        return {**self.results(), "cases": self.cases, "run_dir": str(self.run_dir)}
+        return {**self.results.to_json(), "cases": self.cases, "run_dir": str(self.run_dir)}
 
 
 def _merge_lines(file_lines: Sequence[PassLine], extra: Sequence[PassLine]) -> list[PassLine]:
@@ -142,29 +128,33 @@ def _check(config: CasesConfig, lines: Sequence[PassLine]) -> int:
     return need
 
 
-def _pass_report(lines: Sequence[PassLine], summary: dict) -> list[dict]:
-    return [{"metric": line.metric, "threshold": line.value, "value": summary.get(line.metric),
-             "higher_is_better": line.higher_is_better, "holds": line.holds(summary.get(line.metric))}
+def _pass_report(lines: Sequence[PassLine], summary: dict) -> list[PassReport]:
+    return [PassReport(metric=line.metric, threshold=line.value, value=summary.get(line.metric),
+                       higher_is_better=line.higher_is_better, holds=line.holds(summary.get(line.metric)))
             for line in lines]
 
 
-def _finish(run: RunDir, units: list[dict], metrics: list[str], lines: Sequence[PassLine], seed: int,
+def _finish(run: RunDir, written: list[dict], metrics: list[str], lines: Sequence[PassLine], seed: int,
             trec: Path | None, engine_names: list[str]) -> CasesResult:
-    counted = [u for u in units if not u.get("known_gap")]
-    ok = [u for u in counted if u["status"] == "ok"]
-    gaps = [u for u in units if u.get("known_gap") and u["status"] == "ok"]
-    summary = summarise([u["figures"] for u in ok], metrics)
-    result = CasesResult(
-        run_dir=run.path, summary=summary, known_gap_summary=summarise([u["figures"] for u in gaps], metrics),
-        cases=[{"name": u["id"], **{k: v for k, v in u.items() if k not in ("id", "timing", "workers")}}
-               for u in units],
-        pass_lines=_pass_report(lines, summary), failed=sum(1 for u in counted if u["status"] == "failed"),
-        comparison=comparison(ok, metrics, seed, engine_names[0], counted="cases") if len(engine_names) > 1 else None,
+    units = [CasesUnit.from_json(u, str(run.path)) for u in written]
+    counted = [u for u in units if not u.known_gap]
+    ok = [u for u in counted if u.ok]
+    gaps = [u for u in units if u.known_gap and u.ok]
+    summary = summarise([u.figures for u in ok], metrics)
+    report = _pass_report(lines, summary)
+    failed = sum(1 for u in counted if u.status == "failed")
+    results = CasesResults(
+        summary=summary, known_gap_summary=summarise([u.figures for u in gaps], metrics), pass_lines=report,
+        passed=failed == 0 and all(line.holds for line in report), failed=failed,
+        comparison=comparison(ok, metrics, seed, engine_names[0], CasesComparison, "cases")
+        if len(engine_names) > 1 else None,
     )
     if trec is not None:
         write_trec(Path(trec), units, engine_names[0], engine_names[1] if len(engine_names) > 1 else None)
-    run.finish("success", results=result.results(), headline=figures_headline(summary, metrics))
-    return result
+    run.finish("success", results=results.to_json(), headline=figures_headline(summary, metrics))
+    cases = [{"name": u.id, **{k: v for k, v in line.items() if k not in ("id", "timing", "workers")}}
+             for u, line in zip(units, written)]
+    return CasesResult(run_dir=run.path, results=results, cases=cases)
 
 
 def run_cases(case_file: CaseFile, config: CasesConfig, progress: Progress | None = None) -> CasesResult:
@@ -198,6 +188,7 @@ def _run(case_file: CaseFile, config: CasesConfig, corpora: dict[str, Corpus], e
             "corpora": sorted({corpora[c.corpus].content_hash() for c in case_file.cases})}
     if config.missing_as_miss:
         spec["missing_as_miss"] = True
+    spec = CasesSpec.from_json(spec, case_file.source, "spec").to_json()  # the typed settings every reader reads
     out = Path(config.out) if config.out is not None else default_run_dir(SUITE)
     subject = Subject(dataset=case_file.source, systems=[e.name for e in engines])
     specs = [config.engine] + ([config.vs] if config.vs else [])
@@ -264,8 +255,8 @@ class CasesBatch(Batch):
             for step in steps:
                 q = step.case
                 labels_gap = q.judge(corpora[q.case.corpus])[1]
-                unit = {**self._fields(q, labels_gap), "status": "failed", "reason": str(broken), "figures": {},
-                        "ranking": []}
+                unit = self._fields(q, labels_gap)
+                unit.status, unit.reason, unit.figures, unit.ranking = "failed", str(broken), {}, []
                 self.units[q.id] = record_unit(run, unit)
                 self.recorded(self.units[q.id])
             steps = []
@@ -283,38 +274,35 @@ class CasesBatch(Batch):
         if self.progress is not None:
             self.progress(self._done, len(self.case_file.cases), unit["id"])
 
-    def _record_of(self, key: str) -> dict:
+    def _record_of(self, key: str) -> CorpusRef:
         if key not in self._records:
             c = self.by_key[key]
-            self._records[key] = {"name": c.name, "rev": c.rev, "hash": c.content_hash()}
+            self._records[key] = CorpusRef(name=c.name, rev=c.rev, hash=c.content_hash())
         return self._records[key]
 
-    def _fields(self, q: CaseQuery, gap: Sequence[str]) -> dict:
+    def _fields(self, q: CaseQuery, gap: Sequence[str]) -> CasesUnit:
         case = q.case
-        unit: dict = {"id": case.name, "request": case.query, "corpus": self._record_of(case.corpus),
-                      "expected": list(case.expected), "coverage_gap": list(gap), "known_gap": case.known_gap}
-        if q.missing:
-            unit["missing"] = list(q.missing)
-        if case.any_of:
-            unit["expected_any_of"] = [list(g) for g in case.any_of]
-        return unit
+        return CasesUnit(id=case.name, status="ok", request=case.query, corpus=self._record_of(case.corpus),
+                         expected=list(case.expected), coverage_gap=list(gap), known_gap=case.known_gap,
+                         missing=list(q.missing) if q.missing else None,
+                         expected_any_of=[list(g) for g in case.any_of] if case.any_of else None)
 
-    def merge(self, step: Step, parts: Sequence[dict], workers: Sequence[str]) -> dict:
+    def merge(self, step: Step, parts: Sequence[dict], workers: Sequence[str]) -> CasesUnit:
         first = parts[0]
         unit = self._fields(step.case, first["coverage_gap"])
         failed = next((p for p in parts if p["status"] != "ok"), None)
         if failed is not None:
-            unit.update(status="failed", reason=failed["reason"] or failed["status"], figures={}, ranking=[])
+            unit.status, unit.reason, unit.figures, unit.ranking = "failed", failed["reason"] or failed["status"], {}, []
         else:
-            unit.update(status="ok", reason=None, figures=first["figures"], ranking=first["ranking"])
-            if "reading" in first:
-                unit["reading"] = first["reading"]
+            unit.figures, unit.ranking = dict(first["figures"]), [Ranked.from_json(h) for h in first["ranking"]]
+            if "reading" in first:  # an engine that reads someone else's answer (mcp): how it read it
+                unit.extra["reading"] = first["reading"]
             if len(parts) > 1:
-                unit["vs"] = {"engine": parts[1]["engine"], "figures": parts[1]["figures"],
-                              "ranking": parts[1]["ranking"]}
+                unit.vs = VsPart(engine=parts[1]["engine"], figures=dict(parts[1]["figures"]),
+                                 ranking=[Ranked.from_json(h) for h in parts[1]["ranking"]])
                 if "reading" in parts[1]:
-                    unit["vs"]["reading"] = parts[1]["reading"]
-        unit["workers"] = list(workers)
+                    unit.vs.extra["reading"] = parts[1]["reading"]
+        unit.workers = list(workers)
         return unit
 
 
@@ -334,6 +322,7 @@ def score_external(qrels: str | Path, run_file: str | Path, config: CasesConfig)
     spec = {"source": Path(qrels).name, "run": Path(run_file).name,
             "engine": None, "ks": list(config.ks), "seed": config.seed, "metrics": metrics,
             "pass": {line.metric: line.value for line in lines}}
+    spec = CasesSpec.from_json(spec, Path(qrels).name, "spec").to_json()
     out = Path(config.out) if config.out is not None else default_run_dir(SUITE)
     subject = Subject(dataset=Path(qrels).name, systems=[f"external:{Path(run_file).name}"])
     with RunDir.start(out, suite=SUITE, suite_version=SUITE_VERSION, subject=subject, spec=spec,
@@ -344,10 +333,9 @@ def score_external(qrels: str | Path, run_file: str | Path, config: CasesConfig)
             if not relevant:
                 continue
             ranking = rankings.get(qid, [])
-            unit = {"id": qid, "status": "ok", "reason": None, "expected": sorted(relevant),
-                    "coverage_gap": [], "known_gap": False, "ranked": qid in rankings,
-                    "figures": score_ranking(ranking, Labels(relevant), metrics),
-                    "ranking": [{"path": p, "score": None} for p in ranking]}
+            unit = CasesUnit(id=qid, status="ok", expected=sorted(relevant), coverage_gap=[], known_gap=False,
+                             ranked=qid in rankings, figures=score_ranking(ranking, Labels(relevant), metrics),
+                             ranking=[Ranked(path=p, score=None) for p in ranking])
             units.append(run.done.get(qid) or record_unit(run, unit))
         if not units:
             raise UserError(f"{Path(qrels).name}: no query has a relevant file (relevance > 0)")

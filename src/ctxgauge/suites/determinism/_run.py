@@ -31,6 +31,7 @@ from ctxgauge.engines import engine_available, get_engine
 from ctxgauge.errors import EngineError, UserError
 from ctxgauge.executors import Executor, InlineExecutor, PoolExecutor, parse_executor
 from ctxgauge.records import RunDir, Subject, corpus_label, default_run_dir
+from ctxgauge.results import DeterminismResults, DeterminismSpec
 
 from ._config import DeterminismConfig
 from ._cross_machine import run_cross_machine
@@ -257,7 +258,7 @@ def run_determinism(config: DeterminismConfig, *, progress: Progress | None = No
 def _measure(plan: Plan, config: DeterminismConfig, reporter: Steps, factory: Callable[[str], Any],
              executor: Executor) -> DeterminismResult:
     run_path = Path(config.out) if config.out is not None else default_run_dir(SUITE)
-    spec = plan.record_spec()
+    spec = DeterminismSpec.from_json(plan.record_spec(), "determinism", "spec").to_json()
     subject = Subject(dataset=corpus_label(spec["corpus"]), systems=list(plan.engines))
     with RunDir.start(run_path, suite=SUITE, suite_version=SUITE_VERSION, subject=subject, spec=spec,
                       resume=config.resume, context={"corpus": plan.corpus.summary(), RUN_NONCE: new_run_nonce()}) as run:
@@ -271,8 +272,8 @@ def _measure(plan: Plan, config: DeterminismConfig, reporter: Steps, factory: Ca
                 finally:
                     one.close()
         result = DeterminismResult(run.path, plan.corpus.summary(), plan.queries, config.k, engines)
-        results = result.to_json(record=True)
-        run.finish("success", results=results, headline=", ".join(
-            f"{name} {results['engines'][name].get('label')}" for name in plan.engines
-            if name in results["engines"]))
+        # Written through the typed model every reader parses into (`ctxgauge.results.DeterminismResults`).
+        typed = DeterminismResults.from_json(result.to_json(record=True), str(run.path), "results")
+        run.finish("success", results=typed.to_json(), headline=", ".join(
+            f"{name} {typed.engines[name].label}" for name in plan.engines if name in typed.engines))
     return result

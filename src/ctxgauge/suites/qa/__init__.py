@@ -3,7 +3,7 @@
     from ctxgauge.suites.qa import QAConfig, run_qa, rescore_run, load_battery
     result = run_qa(QAConfig(source="shelfd", arms=["none", "context:bm25@5"], model="gpt-4o-mini",
                              judge="gpt-4o-mini"))
-    result["summary"]["context:bm25@5"]["accuracy"], result["trust"]["status"]
+    result.results.summary["context:bm25@5"].accuracy, result.results.trust.status
 
 Sources: batteries in Corograph's layout (`_battery`) and dokimi question sets (`_questions`). Arms
 (`_arms`): none, context:ENGINE@k, tool:ENGINE, command:CMD. Protocols (`_protocols`): zero-shot,

@@ -15,27 +15,30 @@ from pathlib import Path
 from ctxgauge._io import read_data, write_json_atomic
 from ctxgauge.errors import UserError
 from ctxgauge.report import read_checked
+from ctxgauge.results import QAResults, QASpec
 from ctxgauge.suites.qa._config import SUITE
 
 BASELINE_KIND = "ctxgauge.qa.baseline"
 BASELINE_VERSION = 2
 MODEL_KEYS = ("model", "judge")
-"""The spec fields a baseline and a run must share, beside the battery hash."""
+"""The spec fields a baseline and a run must share, beside the battery hash (`QASpec.model`, `.judge`)."""
 
 
 def _figures(run_dir: Path) -> tuple[dict, dict]:
     record = read_checked(run_dir).record
     if record.suite != SUITE or not record.finished:
         raise UserError(f"{run_dir}: not a finished qa run")
-    results = record.results or {}
+    where = str(run_dir / "run.json")
+    results = QAResults.from_json(record.results or {}, where, "results")
+    spec = QASpec.from_json(record.spec or {}, where, "spec")
     arms = {}
-    for name, s in results["summary"].items():
-        score = s["accuracy"] * 100 if s.get("accuracy") is not None else s.get("mean_score")
-        arms[name] = {"score": None if score is None else round(score, 4), "questions": s["questions"],
-                      "status": s["status"]}
+    for name, s in results.summary.items():
+        score = s.accuracy * 100 if s.accuracy is not None else s.mean_score
+        arms[name] = {"score": None if score is None else round(score, 4), "questions": s.questions,
+                      "status": s.status}
     source = record.context.get("source_identity") or {}
-    return arms, {"source": source, "trust": results["trust"]["status"], "run_id": record.run_id,
-                  "models": {k: (record.spec or {}).get(k) for k in MODEL_KEYS}}
+    return arms, {"source": source, "trust": results.trust.status if results.trust is not None else None,
+                  "run_id": record.run_id, "models": {"model": spec.model, "judge": spec.judge}}
 
 
 def save_baseline(run_dir: str | Path, path: str | Path) -> dict:

@@ -52,6 +52,7 @@ from ctxgauge import __version__
 from ctxgauge._io import write_json_atomic, write_text_atomic
 from ctxgauge.records import RunDir, Unit, hash_files, machine, outcome_of, utc_now
 from ctxgauge.suites.qa.arms._arms import parse_arm
+from ctxgauge.results import QAResults
 from ctxgauge.suites.qa._config import QAConfig
 from ctxgauge.suites.qa.judging._grounding import grounding_record
 from ctxgauge.suites.qa._plan import Plan
@@ -68,10 +69,11 @@ def finish_run(run: RunDir, p: Plan, cfg: QAConfig, rows: list[dict]) -> dict:
     results = derive(run.path, rows, cfg.repeat, units, questions, evidence, p.identity, p.notes, baseline)
     if p.battery is None:
         results["grounding"] = grounding_record(p.grounding, from_topics=cfg.grounded_from_topics)
-    gaps = len((results["unfinished"] or {}).get("gaps") or ())
+    typed = QAResults.from_json(results, str(run.path), "results")  # the one model every reader reads
+    gaps = len((typed.unfinished or {}).get("gaps") or ())
     # A gap (an outage, a failed engine) leaves the run unfinished: published with its results, but marked
     # error so `--resume` can fill it, and never read as a finished score.
-    return run.finish("error" if gaps else "success", results=results, headline=headline(results, p.arms),
+    return run.finish("error" if gaps else "success", results=typed.to_json(), headline=headline(results, p.arms),
                       error=f"{gaps} unit(s) failed (provider outage or engine failure); "
                             "run again with --resume to fill the gaps" if gaps else None)
 

@@ -15,6 +15,7 @@ from typing import Mapping
 from ctxgauge.errors import UserError
 from ctxgauge.records import check_not_written
 from ctxgauge.report import read_checked
+from ctxgauge.results import QAResults, QASpec
 from ctxgauge.suites.qa.arms._arms import parse_arm
 from ctxgauge.suites.qa.sources._battery import Battery
 from ctxgauge.suites.qa.judging._grounding import plan_grounding
@@ -80,23 +81,25 @@ def rescore_run(run_dir: str | Path, *, judge: str | None = None, battery: str |
         raise UserError(f"{run_dir}: a {record.suite} run, not a qa run")
     if not record.results:
         raise UserError(f"{run_dir}: the run has no results ({record.status}); resume it first")
-    spec, context, results = record.spec, record.context, record.results
-    source = find_source(run_dir, context, spec, battery)
-    judge_model = judge or spec.get("judge")
+    where = str(run_dir / "run.json")
+    spec = QASpec.from_json(record.spec, where, "spec")
+    results = QAResults.from_json(record.results, where, "results")
+    source = find_source(run_dir, record.context, record.spec, battery)
+    judge_model = judge or spec.judge
     if not judge_model:
         raise UserError(f"{run_dir}: the run had no judge; give --judge MODEL to rescore it")
-    cfg = QAConfig(source=spec["source"], arms=[], cache_dir=cache_dir, use_cache=use_cache, timeout=timeout,
+    cfg = QAConfig(source=spec.source or "", arms=[], cache_dir=cache_dir, use_cache=use_cache, timeout=timeout,
                    retries=retries, backoff=backoff)
-    client, why = client_for(judge_model, judge_provider or spec.get("judge_provider") or spec.get("provider"),
+    client, why = client_for(judge_model, judge_provider or spec.judge_provider or spec.provider,
                           judge_base_url, cfg, env, sleep)
     if client is None:
         raise UserError(f"judge {judge_model!r} is not available: {why}")
-    scorer = check_scorer(scorer or spec.get("scorer") or SCORER_V1)  # runs before scorer versions were v1
+    scorer = check_scorer(scorer or spec.scorer or SCORER_V1)  # runs before scorer versions were v1
     battery = source if isinstance(source, Battery) else None
     judge_obj = Judge(client, battery, scorer=scorer) if battery else None
-    rubric = RubricJudge(client, panel=Panel(client) if spec.get("panel") else None) if not battery else None
+    rubric = RubricJudge(client, panel=Panel(client) if spec.panel else None) if not battery else None
     by_qid = {q.qid: q for q in source.questions}
-    grounding = None if battery else plan_grounding(source, from_topics=bool(spec.get("grounded_from_topics")))
+    grounding = None if battery else plan_grounding(source, from_topics=bool(spec.grounded_from_topics))
     units, changed = [], []
     try:
         for unit in ref.units():
@@ -114,15 +117,15 @@ def rescore_run(run_dir: str | Path, *, judge: str | None = None, battery: str |
     finally:
         client.close()
     evidence = {q.qid: battery.gold[q.qid].evidence_files for q in source.questions} if battery else {}
-    identity = {"battery": source.identity(), "protocol": spec.get("protocol"), "model": {"model": spec.get("model")},
+    identity = {"battery": source.identity(), "protocol": spec.protocol, "model": {"model": spec.model},
                 "judge": client.identity()}
     units = adjudicated(units, read_adjudications(run_dir))  # a human's verdict outranks any judge's
-    baseline = str(parse_arm(spec["baseline_arm"])) if spec.get("baseline_arm") else None
-    new_results = summarize(results["arms"], int(spec.get("repeat") or 1), units, source.questions, evidence, identity,
-                            baseline)
+    baseline = str(parse_arm(spec.baseline_arm)) if spec.baseline_arm else None
+    new_results = summarize([a.to_json() for a in results.arms], int(spec.repeat or 1), units, source.questions,
+                            evidence, identity, baseline)
+    new = QAResults.from_json(new_results, "rescore", "results")
     same = not changed and all(
-        results["summary"][a]["passed"] == new_results["summary"][a]["passed"]
-        and results["summary"][a]["accuracy"] == new_results["summary"][a]["accuracy"]
-        for a in new_results["summary"])
+        a in results.summary and results.summary[a].passed == s.passed and results.summary[a].accuracy == s.accuracy
+        for a, s in new.summary.items())
     return {"run_dir": str(run_dir), "judge": f"{client.kind}:{client.model}", "reproduced": same,
             "changed": changed, "ledger": client.ledger.to_dict(), **new_results}

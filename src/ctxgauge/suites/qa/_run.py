@@ -29,6 +29,7 @@ from ctxgauge.suites.qa._config import SUITE, SUITE_VERSION, QAConfig
 from ctxgauge.suites.qa.judging._panel import Panel
 from ctxgauge.suites.qa._plan import Plan, plan, source_from_run
 from ctxgauge.suites.qa.arms._protocols import ArmContext
+from ctxgauge.results import QAResults, QARun, QASpec
 from ctxgauge.suites.qa._record import finish_run
 from ctxgauge.suites.qa.judging._rubric import RubricJudge
 from ctxgauge.suites.qa.judging._scoring import Judge
@@ -37,9 +38,9 @@ from ctxgauge.suites.qa._summary import unit_id
 
 
 def run_qa(cfg: QAConfig, *, env: Mapping[str, str] | None = None, sleep=None,
-           progress: Progress | None = None) -> dict:
-    """Run the qa suite and return `{run_dir, spec, status, summary, questions, runs, trust, skipped, arms,
-    notes}`. Phases: plan, then per arm build and answer (scored and recorded as each answer lands), then
+           progress: Progress | None = None) -> QARun:
+    """Run the qa suite and return its typed result (`QARun`: run_dir, spec, status and the results as
+    recorded: summary, questions, runs, trust, skipped, arms, notes, ...). Phases: plan, then per arm build and answer (scored and recorded as each answer lands), then
     record the derived figures. `progress(done, total, label)` is told each unit recorded (arm x repetition x
     question, suites/_progress.py) and what runs meanwhile (an engine building)."""
     p = plan(cfg, env, sleep)
@@ -68,7 +69,8 @@ def run_qa(cfg: QAConfig, *, env: Mapping[str, str] | None = None, sleep=None,
             record = finish_run(run, p, cfg, rows)
     finally:
         p.close()
-    return {"run_dir": str(run.path), "spec": record["spec"], "status": record["status"], **record["results"]}
+    return QARun(run_dir=str(run.path), spec=QASpec.from_json(record["spec"], str(run.path), "spec"),
+                 status=record["status"], results=QAResults.from_json(record["results"], str(run.path), "results"))
 
 
 def _add_units(run: RunDir, p: Plan, cfg: QAConfig, arm: ArmSpec, status: str, reason: str, answer_status: str) -> None:

@@ -2,7 +2,7 @@
 
     from ctxgauge.suites.replay import ReplayConfig, replay
     result = replay(ReplayConfig(repo=Path("shelfd"), engine="bm25", vs="grep"))
-    result.summary["recall@5"], result.comparison["metrics"]["recall@5"]["p_value"]
+    result.results.summary["recall@5"], result.results.comparison.metrics["recall@5"].p_value
 
 A pipeline of named phases: plan (`_plan`: check inputs, choose commits with `_select`, label them with
 `_cases`), then the retrieval pipeline replay shares with cases (`ctxgauge.suites._retrieval`: index and

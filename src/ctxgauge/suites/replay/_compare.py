@@ -10,21 +10,26 @@ from typing import Sequence
 
 from ctxgauge.errors import UserError
 from ctxgauge.metrics.scoring import higher_is_better
-from ctxgauge.suites._retrieval import comparison
+from ctxgauge.results import Gate, GateLine, ReplayComparison, ReplayUnit
+from ctxgauge.suites._retrieval import comparison as _comparison
 
 __all__ = ["comparison", "gate"]
 
 
-def gate(units: Sequence[dict], baseline_units: Sequence[dict], metrics: Sequence[str], max_drop: float,
-         baseline_id: str | None = None) -> dict:
+def comparison(units: Sequence[ReplayUnit], metrics: Sequence[str], seed: int, engine: str) -> ReplayComparison | None:
+    """`--vs`: the paired comparison over the commits both engines scored (None when none)."""
+    return _comparison(units, metrics, seed, engine, ReplayComparison, "commits")
+
+
+def gate(units: Sequence[ReplayUnit], baseline_units: Sequence[ReplayUnit], metrics: Sequence[str],
+         max_drop: float, baseline_id: str | None = None) -> Gate:
     """Compare each metric's mean with a stored run's on the commits both scored.
 
     A line fails when the mean falls by more than `max_drop` (for a lower-is-better metric, rises by more);
-    `worse` names the commits whose value got worse, the largest change first. Returns
-    `{baseline, max_drop, commits, passed, lines: [{metric, baseline, current, drop, holds, worse}]}`.
+    `worse` names the commits whose value got worse, the largest change first.
     """
-    ours = {u["id"]: u["figures"] for u in units if u.get("status") == "ok"}
-    theirs = {u["id"]: u.get("figures") or {} for u in baseline_units if u.get("status") == "ok"}
+    ours = {u.id: u.figures for u in units if u.ok}
+    theirs = {u.id: u.figures for u in baseline_units if u.ok}
     common = [sha for sha in ours if sha in theirs]
     if not common:
         raise UserError("the baseline run scored none of these commits: replay the same repository, --rev and "
@@ -41,7 +46,7 @@ def gate(units: Sequence[dict], baseline_units: Sequence[dict], metrics: Sequenc
         drop = sign * (base - cur)
         worse = sorted(((sha, sign * (b - c)) for sha, b, c in pairs if sign * (b - c) > 0), key=lambda x: -x[1])
         # A tiny slack: equal runs must pass a zero tolerance whatever the order the means were summed in.
-        lines.append({"metric": name, "baseline": base, "current": cur, "drop": drop,
-                      "holds": drop <= max_drop + 1e-12, "worse": [sha for sha, _ in worse]})
-    return {"baseline": baseline_id, "max_drop": max_drop, "commits": len(common),
-            "passed": all(line["holds"] for line in lines), "lines": lines}
+        lines.append(GateLine(metric=name, baseline=base, current=cur, drop=drop, holds=drop <= max_drop + 1e-12,
+                              worse=[sha for sha, _ in worse]))
+    return Gate(baseline=baseline_id, max_drop=max_drop, commits=len(common),
+                passed=all(line.holds for line in lines), lines=lines)

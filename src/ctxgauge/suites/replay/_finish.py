@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ctxgauge.records import RunDir, Subject, figures_headline
+from ctxgauge.results import ReplayResults, ReplaySpec, ReplayUnit
 from ctxgauge.suites._retrieval import write_trec
 from ctxgauge.suites.replay._compare import comparison, gate
 from ctxgauge.suites.replay._plan import SUITE, SUITE_VERSION, Plan
@@ -20,28 +21,36 @@ from ctxgauge.suites.replay._report import (
 def start_run(p: Plan, out: Path, resume: bool, context: dict | None = None) -> RunDir:
     """Open (or with `resume` reopen) the run directory of a plan: the one way replay and --repos start one."""
     subject = Subject(dataset=p.spec["repo"], systems=[e.name for e in p.engines])
-    return RunDir.start(out, suite=SUITE, suite_version=SUITE_VERSION, subject=subject, spec=p.spec,
+    spec = ReplaySpec.from_json(p.spec, str(out), "spec").to_json()  # the typed settings every reader reads
+    return RunDir.start(out, suite=SUITE, suite_version=SUITE_VERSION, subject=subject, spec=spec,
                         resume=resume, context=context)
 
 
-def finish(p: Plan, run: RunDir, units: list[dict]) -> ReplayResult:
-    """Phase 5: the results of a replay whose every commit has its unit; marks the run a success."""
+def results_of(p: Plan, units: list[ReplayUnit]) -> ReplayResults:
+    """The typed results of a replay from its units (every unit, newest eligible commit first)."""
     config = p.config
     engine = p.engines[0].name
     vs = p.engines[1].name if len(p.engines) > 1 else None
-    result = ReplayResult(
-        run_dir=run.path, engine=engine, vs=vs,
+    return ReplayResults(
+        engine=engine, vs=vs,
         summary=summary(units, p.metrics),
         vs_summary=vs_summary(units, p.metrics),
         by_kind=by_kind(units, p.metrics),
-        commits=[commit_entry(u) for u in units if u["status"] in ("ok", "failed")],
         skipped=skipped_counts(units),
         counts=counts(units),
         comparison=comparison(units, p.metrics, config.seed, engine) if vs else None,
         gate=gate(units, p.baseline, p.metrics, config.max_drop, p.baseline_id)
         if p.baseline is not None else None,
     )
-    if config.trec is not None:
-        write_trec(Path(config.trec), units, engine, vs)
-    run.finish("success", results=result.results(), headline=figures_headline(result.summary, p.metrics))
-    return result
+
+
+def finish(p: Plan, run: RunDir, lines: list[dict]) -> ReplayResult:
+    """Phase 5: the results of a replay whose every commit has its unit (`lines`: the JSON lines
+    recorded); marks the run a success."""
+    units = [ReplayUnit.from_json(u, str(run.path)) for u in lines]
+    results = results_of(p, units)
+    if p.config.trec is not None:
+        write_trec(Path(p.config.trec), units, results.engine, results.vs)
+    run.finish("success", results=results.to_json(), headline=figures_headline(results.summary, p.metrics))
+    return ReplayResult(run_dir=run.path, results=results,
+                        commits=[commit_entry(u) for u in units if u.status in ("ok", "failed")])

@@ -135,11 +135,12 @@ def combined_summary(results: list[tuple[RepoLine, ReplayResult, list[dict]]], m
                          "repositories": len(groups)}
         return out
 
-    first = results[0][1]
+    first = results[0][1].results
     return {
         "kind": "ctxgauge.replay-many", "engine": first.engine, "vs": first.vs, "seed": seed, "metrics": metrics,
-        "repositories": [{"label": line.label, "run": line.folder, "counts": r.counts,
-                          "summary": r.summary, "vs_summary": r.vs_summary} for line, r, _ in results],
+        "repositories": [{"label": line.label, "run": line.folder, "counts": r.results.counts.to_json(),
+                          "summary": r.results.summary, "vs_summary": r.results.vs_summary}
+                         for line, r, _ in results],
         "pooled": pooled(None),
         "vs_pooled": pooled("vs") if first.vs else None,
     }
@@ -256,6 +257,7 @@ def replay_many(template: ReplayConfig, lines: list[RepoLine], out: Path | None 
 def _finished_run(run_dir: Path, p: Plan, line: RepoLine) -> tuple[ReplayResult, list[dict]]:
     """A finished run read back (a resumed `--repos` whose run was done), its units in the plan's order, so
     the combined summary is the same as if it had just been run."""
+    from ctxgauge.results import ReplayResults, ReplayUnit
     from ctxgauge.suites.replay._report import commit_entry
 
     record = read_run(run_dir)
@@ -266,9 +268,8 @@ def _finished_run(run_dir: Path, p: Plan, line: RepoLine) -> tuple[ReplayResult,
     by_id = {u.id: u.to_json() for u in read_units(run_dir)}
     order = [c.sha for c in p.selection.eligible] + [sha for sha, _ in p.selection.skipped]
     units = [by_id[sha] for sha in order if sha in by_id]
-    res = record.results
-    result = ReplayResult(run_dir=run_dir, engine=res["engine"], vs=res["vs"], summary=res["summary"],
-                          vs_summary=res["vs_summary"], by_kind=res["by_kind"],
-                          commits=[commit_entry(u) for u in units if u["status"] in ("ok", "failed")],
-                          skipped=res["skipped"], counts=res["counts"], comparison=res.get("comparison"), gate=None)
+    results = ReplayResults.from_json(record.results, str(run_dir / "run.json"), "results")
+    typed = [ReplayUnit.from_json(u, str(run_dir)) for u in units]
+    result = ReplayResult(run_dir=run_dir, results=results,
+                          commits=[commit_entry(u) for u in typed if u.status in ("ok", "failed")])
     return result, units

@@ -17,6 +17,7 @@ from ctxgauge.errors import UserError
 from ctxgauge.executors import parse_executor
 from ctxgauge.git import Repo
 from ctxgauge.metrics.scoring import metric_names
+from ctxgauge.results import ReplayUnit
 from ctxgauge.suites._retrieval import close_engines, open_engines
 from ctxgauge.suites.replay._select import Selection, select_commits
 
@@ -79,7 +80,7 @@ class Plan:
     selection: Selection
     metrics: list[str]
     """Metric names every commit is scored with, in report order."""
-    baseline: list[dict] | None = None
+    baseline: list[ReplayUnit] | None = None
     """Units of the baseline run, read before anything is written."""
     baseline_id: str | None = None
     spec: dict = field(default_factory=dict)
@@ -141,7 +142,8 @@ def plan(config: ReplayConfig) -> Plan:
         ref = read_checked(config.baseline)
         if ref.suite != SUITE:
             raise UserError(f"{config.baseline}: not a replay run (suite {ref.suite!r})")
-        baseline, baseline_id = [u.to_json() for u in ref.units()], ref.record.run_id
+        baseline = [ReplayUnit.from_json(u.to_json(), str(config.baseline)) for u in ref.units()]
+        baseline_id = ref.record.run_id
     repo = Repo(config.repo)
     try:
         head = repo.resolve(config.rev)
@@ -159,7 +161,7 @@ def plan(config: ReplayConfig) -> Plan:
         repo.close()
         raise
     if baseline is not None:
-        scored = {u["id"] for u in baseline if u.get("status") == "ok"}
+        scored = {u.id for u in baseline if u.ok}
         if not any(c.sha in scored for c in selection.eligible):
             repo.close()
             raise UserError(f"{config.baseline}: the baseline run scored none of these commits; replay the same "

@@ -38,6 +38,7 @@ from typing import Sequence
 
 from ctxgauge.executors import Executor, InlineExecutor
 from ctxgauge.records import RunDir
+from ctxgauge.results import Ranked, ReplayUnit, VsPart
 from ctxgauge.suites._progress import Progress
 from ctxgauge.suites._retrieval import Batch, Step, Where, auto_slice, execute_many, record_unit, share_live
 from ctxgauge.suites.replay._cases import ReplayCase
@@ -48,48 +49,51 @@ __all__ = ["RepoRun", "auto_slice", "execute", "execute_many", "failed_unit", "m
 # progress(commits done, commits in the plan, short sha), the one protocol of suites/_progress.py
 
 
-def _skipped_unit(case_or_sha: ReplayCase | str, reason: str) -> dict:
+def _skipped_unit(case_or_sha: ReplayCase | str, reason: str) -> ReplayUnit:
     if isinstance(case_or_sha, ReplayCase):
         c = case_or_sha
-        return {"id": c.sha, "status": "skipped", "reason": reason, "request": c.request, "subject": c.subject}
-    return {"id": case_or_sha, "status": "skipped", "reason": reason}
+        return ReplayUnit(id=c.sha, status="skipped", reason=reason, request=c.request, subject=c.subject)
+    return ReplayUnit(id=case_or_sha, status="skipped", reason=reason)
 
 
-def failed_unit(case: ReplayCase, reason: str) -> dict:
+def failed_unit(case: ReplayCase, reason: str) -> ReplayUnit:
     """The unit of a commit no engine was run on (an engine that cannot be measured at all: `Plan.failure`):
     its labels as planned, no corpus read, no figure."""
-    return {"id": case.sha, "status": "failed", "reason": reason, "request": case.request, "subject": case.subject,
-            "parent": case.parent, "expected": list(case.expected), "tests": list(case.tests), "coverage_gap": [],
-            "code": case.code, "figures": {}, "ranking": [], "workers": []}
+    return ReplayUnit(id=case.sha, status="failed", reason=reason, request=case.request, subject=case.subject,
+                      parent=case.parent, expected=list(case.expected), tests=list(case.tests), coverage_gap=[],
+                      code=case.code, figures={}, ranking=[], workers=[])
 
 
-def merge(case: ReplayCase, parts: Sequence[dict], workers: Sequence[str]) -> dict:
+def _ranking(part: dict) -> list[Ranked]:
+    return [Ranked.from_json(h, "engine part") for h in part["ranking"]]
+
+
+def merge(case: ReplayCase, parts: Sequence[dict], workers: Sequence[str]) -> ReplayUnit:
     """A commit's unit from its engine parts (measured engine first): failed when an engine failed (the
     first failure's reason), skipped when the parent lacks an object, else ok with `vs` for the second."""
     first = parts[0]
     if first["status"] == "missing-object":
         unit = _skipped_unit(case, "missing-object")
-        unit["workers"] = list(workers)
+        unit.workers = list(workers)
         return unit
-    unit: dict = {
-        "id": case.sha, "request": case.request, "subject": case.subject, "parent": case.parent,
-        "expected": list(case.expected), "tests": list(case.tests), "coverage_gap": list(first["coverage_gap"]),
-        "code": case.code, "timing": {}, "workers": list(workers),
-    }
-    unit["timing"]["corpus_s"] = first["timing"]["corpus_s"]
+    timing = {"corpus_s": first["timing"]["corpus_s"]}
     for prefix, part in zip(("", "vs_"), parts):
-        unit["timing"].update({prefix + k: part["timing"][k] for k in ("index_s", "query_s") if k in part["timing"]})
+        timing.update({prefix + k: part["timing"][k] for k in ("index_s", "query_s") if k in part["timing"]})
+    unit = ReplayUnit(id=case.sha, status="ok", request=case.request, subject=case.subject, parent=case.parent,
+                      expected=list(case.expected), tests=list(case.tests),
+                      coverage_gap=list(first["coverage_gap"]), code=case.code, timing=timing,
+                      workers=list(workers))
     failed = next((p for p in parts if p["status"] != "ok"), None)
     if failed is not None:
-        unit.update(status="failed", reason=failed["reason"], figures={}, ranking=[])
+        unit.status, unit.reason, unit.figures, unit.ranking = "failed", failed["reason"], {}, []
         return unit
-    unit.update(status="ok", reason=None, figures=first["figures"], ranking=first["ranking"])
-    if "reading" in first:
-        unit["reading"] = first["reading"]
+    unit.figures, unit.ranking = dict(first["figures"]), _ranking(first)
+    if "reading" in first:  # an engine that reads someone else's answer (mcp): how it read it
+        unit.extra["reading"] = first["reading"]
     if len(parts) > 1:
-        unit["vs"] = {"engine": parts[1]["engine"], "figures": parts[1]["figures"], "ranking": parts[1]["ranking"]}
+        unit.vs = VsPart(engine=parts[1]["engine"], figures=dict(parts[1]["figures"]), ranking=_ranking(parts[1]))
         if "reading" in parts[1]:
-            unit["vs"]["reading"] = parts[1]["reading"]
+            unit.vs.extra["reading"] = parts[1]["reading"]
     return unit
 
 
@@ -131,7 +135,7 @@ class RepoRun(Batch):
     def live(self) -> str:
         return share_live(self.plan.engines, repos={self._source: self.plan.repo})
 
-    def merge(self, step: Step, parts: Sequence[dict], workers: Sequence[str]) -> dict:
+    def merge(self, step: Step, parts: Sequence[dict], workers: Sequence[str]) -> ReplayUnit:
         return merge(step.case, parts, workers)
 
     def recorded(self, unit: dict) -> None:

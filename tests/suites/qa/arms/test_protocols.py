@@ -83,7 +83,7 @@ def test_tool_arm_agent_loop(mini_battery, openai_server, tmp_path):
 
     openai_server.route(agent)
     result = run_qa(cfg(mini_battery, openai_server, tmp_path, arms=["tool:bm25"]), env=ENV)
-    s = result["summary"]["tool:bm25"]
+    s = result.to_dict()["summary"]["tool:bm25"]
     assert s["passed"] == 2 and s["not_judged"] == 8
     assert s["tool_calls"] == {"read": 4, "search": 2} and s["index_adoption"] == pytest.approx(0.2)
     assert openai_server.requests[0]["tools"][0]["function"]["name"] == "search"
@@ -107,7 +107,7 @@ def test_whole_battery_one_call(mini_battery, openai_server, tmp_path):
     openai_server.route(sheet)
     result = run_qa(cfg(mini_battery, openai_server, tmp_path, arms=["context:bm25@2"], protocol="whole-battery"),
                     env=ENV)
-    s = result["summary"]["context:bm25@2"]
+    s = result.to_dict()["summary"]["context:bm25@2"]
     assert openai_server.count == 1 and s["passed"] == 9 and s["not_judged"] == 1
     assert s["tokens"]["tokens_input"] == 100  # one call's usage, counted once
     assert s["retrieval_hit_rate"] == 1.0
@@ -125,7 +125,7 @@ def test_command_arm_with_envelope(mini_battery, tmp_path):
         " 'tool_calls': {'Read': 1}, 'cost_usd': 0.001}))\n")
     result = run_qa(QAConfig(source=str(mini_battery.path), arms=[f"command:{sys.executable} {agent}"],
                              out=tmp_path / "run"), env={})
-    s = result["summary"][f"command:{sys.executable} {agent}"]
+    s = result.to_dict()["summary"][f"command:{sys.executable} {agent}"]
     assert s["status"] == "measured" and s["passed"] == 10 and s["accuracy"] == 1.0
     assert s["tokens"]["tokens_input"] == 70 and s["tool_calls"] == {"Read": 10}
     assert s["cost_usd"] == pytest.approx(0.01) and s["cost_basis"] == "reported"
@@ -134,8 +134,8 @@ def test_command_arm_with_envelope(mini_battery, tmp_path):
 def test_command_arm_failure_is_infra(mini_battery, tmp_path):
     result = run_qa(QAConfig(source=str(mini_battery.path), arms=[f"command:{sys.executable} -c 'raise SystemExit(3)'"],
                              out=tmp_path / "run"), env={})
-    s = next(iter(result["summary"].values()))
-    assert s["infra"] == 10 and s["accuracy"] is None and result["status"] == "error"
+    s = next(iter(result.to_dict()["summary"].values()))
+    assert s["infra"] == 10 and s["accuracy"] is None and result.to_dict()["status"] == "error"
 
 
 def test_command_arm_refuses_multi_turn(mini_battery, tmp_path):

@@ -109,7 +109,7 @@ def test_run_records_grounding_and_caps(openai_server, tmp_path):
     result = run_qa(QAConfig(source=str(SETS / "v2_valid.json"), arms=["none"], model="m", judge="m",
                              base_url=openai_server.base_url, cache_dir=tmp_path / "c", out=tmp_path / "run",
                              grounded_from_topics=True), env=ENV)
-    grounding = result["grounding"]
+    grounding = result.to_dict()["grounding"]
     assert grounding["from_topics"] is True and grounding["grounded"] == ["router", "fee"]
     assert grounding["questions"]["loans"]["grounded"] is False
     verdicts = {u["qid"]: u["verdict"] for u in (x.to_json() for x in read_units(tmp_path / "run"))}
@@ -119,7 +119,7 @@ def test_run_records_grounding_and_caps(openai_server, tmp_path):
     assert verdicts["router"]["scores"]["correctness"] == 90.0 and not verdicts["router"]["capped"]
     assert verdicts["loans"]["grounded"] is False
     # Two scales: the grounded mean and the ungrounded mean, never one average.
-    s = result["summary"]["none"]
+    s = result.to_dict()["summary"]["none"]
     assert s["mean_score"] is None
     assert s["mean_score_by_scale"]["ungrounded"] == pytest.approx(aggregate(DIMS, grounded=False))
     assert s["mean_score_by_scale"]["grounded"] == pytest.approx(statistics_mean(
@@ -135,7 +135,7 @@ def test_without_the_flag_only_the_chunk_grounds(openai_server, tmp_path):
     openai_server.route(scripted_judge)
     result = run_qa(QAConfig(source=str(SETS / "v2_valid.json"), arms=["none"], model="m", judge="m",
                              base_url=openai_server.base_url, cache_dir=tmp_path / "c", out=tmp_path / "run"), env=ENV)
-    assert result["grounding"]["grounded"] == ["router"] and result["grounding"]["from_topics"] is False
+    assert result.to_dict()["grounding"]["grounded"] == ["router"] and result.to_dict()["grounding"]["from_topics"] is False
 
 
 def test_invalid_set_fails_before_any_model_call(openai_server, tmp_path):

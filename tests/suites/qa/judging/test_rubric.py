@@ -70,13 +70,13 @@ def test_question_set_runs_in_rubric_mode(mini_battery, openai_server, tmp_path)
     # d1 carries ground truth, d2 and d3 do not: two scales, reported apart, never one mean.
     result = run_qa(QAConfig(source=str(qs), arms=["none"], model="m", judge="m", base_url=openai_server.base_url,
                              cache_dir=tmp_path / "c", out=tmp_path / "mixed"), env=ENV)
-    s = result["summary"]["none"]
+    s = result.to_dict()["summary"]["none"]
     assert s["mean_score"] is None and s["accuracy"] is None
     assert s["mean_score_by_scale"] == {
         "grounded": pytest.approx(aggregate({**DIMS, "factual_grounding": 100}, grounded=True)),
         "ungrounded": pytest.approx(aggregate(DIMS, grounded=False))}
-    assert next(c for c in result["trust"]["checks"] if c["name"] == "questions_scored")["status"] == "not-measured"
-    assert "different scales" in result["runs"][0]["scoring"]["note"]
+    assert next(c for c in result.to_dict()["trust"]["checks"] if c["name"] == "questions_scored")["status"] == "not-measured"
+    assert "different scales" in result.to_dict()["runs"][0]["scoring"]["note"]
 
 
 def test_question_set_ungrounded_mean(mini_battery, openai_server, tmp_path):
@@ -88,7 +88,7 @@ def test_question_set_ungrounded_mean(mini_battery, openai_server, tmp_path):
                              base_url=openai_server.base_url, cache_dir=tmp_path / "c", out=tmp_path / "run",
                              repo=mini_battery.repo), env=ENV)
     for arm in ("none", "context:bm25@2"):
-        s = result["summary"][arm]
+        s = result.to_dict()["summary"][arm]
         assert s["accuracy"] is None and s["mean_score"] == pytest.approx(aggregate(DIMS, grounded=False))
-    legacy = [n for n in result["notes"] if "legacy format" in n]
+    legacy = [n for n in result.to_dict()["notes"] if "legacy format" in n]
     assert len(legacy) == 1 and "`question_text` read as `question`" in legacy[0]

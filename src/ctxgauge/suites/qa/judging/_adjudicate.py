@@ -20,6 +20,7 @@ from pathlib import Path
 from ctxgauge._io import write_json_atomic
 from ctxgauge.errors import UserError
 from ctxgauge.records import RUN_FILE, hash_files, lock_dir, read_run, read_units, utc_now
+from ctxgauge.results import QAResults, QASpec
 from ctxgauge.report import read_checked
 from ctxgauge.suites.qa.sources._battery import Battery
 from ctxgauge.suites.qa._rescore import find_source
@@ -75,22 +76,26 @@ def _adjudicate(run_dir: Path, qid: str, verdict: str, why: str, arm: str | None
             fh.write(json.dumps(a, sort_keys=True, ensure_ascii=False) + "\n")
         fh.flush()
         os.fsync(fh.fileno())
-    record.results = _rederive(run_dir, record)
+    rederived = _rederive(run_dir, record)
+    record.results = rederived.to_json()
     record.files = hash_files(run_dir)
     write_json_atomic(run_dir / RUN_FILE, record.to_json())
     return {"adjudications": new, "summary": record.results["summary"]}
 
 
-def _rederive(run_dir: Path, record) -> dict:
-    spec, context, results = record.spec, record.context or {}, record.results
-    source = find_source(run_dir, context, spec)
+def _rederive(run_dir: Path, record) -> QAResults:
+    where = str(run_dir / RUN_FILE)
+    spec = QASpec.from_json(record.spec, where, "spec")
+    results = QAResults.from_json(record.results, where, "results")
+    source = find_source(run_dir, record.context or {}, record.spec)
     battery = source if isinstance(source, Battery) else None
     evidence = {q.qid: battery.gold[q.qid].evidence_files for q in source.questions} if battery else {}
-    identity = results.get("identity") or {"battery": source.identity(), "protocol": spec.get("protocol")}
+    identity = results.identity or {"battery": source.identity(), "protocol": spec.protocol}
     units = [u.to_json() for u in read_units(run_dir)]
-    baseline = (results.get("comparisons") or {}).get("baseline")
-    out = derive(run_dir, results["arms"], int(spec.get("repeat") or 1), units, source.questions, evidence,
-                 identity, results.get("notes") or [], baseline)
-    if "grounding" in results:  # which questions were graded against ground truth: a fact of the run, kept
-        out["grounding"] = results["grounding"]
-    return out
+    baseline = results.comparisons.baseline if results.comparisons is not None else None
+    out = derive(run_dir, [a.to_json() for a in results.arms], int(spec.repeat or 1), units, source.questions,
+                 evidence, identity, results.notes, baseline)
+    typed = QAResults.from_json(out, where, "results")
+    # Which questions were graded against ground truth: a fact of the run, kept.
+    typed.grounding = results.grounding
+    return typed
