@@ -62,7 +62,7 @@ def test_replay_of_a_subtree_skips_commits_outside_it(proj, tmp_path):
     assert [c["request"] for c in result.commits] == ["Add member email", "Fix overdue fee"]
     from ctxgauge.records import read_run
 
-    assert result.skipped["outside-subtree"] == 1 and result.skipped["root"] == 1
+    assert result.results.skipped["outside-subtree"] == 1 and result.results.skipped["root"] == 1
     rec = read_run(tmp_path / "run")
     assert rec.spec["subtree"] == "src" and rec.spec["repo"] == "proj"
     whole = replay(ReplayConfig(repo=proj, engine="grep", out=tmp_path / "whole", commits=None))

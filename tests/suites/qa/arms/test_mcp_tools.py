@@ -63,7 +63,7 @@ def test_the_model_gets_only_read_only_tools_and_every_call_is_recorded(mini_bat
     openai_server.route(agent)
     arm = _arm(state)
     result = run_qa(_cfg(mini_battery, openai_server, tmp_path, arm), env=ENV)
-    s = result["summary"][str(parse_arm(arm))]
+    s = result.to_dict()["summary"][str(parse_arm(arm))]
     assert s["passed"] == 1
     assert s["tool_calls"] == {"read_file": 2, "search_code": 1, "write_note": 1}
     offered = [t["function"]["name"] for t in openai_server.requests[0]["tools"]]
