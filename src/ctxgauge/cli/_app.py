@@ -80,6 +80,8 @@ class _Root(TyperGroup):
             return super().invoke(ctx)
         except (UserError, EngineError, typer.Exit, typer.Abort):
             raise
+        except BrokenPipeError:
+            raise  # a closed stdout (`ctxgauge ... | head`) is the reader's choice, not a bug: Click ends quietly
         except Exception as exc:
             if _is_usage_error(exc):
                 _usage_line(exc)
