@@ -22,6 +22,8 @@ def test_the_demo_explains_what_it_printed(capsys):
     text = " ".join(capsys.readouterr().out.split())
     assert "CTL (Context Trust Level, 0-4)" in text
     assert "drift: the share of results" in text
+    # The drift column names its noise kind (`prose 0.020`): the kind is explained too (issue 39 item 9).
+    assert "prose: that file is everyday English words no request uses" in text
     assert "retrieval hit rate" in text and "context:bm25@5 0.800" in text and "none " not in text.split("hit rate")[1]
     assert "report.html" in text and "report.md" in text
     # One line per reason, naming every arm it applies to.

@@ -68,7 +68,8 @@ def _print(result) -> None:
     console.print("CTL (Context Trust Level, 0-4): how far an engine's context is the same every time, from "
                   "repeatable rankings (1) to identical artifacts on two machines (4).")
     console.print("drift: the share of results (1 - Jaccard@k) that change when one unrelated file joins the "
-                  "corpus; 0 is steady.")
+                  "corpus; 0 is steady. prose: that file is everyday English words no request uses "
+                  "(`ctxgauge determinism --noise` also has near-duplicate and large).")
     summary = (result.qa or {}).get("summary") or {}
     rates = [(arm, s["retrieval_hit_rate"]) for arm, s in summary.items()
              if isinstance(s, dict) and s.get("retrieval_hit_rate") is not None]
