@@ -16,7 +16,7 @@ One idea per module:
 
 from ctxgauge.git._blobs import BlobReader, blob_id
 from ctxgauge.git._confine import confine
-from ctxgauge.git._hunks import commit_pre_image_lines, pre_image_lines, unquote_path
+from ctxgauge.git._hunks import commit_pre_image_lines, pre_image, pre_image_lines, unquote_path
 from ctxgauge.git._locate import Location, locate
 from ctxgauge.git._log import Commit, FileChange
 from ctxgauge.git._policy import DIFF_SAFE, PATH_KEYS, RENAME_THRESHOLD, git_command, git_env, run_git
@@ -25,5 +25,5 @@ from ctxgauge.git._repo import Repo, TreeEntry
 __all__ = [
     "BlobReader", "Commit", "DIFF_SAFE", "FileChange", "Location", "PATH_KEYS", "RENAME_THRESHOLD", "Repo",
     "TreeEntry", "blob_id", "commit_pre_image_lines", "confine", "git_command", "git_env", "locate",
-    "pre_image_lines", "run_git", "unquote_path",
+    "pre_image", "pre_image_lines", "run_git", "unquote_path",
 ]

@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ctxgauge._untrusted import parse_int
 from ctxgauge.git._policy import DIFF_SAFE, RENAME_THRESHOLD
 
 _HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+\d+(?:,(\d+))? @@")
@@ -70,6 +71,12 @@ def _runs(lines: set[int]) -> list[Span]:
 def pre_image_lines(diff: str) -> dict[str, list[Span]]:
     """`{old_path: [(start, end), ...]}` of a unified diff (git's, or a plain `---`/`+++` one), by the rule
     above; runs of consecutive lines merged, sorted. Files the diff adds are left out."""
+    return dict(sorted(pre_image(diff).items()))
+
+
+def pre_image(diff: str) -> dict[str, list[Span]]:
+    """`pre_image_lines` in the diff's own file order: its keys are the files the diff modifies, deletes or
+    renames, by their old path, each once (a SWE-bench case's expected files)."""
     lines = diff.split("\n")
     gold: dict[str, set[int]] = {}
     old: str | None = None
@@ -112,20 +119,24 @@ def pre_image_lines(diff: str) -> dict[str, list[Span]]:
             continue
         else:
             m = _HUNK.match(line)
-            if m and old is not None and not added:
-                i = _walk_hunk(lines, i + 1, m, gold.setdefault(old, set()))
+            if m:
+                # A hunk of an added file is walked too (into nothing): its body, a removed line starting with
+                # `--` included, is never read as a file header.
+                into = gold.setdefault(old, set()) if old is not None and not added else set()
+                i = _walk_hunk(lines, i + 1, m, into)
                 continue
         i += 1
     start_file()
-    return {path: _runs(found) for path, found in sorted(gold.items())}
+    return {path: _runs(found) for path, found in gold.items()}
 
 
 def _walk_hunk(lines: list[str], i: int, m: re.Match, found: set[int]) -> int:
     """Add the gold lines of the hunk whose header `m` matched the line before `i`; return the index after
     its body. The header's old start is the first old line of the hunk, or, when the hunk has no old lines
     (`-S,0`), the line the insertion follows."""
-    start, left = int(m.group(1)), int(m.group(2) or 1)
-    right = int(m.group(3) or 1)
+    what = f"hunk header {lines[i - 1][:40]!r}"
+    start, left = parse_int(m.group(1), what), parse_int(m.group(2) or "1", what)
+    right = parse_int(m.group(3) or "1", what)
     line_no = start if left > 0 else start + 1  # the old line the next body line stands at
     removed_in_block = False
     while i < len(lines) and (left > 0 or right > 0):

@@ -4,7 +4,7 @@
   problem_statement, patch}`): one case per instance; query = the problem statement, corpus = a local
   clone of `repo` at `base_commit`, expected = the files the patch modifies, deletes or renames (by
   their old path; files it adds did not exist, as in replay), gold lines = the patch's pre-image lines
-  (`git.pre_image_lines`, the rule of docs/replay.md).
+  (`git.pre_image`, the rule of docs/replay.md).
 - TREC qrels plus a queries file (`QID<TAB>TEXT` lines, or JSON lines `{qid, text}`) over one corpus:
   one case per query with at least one relevant file (relevance > 0).
 - External rankings for `--run`: a TREC run, or JSON lines `{qid, ranking: [path | {path, score}]}`.
@@ -13,86 +13,20 @@
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path
 from typing import Any, Iterator
 
 from ctxgauge._io import parse_data, read_input_bytes, read_text, unsafe_name_reason
-from ctxgauge._untrusted import parse_int
 from ctxgauge.errors import UserError
-from ctxgauge.git import pre_image_lines, unquote_path as _unquote
+from ctxgauge.git import pre_image
 from ctxgauge.suites.cases._model import Case, CaseFile
-
-_HUNK = re.compile(r"^@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@")
-
-
-def _strip_prefix(path: str) -> str | None:
-    path = _unquote(path.split("\t", 1)[0].rstrip())
-    if path == "/dev/null":
-        return None
-    return path[2:] if path[:2] in ("a/", "b/") else path
-
 
 def patch_files(patch: str) -> list[str]:
     """Files a unified (git) diff modifies, deletes or renames, by their path before the patch, in patch
-    order, each once. Added files are left out. Hunk bodies are skipped by their line counts, so a removed
-    line that happens to start with `--` is never read as a file header."""
-    lines = patch.splitlines()
-    out: dict[str, None] = {}
-    old: str | None = None
-    new_file = False
-    seen_header = block_has_pair = False
-    i = 0
-
-    def flush() -> None:
-        if seen_header and old is not None and not new_file:
-            out.setdefault(old, None)
-
-    while i < len(lines):
-        line = lines[i]
-        if line.startswith("diff --git "):
-            flush()
-            old, new_file, seen_header, block_has_pair = None, False, True, False
-            m = re.match(r'^diff --git ("(?:[^"\\]|\\.)*"|\S+) ', line)
-            if m:
-                old = _strip_prefix(m.group(1))
-        elif line.startswith("new file mode"):
-            new_file = True
-        elif line.startswith("rename from "):
-            old = _unquote(line[len("rename from "):])
-        elif line.startswith("--- ") and i + 1 < len(lines) and lines[i + 1].startswith("+++ "):
-            if not seen_header or block_has_pair:  # a plain unified diff: each ---/+++ pair is a new file
-                flush()
-                old, new_file, seen_header = None, False, True
-            block_has_pair = True
-            path = _strip_prefix(line[4:])
-            if path is None:
-                new_file = True
-            else:
-                old = path
-            i += 2
-            continue
-        else:
-            m = _HUNK.match(line)
-            if m:
-                # Skip the hunk body: its old and new line counts say exactly how long it is.
-                left = parse_int(m.group(1) or "1", f"hunk header {line[:40]!r}")
-                right = parse_int(m.group(2) or "1", f"hunk header {line[:40]!r}")
-                i += 1
-                while i < len(lines) and (left > 0 or right > 0):
-                    tag = lines[i][:1]
-                    if tag == "-":
-                        left -= 1
-                    elif tag == "+":
-                        right -= 1
-                    elif tag != "\\":
-                        left -= 1
-                        right -= 1
-                    i += 1
-                continue
-        i += 1
-    flush()
-    return list(out)
+    order, each once. Added files are left out. Read by the one diff walker (`git.pre_image`), which skips
+    hunk bodies by their line counts, so a removed line that happens to start with `--` is never read as a
+    file header."""
+    return list(pre_image(patch))
 
 
 def _records(path: Path) -> list[dict]:
@@ -166,12 +100,12 @@ def load_swebench(path: str | Path, repos_dir: str | Path | None = None) -> tupl
             raise UserError(f"{p.name}: instance {n}: instance_id {name!r} repeats instance {seen[name]} (each "
                             "instance is one case, and case names are unique); remove or rename one")
         seen[name] = n
-        expected = patch_files(rec["patch"])
+        gold = pre_image(rec["patch"])  # the gold patch's pre-image lines, the rule replay uses, in patch order
+        expected = list(gold)
         if not expected:
             dropped["no-modified-file"] += 1
             continue
         clone = _clone_dir(base, rec["repo"], f"{p.name}: instance {n}")
-        gold = pre_image_lines(rec["patch"])  # the gold patch's pre-image lines, the rule replay uses
         lines = tuple((path, tuple(gold[path])) for path in sorted(expected) if gold.get(path))
         cases.append(Case(name, rec["problem_statement"].strip(), f"{clone.resolve()}@{rec['base_commit']}",
                           tuple(expected), lines=lines))
