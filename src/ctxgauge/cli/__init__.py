@@ -14,6 +14,7 @@ import signal
 import sys
 
 from ctxgauge.cli._crash import crash_before_app
+from ctxgauge.cli._text import resume_command
 from ctxgauge.cli._scratch import process_scratch
 from ctxgauge.errors import EngineError, UserError
 
@@ -113,14 +114,3 @@ def _interrupted(exc: BaseException) -> None:
           f"{resume_command(sys.argv[1:], run_dir)}" if run_dir else what, code=code)
 
 
-def resume_command(argv: list[str], run_dir: object) -> str:
-    """The command that continues an interrupted run, to copy whole: the same arguments, with `--out RUN_DIR`
-    when none was given (the run went to a generated folder) and `--resume`, quoted for a POSIX shell."""
-    import shlex
-
-    args = list(argv)
-    if not any(a == "--out" or a.startswith("--out=") for a in args):
-        args += ["--out", str(run_dir)]
-    if "--resume" not in args:
-        args.append("--resume")
-    return shlex.join(["ctxgauge", *args])

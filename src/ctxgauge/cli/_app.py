@@ -23,6 +23,7 @@ from typer.exceptions import TyperException
 
 from ctxgauge._output import EnvironmentProblem, environment_reason
 from ctxgauge.cli._common import crash, fail
+from ctxgauge.cli._text import resume_command
 from ctxgauge.errors import EXIT_UNFINISHED, EngineError, UserError
 
 
@@ -98,19 +99,6 @@ class _Root(TyperGroup):
             crash(exc)
 
 
-def resume_command(argv: list[str], run_dir) -> str:
-    """The command that continues the run in `run_dir`: the arguments given, with `--out RUN_DIR` when no
-    --out was given (a default run folder's name holds a time stamp the user never saw) and `--resume`."""
-    import shlex
-
-    args = list(argv)
-    if not any(a == "--out" or a.startswith("--out=") for a in args):
-        args += ["--out", str(run_dir)]
-    if "--resume" not in args:
-        args.append("--resume")
-    return shlex.join(["ctxgauge", *args])
-
-
 def _is_usage_error(exc: BaseException) -> bool:
     # By name: Typer vendors click (typer._click) from 0.2x on, and raises click's own before; either way
     # UsageError and its subclasses (BadParameter, MissingParameter, NoSuchOption). Not NoArgsIsHelpError:
@@ -163,7 +151,6 @@ def _unwrap_help(typer_app: typer.Typer) -> None:
             info.help = "\n\n".join(" ".join(line.strip() for line in p.splitlines()) for p in paragraphs)
     for group in typer_app.registered_groups:
         _unwrap_help(group.typer_instance)
-
 
 
 def _print_version(value: bool) -> None:

@@ -46,3 +46,16 @@ def json_text(document: str) -> str:
     if not any(_is_unsafe(c) for c in document):
         return document
     return "".join(f"\\u{ord(c):04x}" if _is_unsafe(c) and c != "\n" else c for c in document)
+
+
+def resume_command(argv: list[str], run_dir: object) -> str:
+    """The command that continues an interrupted run, to copy whole: the same arguments, with `--out RUN_DIR`
+    when none was given (the run went to a generated folder) and `--resume`, quoted for a POSIX shell."""
+    import shlex
+
+    args = list(argv)
+    if not any(a == "--out" or a.startswith("--out=") for a in args):
+        args += ["--out", str(run_dir)]
+    if "--resume" not in args:
+        args.append("--resume")
+    return shlex.join(["ctxgauge", *args])
