@@ -24,9 +24,8 @@ from ctxgauge.corpus._listing import (BINARY_SNIFF_BYTES, SKIP_REASONS, CorpusFi
                                      list_directory, list_entries, may_clash, path_key)
 from ctxgauge.corpus._readers import DirReader, GitReader, HeldReader, OverlayReader, Reader
 from ctxgauge._io import safe_join
-from ctxgauge._untrusted import read_untrusted
 from ctxgauge.errors import UserError
-from ctxgauge.git import Commit, Repo, blob_id, locate
+from ctxgauge.git import Commit, Repo, blob_id, changed_in_work_tree, locate
 
 DEFAULT_MAX_BYTES = 1 << 20
 _FULL_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
@@ -422,19 +421,7 @@ def count_uncommitted(repo: Repo, commit: str, subtree: str) -> int:
     top = repo.location.work_tree
     if top is None:
         return 0
-    n = 0
-    for entry in repo.tree(commit):
-        if entry.type != "blob" or not in_subtree(entry.path, subtree):
-            continue
-        full = top / entry.path
-        try:
-            data = os.fsencode(os.readlink(full)) if entry.mode == "120000" else \
-                read_untrusted(full, 1 << 30, "source file")
-        except (OSError, UserError):
-            data = None
-        if data is None or blob_id(data) != entry.oid:
-            n += 1
-    return n
+    return sum(1 for _ in changed_in_work_tree(repo, commit, top, lambda path: in_subtree(path, subtree)))
 
 
 def open_corpus(source: str | Path, rev: str | None = None, *, max_bytes: int = DEFAULT_MAX_BYTES,

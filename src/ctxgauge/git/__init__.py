@@ -11,7 +11,8 @@ One idea per module:
 - `_log`: commits and name-status changes parsed from git's output;
 - `_hunks`: gold lines, the pre-image lines of a commit's or a patch's hunks;
 - `_blobs`: blob ids and the long-lived `cat-file --batch` reader;
-- `_repo`: `Repo`, the read-only repository the rest of ctxgauge uses.
+- `_repo`: `Repo`, the read-only repository the rest of ctxgauge uses;
+- `_worktree`: which tracked files of a work tree differ from a commit (hashed, no `git status`).
 """
 
 from ctxgauge.git._blobs import BlobReader, blob_id
@@ -21,9 +22,10 @@ from ctxgauge.git._locate import Location, locate
 from ctxgauge.git._log import Commit, FileChange
 from ctxgauge.git._policy import DIFF_SAFE, PATH_KEYS, RENAME_THRESHOLD, git_command, git_env, run_git
 from ctxgauge.git._repo import Repo, TreeEntry
+from ctxgauge.git._worktree import changed_in_work_tree
 
 __all__ = [
     "BlobReader", "Commit", "DIFF_SAFE", "FileChange", "Location", "PATH_KEYS", "RENAME_THRESHOLD", "Repo",
-    "TreeEntry", "blob_id", "commit_pre_image_lines", "confine", "git_command", "git_env", "locate",
+    "TreeEntry", "blob_id", "changed_in_work_tree", "commit_pre_image_lines", "confine", "git_command", "git_env", "locate",
     "pre_image", "pre_image_lines", "run_git", "unquote_path",
 ]

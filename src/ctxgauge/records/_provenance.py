@@ -17,10 +17,9 @@ from functools import lru_cache
 from pathlib import Path
 
 import ctxgauge
-from ctxgauge._untrusted import read_untrusted
 from ctxgauge.cache import distribution_version
 from ctxgauge.errors import UserError
-from ctxgauge.git import Repo, blob_id, confine
+from ctxgauge.git import Repo, changed_in_work_tree, confine
 
 # Distributions whose versions can change a figure ctxgauge reports.
 PACKAGES = (
@@ -55,19 +54,8 @@ def _revision_of(package: Path) -> dict:
             return unknown
         with Repo(loc.work_tree) as repo:
             commit = repo.resolve("HEAD")
-            dirty = False
-            for entry in repo.tree(commit):
-                if not entry.path.startswith("src/") or entry.type != "blob":
-                    continue
-                full = loc.work_tree / entry.path
-                try:
-                    data = os.fsencode(os.readlink(full)) if entry.mode == "120000" else \
-                        read_untrusted(full, 1 << 30, "source file")
-                except (OSError, UserError):
-                    data = None
-                if data is None or blob_id(data) != entry.oid:
-                    dirty = True
-                    break
+            changed = changed_in_work_tree(repo, commit, loc.work_tree, lambda path: path.startswith("src/"))
+            dirty = next(changed, None) is not None
         return {"commit": commit, "dirty": dirty}
     except (OSError, UserError):
         return unknown
