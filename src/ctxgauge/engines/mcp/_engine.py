@@ -362,11 +362,15 @@ class McpEngine(Engine):
         elif props and k_arg not in props:
             raise UserError(f"mcp engine: tool {wanted!r} has no argument {k_arg!r} (it has: {', '.join(sorted(props))})")
         plan = _Plan(tool, text_arg, k_arg, found=found)
+        return self._with_index_tools(plan, tools)
+
+    def _with_index_tools(self, plan: _Plan, tools: dict[str, dict]) -> _Plan:
+        """`plan` with the `index_tool` and `reindex_tool` the parameters name (each must exist)."""
         for key in ("index_tool", "reindex_tool"):
             if self.params[key] is not None:
                 if self.params[key] not in tools:
                     raise UserError(f"mcp engine: {key}: the server has no tool {self.params[key]!r} "
-                                    f"(it has: {', '.join(found)})")
+                                    f"(it has: {', '.join(plan.found)})")
                 setattr(plan, key, tools[self.params[key]])
         return plan
 
@@ -397,13 +401,7 @@ class McpEngine(Engine):
                             "read-only (annotations readOnlyHint: true): name the ones a model may call with "
                             'tools="a,b" (a tool that writes or runs commands is never exposed by default)')
         plan = _Plan(None, "", None, found=found, exposed=exposed, refused=refused)  # type: ignore[arg-type]
-        for key in ("index_tool", "reindex_tool"):
-            if self.params[key] is not None:
-                if self.params[key] not in tools:
-                    raise UserError(f"mcp engine: {key}: the server has no tool {self.params[key]!r} "
-                                    f"(it has: {', '.join(found)})")
-                setattr(plan, key, tools[self.params[key]])
-        return plan
+        return self._with_index_tools(plan, tools)
 
     def open_tools(self, corpus: Corpus, out_dir: Path) -> list[dict]:
         """Start the server over `corpus` for the mcp-tools arm: its exposed tools, as declared (the arm hands
