@@ -123,14 +123,19 @@ def render_context(hits: list[Hit], corpus: Corpus, budget_tokens: int) -> tuple
     return "\n\n".join(parts), included
 
 
+def available(engine):
+    """`engine` when it is available here, else the EngineError that fails the arm (not the run)."""
+    ok, why = engine_available(engine)
+    if not ok:
+        raise EngineError(f"engine {engine.name} is not available here: {why}")
+    return engine
+
+
 class EngineHandle:
     """An engine built once over the corpus, queried by the context and tool arms."""
 
     def __init__(self, spec: str, corpus: Corpus, out_dir: Path):
-        self.engine = get_engine(spec)
-        ok, why = engine_available(self.engine)
-        if not ok:
-            raise EngineError(f"engine {self.engine.name} is not available here: {why}")
+        self.engine = available(get_engine(spec))
         self.corpus = corpus
         self.out_dir = out_dir
         out_dir.mkdir(parents=True, exist_ok=True)

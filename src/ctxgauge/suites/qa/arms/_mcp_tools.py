@@ -22,10 +22,10 @@ from collections import Counter
 from pathlib import Path
 
 from ctxgauge.corpus import Corpus
-from ctxgauge.engines import call_engine, engine_available, get_engine
+from ctxgauge.engines import call_engine, get_engine
 from ctxgauge.errors import EngineError, UserError
 from ctxgauge.providers import ToolCall, ToolSpec
-from ctxgauge.suites.qa.arms._arms import EngineHandle
+from ctxgauge.suites.qa.arms._arms import EngineHandle, available
 
 RESULT_CHARS = 16_000 * 4
 """The most of one tool result handed back to the model (the tool arm's read budget, four times over)."""
@@ -71,9 +71,7 @@ class McpToolsHandle(EngineHandle):
         self.engine = get_engine(spec)
         if getattr(self.engine, "kind", None) != "mcp":
             raise UserError(f"arm mcp-tools:{spec}: needs an mcp(...) engine spec")
-        ok, why = engine_available(self.engine)
-        if not ok:
-            raise EngineError(f"engine {self.engine.name} is not available here: {why}")
+        available(self.engine)
         self.corpus = corpus
         self.out_dir = out_dir
         out_dir.mkdir(parents=True, exist_ok=True)
