@@ -120,7 +120,8 @@ class Obj(Shape):
         return None
 
 
-def _found(value: Any) -> str:
+def found_words(value: Any) -> str:
+    """What a stored value is, in a message's words: `null`, `true`, `the string 'ab'`, `an object`, ..."""
     if value is None:
         return "null"
     if isinstance(value, bool):
@@ -143,7 +144,7 @@ def check_sections(shapes: Mapping[str, Shape | None], data: Mapping[str, Any], 
             continue
         if (p := shape.problem(value)) is not None:
             path = f"{section}{p[0]}"
-            found = "nothing" if p[2] is _MISSING else _found(p[2])
+            found = "nothing" if p[2] is _MISSING else found_words(p[2])
             path = path.encode("unicode_escape").decode("ascii")  # a key may hold a line break
             raise UserError(f"{source}: {path}: expected {p[1]}, found {found}; "
                             "the record is damaged or not written by ctxgauge")

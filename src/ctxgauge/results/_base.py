@@ -30,6 +30,7 @@ from typing import Any, Callable, ClassVar, Mapping, TypeVar, Union
 
 from ctxgauge.errors import UserError
 from ctxgauge.records import ANY, BOOL, INT, NUMBER, STRING, ListOf, MapOf, Obj, Opt, Shape
+from ctxgauge.records._shape import found_words
 
 OMIT_NONE = {"omit": "none"}
 """Field metadata: the writer leaves the key out when the value is None."""
@@ -54,16 +55,6 @@ R = TypeVar("R", bound="Record")
 
 class RecordError(UserError):
     """A stored value does not fit its typed class: one line naming where and what."""
-
-
-def _found(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, str):
-        return f"the string {value[:20]!r}"
-    return {dict: "an object", list: "a list", int: "a number", float: "a number"}.get(type(value), type(value).__name__)
 
 
 class _Mismatch(Exception):
@@ -266,7 +257,7 @@ class Record:
         try:
             return cls._read(data)
         except _Mismatch as m:
-            found = "nothing" if m.value is _MISSING else _found(m.value)
+            found = "nothing" if m.value is _MISSING else found_words(m.value)
             where = f"{path}{m.path}".lstrip(".").encode("unicode_escape").decode("ascii") or "(top)"
             raise RecordError(f"{source}: {where}: expected {m.expected}, found {found}; "
                               "the record is damaged or not written by ctxgauge") from None
