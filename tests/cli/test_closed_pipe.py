@@ -1,6 +1,7 @@
 """A reader that leaves early (`ctxgauge report RUN | head`) is not a bug: no "internal error" line and no crash
-log (a sub-command's `--help` into a closed pipe was reported as a bug in ctxgauge, exit 70). Click's own
-convention ends the command quietly with status 1, for help text and a command's output alike."""
+log (a sub-command's `--help` into a closed pipe was reported as a bug in ctxgauge, exit 70). The command ends
+quietly with 141 (128 + SIGPIPE, as a shell reports `yes | head`), for help text and a command's output alike:
+not Click's 1, which the exit-code table gives to a failed gate."""
 
 from __future__ import annotations
 
@@ -23,6 +24,6 @@ def test_a_closed_stdout_ends_quietly(tmp_path, args):
                               text=True, timeout=120, env={**os.environ, "TMPDIR": str(tmp_path)})
     finally:
         os.close(write)
-    assert proc.returncode == 1, proc.stderr
+    assert proc.returncode == 141, proc.stderr
     assert proc.stderr == ""
     assert not list(tmp_path.glob("ctxgauge-crash-*"))

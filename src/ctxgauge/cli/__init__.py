@@ -50,11 +50,31 @@ def _run() -> None:
     except KeyboardInterrupt as exc:
         _interrupted(exc)
     except SystemExit as exc:
+        if _in_chain(exc, BrokenPipeError) is not None:
+            _reader_gone()
         # Typer turns Ctrl-C into a silent exit 130; the KeyboardInterrupt is still in the exception chain.
         interrupt = _in_chain(exc, KeyboardInterrupt)
         if interrupt is None:
             raise
         _interrupted(interrupt)
+
+
+EXIT_READER_GONE = 141
+"""128 + SIGPIPE, what a shell reports for `yes | head`: stdout's reader left before the output ended. Click
+ends such a command with 1, which the exit-code table gives to a failed gate (a `compare` FAIL read through
+`| head` looked like one)."""
+
+
+def _reader_gone() -> None:
+    # Click met EPIPE and exits 1 (its SystemExit carries the BrokenPipeError in its chain). What was printed
+    # is all the reader took; a run is recorded before its report is printed. Later flushes of the closed
+    # stdout (at interpreter exit) go to /dev/null, so no "Exception ignored" line follows.
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+    raise SystemExit(EXIT_READER_GONE)
 
 
 class Terminated(KeyboardInterrupt):
