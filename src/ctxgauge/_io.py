@@ -14,7 +14,7 @@ from typing import Any, Iterable
 from ctxgauge.errors import UserError
 
 from ctxgauge._killpoints import checkpoint
-from ctxgauge._untrusted import INPUT_FILE_LIMIT, JSON_DEPTH_LIMIT, kind_of
+from ctxgauge._untrusted import INPUT_FILE_LIMIT, JSON_DEPTH_LIMIT, Refused, kind_of, read_regular
 
 
 def canonical_json(obj: Any, *, indent: int | None = None) -> str:
@@ -309,39 +309,21 @@ def read_input_bytes(path: str | Path, what: str = "file", *, limit: int = INPUT
         real = os.path.realpath(p)
     except (OSError, ValueError) as exc:
         raise InputError(what, p, f"cannot read ({getattr(exc, 'strerror', None) or exc})") from None
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
-        fd = os.open(real, flags)
-    except FileNotFoundError:
-        raise InputError(what, p, "no such file") from None
-    except IsADirectoryError:
-        raise InputError(what, p, "is a directory, not a file") from None
-    except OSError as exc:
-        raise InputError(what, p, f"cannot read ({exc.strerror or exc})") from None
-    try:
-        st = os.fstat(fd)
-        if stat.S_ISDIR(st.st_mode):
-            raise InputError(what, p, "is a directory, not a file")
-        if not stat.S_ISREG(st.st_mode):
-            raise InputError(what, p, f"is {kind_of(st.st_mode)}, not a regular file; ctxgauge reads nothing it "
-                                      "would wait on")
-        if st.st_size > limit:
-            raise InputError(what, p, f"{st.st_size} bytes, more than the {limit} an input file may hold")
-        chunks, total = [], 0
-        while True:
-            try:
-                chunk = os.read(fd, min(1 << 20, limit + 1 - total))
-            except OSError as exc:
-                raise InputError(what, p, f"cannot read ({exc.strerror or exc})") from None
-            if not chunk:
-                break
-            chunks.append(chunk)
-            total += len(chunk)
-            if total > limit:  # grew since fstat
-                raise InputError(what, p, f"more than the {limit} bytes an input file may hold")
-        return b"".join(chunks)
-    finally:
-        os.close(fd)
+        return read_regular(real, limit)
+    except Refused as r:
+        if r.kind == "missing":
+            raise InputError(what, p, "no such file") from None
+        if r.kind == "directory":
+            raise InputError(what, p, "is a directory, not a file") from None
+        if r.kind == "special":
+            raise InputError(what, p, f"is {kind_of(r.mode)}, not a regular file; ctxgauge reads nothing it "
+                                      "would wait on") from None
+        if r.kind == "too-large":
+            raise InputError(what, p, f"{r.size} bytes, more than the {limit} an input file may hold") from None
+        if r.kind == "grew":
+            raise InputError(what, p, f"more than the {limit} bytes an input file may hold") from None
+        raise InputError(what, p, f"cannot read ({r.reason})") from None
 
 
 

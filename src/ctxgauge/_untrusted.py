@@ -70,46 +70,92 @@ def check_regular(path: str | Path, what: str) -> os.stat_result | None:
     return st
 
 
-def read_untrusted(path: str | Path, limit: int, what: str) -> bytes | None:
-    """The bytes of a file ctxgauge did not write, or None when it does not exist.
+class Refused(Exception):
+    """Why `open_regular` or `read_regular` would not give a file's bytes; each caller words it for its reader.
 
-    Opened `O_NOFOLLOW | O_NONBLOCK` (a link is refused, a FIFO does not block the open), then the open
-    descriptor must be a regular file of at most `limit` bytes; anything else is a UserError of one line
-    (`<what> <path>: ...`)."""
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    `kind`: "missing", "link" (the path is a symbolic link), "directory", "special" (a FIFO, socket or
+    device: `mode` says which), "too-large" (`size` bytes at open), "grew" (past the limit while read) or
+    "unreadable" (`reason`: the system's words)."""
+
+    def __init__(self, kind: str, *, reason: str = "", mode: int = 0, size: int = 0):
+        super().__init__(kind)
+        self.kind, self.reason, self.mode, self.size = kind, reason, mode, size
+
+
+_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+def open_regular(path: str | Path, limit: int) -> int:
+    """A descriptor of `path`, opened `O_NOFOLLOW | O_NONBLOCK` (a link is refused, a FIFO does not block
+    the open), whose fstat is a regular file of at most `limit` bytes (no swap between check and read);
+    otherwise `Refused`. The caller closes it. The one open of every file ctxgauge did not write."""
     try:
-        fd = os.open(path, flags)
+        fd = os.open(path, _OPEN_FLAGS)
     except FileNotFoundError:
-        return None
+        raise Refused("missing", reason="No such file or directory") from None
+    except IsADirectoryError:
+        raise Refused("directory", mode=stat.S_IFDIR) from None
     except OSError as exc:
         try:
             mode = os.lstat(path).st_mode
         except OSError:
             mode = 0
-        if stat.S_ISLNK(mode):
-            raise UserError(f"{what} {_shown(path)}: is a symbolic link; ctxgauge follows no link out of what it "
-                            "reads") from None
-        raise UserError(f"{what} {_shown(path)}: cannot be read ({exc.strerror or exc})") from None
+        raise Refused("link" if stat.S_ISLNK(mode) else "unreadable", reason=str(exc.strerror or exc),
+                      mode=mode) from None
     try:
         st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
+            raise Refused("directory", mode=st.st_mode)
         if not stat.S_ISREG(st.st_mode):
-            raise UserError(f"{what} {_shown(path)}: is {kind_of(st.st_mode)}, not a regular file; ctxgauge reads "
-                            "nothing it would wait on")
+            raise Refused("special", mode=st.st_mode)
         if st.st_size > limit:
-            raise UserError(f"{what} {_shown(path)}: {st.st_size} bytes, more than the {limit} this file may hold")
-        chunks = []
+            raise Refused("too-large", size=st.st_size)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def read_regular(path: str | Path, limit: int, chunk: int = 1 << 20) -> bytes:
+    """The bytes of `path` by `open_regular`'s rules, never more than `limit` even if it grows while read."""
+    fd = open_regular(path, limit)
+    try:
+        chunks: list[bytes] = []
         total = 0
         while True:
-            chunk = os.read(fd, min(1 << 16, limit + 1 - total))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            total += len(chunk)
+            try:
+                piece = os.read(fd, min(chunk, limit + 1 - total))
+            except OSError as exc:
+                raise Refused("unreadable", reason=str(exc.strerror or exc)) from None
+            if not piece:
+                return b"".join(chunks)
+            chunks.append(piece)
+            total += len(piece)
             if total > limit:  # grew since fstat
-                raise UserError(f"{what} {_shown(path)}: more than the {limit} bytes this file may hold")
-        return b"".join(chunks)
+                raise Refused("grew")
     finally:
         os.close(fd)
+
+
+def read_untrusted(path: str | Path, limit: int, what: str) -> bytes | None:
+    """The bytes of a file ctxgauge did not write, or None when it does not exist: `read_regular`, any
+    refusal a UserError of one line (`<what> <path>: ...`)."""
+    try:
+        return read_regular(path, limit, chunk=1 << 16)
+    except Refused as r:
+        if r.kind == "missing":
+            return None
+        shown = f"{what} {_shown(path)}"
+        if r.kind == "link":
+            raise UserError(f"{shown}: is a symbolic link; ctxgauge follows no link out of what it reads") from None
+        if r.kind in ("directory", "special"):
+            raise UserError(f"{shown}: is {kind_of(r.mode)}, not a regular file; ctxgauge reads nothing it would "
+                            "wait on") from None
+        if r.kind == "too-large":
+            raise UserError(f"{shown}: {r.size} bytes, more than the {limit} this file may hold") from None
+        if r.kind == "grew":
+            raise UserError(f"{shown}: more than the {limit} bytes this file may hold") from None
+        raise UserError(f"{shown}: cannot be read ({r.reason})") from None
 
 
 def parse_int(text: str | bytes, what: str) -> int:

@@ -29,7 +29,7 @@ from typing import Any, Callable, Iterator, Mapping
 from ctxgauge._io import InputError, escape_surrogates, parse_data, read_data, write_json_atomic
 from ctxgauge._killpoints import checkpoint
 from ctxgauge._output import EnvironmentProblem, environment_reason
-from ctxgauge._untrusted import walk_tree
+from ctxgauge._untrusted import Refused, open_regular, walk_tree
 from ctxgauge.errors import Interrupted, UserError
 from ctxgauge.records._lock import LOCK_FILE, RunLock, is_empty_dir, lock_dir
 from ctxgauge.records._migrate import check_version, migrate, migrate_unit
@@ -186,20 +186,19 @@ def _open_units(path: Path):
     blocking (a FIFO placed there hung `report`), a regular file only (a link to /dev/zero grew the reader to
     23 GB), and at most MAX_UNITS_BYTES."""
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
-    except OSError as exc:
-        if os.path.islink(path):
+        fd = open_regular(path, MAX_UNITS_BYTES)
+    except Refused as r:
+        if r.kind == "link":
             raise InputError("units file", path, "is a symbolic link; a run's units.jsonl is a file it wrote "
                              "itself: restore it or record the run again") from None
-        raise InputError("units file", path, f"cannot read ({exc.strerror or exc})") from None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
+        if r.kind in ("directory", "special"):
             raise InputError("units file", path, "is not a regular file (a FIFO, device or socket); restore the "
-                             "run's units.jsonl or record the run again")
-        if st.st_size > MAX_UNITS_BYTES:
-            raise InputError("units file", path, f"is {st.st_size} bytes, more than the {MAX_UNITS_BYTES} a run's "
-                             "units are read up to")
+                             "run's units.jsonl or record the run again") from None
+        if r.kind == "too-large":
+            raise InputError("units file", path, f"is {r.size} bytes, more than the {MAX_UNITS_BYTES} a run's "
+                             "units are read up to") from None
+        raise InputError("units file", path, f"cannot read ({r.reason})") from None
+    try:
         os.set_blocking(fd, True)
         return os.fdopen(fd, "rb")
     except BaseException:
