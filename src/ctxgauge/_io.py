@@ -7,7 +7,6 @@ import json
 import os
 import re
 import secrets
-import stat
 from pathlib import Path
 from typing import Any, Iterable
 
