@@ -18,7 +18,7 @@ where it does):
     engines                                 the contract and its checker, call guards, registry, engines
     cache                                   content-addressed work shared by engines and suites
     fingerprints · metrics · providers      fingerprint format; ranking metrics and scoring; LLM clients
-    corpus · sample · trec                  files of a directory or git tree; the bundled sample; TREC files
+    corpus · sample · trec · syntax         files of a directory or git tree; the sample; TREC files; definitions
     git                                     read-only history of a repository
     _output · _lifeline                     the one output rule (targets, overwrites, environment errors); no orphans
     _io · _redact                           atomic writes, safe names, THE JSON/YAML reader; split-key redaction

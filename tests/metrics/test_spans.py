@@ -112,3 +112,121 @@ def test_context_metrics_live_in_the_one_registry() -> None:
         Metric("line_coverage", 10).compute(["a.py"], {"a.py"})
     with pytest.raises(ValueError, match="scores a ranking"):
         context_figures(["recall@10"], SpanContext(()), GOLD)
+
+
+# -- block level ----------------------------------------------------------------------------------------
+# m.py: C 3-9 (own lines 3, 4), m 5-9 (own 5, 6, 9), inner 7-8, f 11-12; lines 1, 2, 10, 13, 14 in none.
+M_PY = (b"import os\n"              # 1
+        b"\n"                       # 2
+        b"class C:\n"               # 3
+        b"    a = 1\n"              # 4
+        b"    def m(self):\n"       # 5
+        b"        x = 1\n"          # 6
+        b"        def inner():\n"   # 7
+        b"            return x\n"   # 8
+        b"        return inner\n"   # 9
+        b"\n"                       # 10
+        b"def f():\n"               # 11
+        b"    return 2\n"           # 12
+        b"\n"                       # 13
+        b"X = 3\n")                 # 14
+# A.java: A 3-11 (own 3, 4, 11), run 5-7, B 8-10 (own 8, 10), b 9-9; lines 1, 2 in none.
+A_JAVA = (b"package p;\n"           # 1
+          b"\n"                     # 2
+          b"class A {\n"            # 3
+          b"    int x;\n"           # 4
+          b"    void run() {\n"     # 5
+          b"        go();\n"        # 6
+          b"    }\n"                # 7
+          b"    static class B {\n"  # 8
+          b"        void b() {}\n"  # 9
+          b"    }\n"                # 10
+          b"}\n")                   # 11
+BLOCK_FILES = {"m.py": M_PY, "A.java": A_JAVA, "README.md": b"# t\nsome words\nmore\n"}
+# Gold lines: m.py 4 (C), 6 (m), 8 (inner), 14 (none); A.java 6 (run), 9 (b); README.md 2 (no grammar);
+# z.py at file level only. Gold blocks: C, m, inner, run, b = 5; unassigned gold lines: 2 of 7.
+BLOCK_GOLD = Gold.of(["m.py", "A.java", "README.md", "z.py"],
+                     {"m.py": [(4, 4), (6, 6), (8, 8), (14, 14)], "A.java": [(6, 6), (9, 9)],
+                      "README.md": [(2, 2)]})
+
+
+def block_figures(names, hits, gold=BLOCK_GOLD):
+    ctx = span_context(hits, BLOCK_FILES.__getitem__, Words())
+    return {n: unit_value(p) for n, p in context_figures(names, ctx, gold).items()}
+
+
+def test_block_level_nested_definitions_innermost_wins() -> None:
+    from ctxgauge.syntax import definitions
+
+    assert definitions("m.py", M_PY) == ((3, 9), (5, 9), (7, 8), (11, 12))
+    assert definitions("A.java", A_JAVA) == ((3, 11), (5, 7), (8, 10), (9, 9))
+    hits = [H("m.py", ((5, 6),)), H("README.md"), H("A.java", ((1, 4), (8, 10)))]
+    names = [f"block_{m}@{k}" for k in (1, 2, 3) for m in ("coverage", "precision")]
+    # @1: lines 5-6 are m's own: m is reached; C (which contains them) and inner (7-8) are not. B = {m}.
+    # @2: README.md has no grammar: no block. @3: A.java 1-2 none, 3-4 A, 8 and 10 B, 9 b: B adds A, B, b.
+    assert block_figures(names, hits) == {
+        "block_coverage@1": 1 / 5, "block_precision@1": 1 / 1,
+        "block_coverage@2": 1 / 5, "block_precision@2": 1 / 1,
+        "block_coverage@3": 2 / 5, "block_precision@3": 2 / 4,
+    }
+
+
+def test_block_level_a_whole_file_reaches_every_block_of_it() -> None:
+    f = block_figures(["block_coverage@1", "block_precision@1", "block_coverage@2", "block_precision@2"],
+                      [H("A.java"), H("m.py")])
+    # A.java whole: A, run, B, b (run and b gold). + m.py whole: C, m, inner, f (C, m, inner gold).
+    assert f == {"block_coverage@1": 2 / 5, "block_precision@1": 2 / 4,
+                 "block_coverage@2": 5 / 5, "block_precision@2": 5 / 8}
+
+
+def test_block_level_under_a_budget_that_cuts_a_block() -> None:
+    hits = [H("A.java", ((8, 10),)), H("m.py", ((5, 6),))]
+    names = [f"block_{m}_tokens@{b}" for b in (7, 11, 20) for m in ("coverage", "precision")]
+    # Words: a header is 2; A.java line 8 is 4 words + \n = 5, line 9 is 3 + 1 = 4, line 10 is 2;
+    # m.py line 5 is 2 + 1 = 3, line 6 is 3 + 1 = 4.
+    # 7 tokens: header + line 8: B only. 11: + line 9: B, b. 20: A.java 8-10 (13), m.py header + line 5 (18),
+    # line 6 does not fit: B, b, m.
+    assert block_figures(names, hits) == {
+        "block_coverage_tokens@7": 0 / 5, "block_precision_tokens@7": 0 / 1,
+        "block_coverage_tokens@11": 1 / 5, "block_precision_tokens@11": 1 / 2,
+        "block_coverage_tokens@20": 2 / 5, "block_precision_tokens@20": 2 / 3,
+    }
+
+
+def test_gold_lines_outside_definitions_and_without_a_grammar_are_unassigned() -> None:
+    f = block_figures(["block_unassigned_share", "block_unassigned_share_micro"], [H("m.py")])
+    assert f == {"block_unassigned_share": 2 / 7, "block_unassigned_share_micro": 2 / 7}
+    # A unit whose gold lines are all outside definitions: undefined at block level, defined at line level.
+    outside = Gold.of(["m.py", "README.md"], {"m.py": [(1, 2), (14, 14)], "README.md": [(1, 3)]})
+    g = block_figures(["block_coverage@1", "block_precision_tokens@100", "line_coverage@1",
+                       "block_unassigned_share"], [H("m.py")], gold=outside)
+    assert g == {"block_coverage@1": None, "block_precision_tokens@100": None, "line_coverage@1": 3 / 6,
+                 "block_unassigned_share": 6 / 6}
+    # No gold lines at all: the share is undefined too.
+    assert block_figures(["block_unassigned_share"], [H("m.py")], gold=Gold.of(["m.py"], {})) == {
+        "block_unassigned_share": None}
+
+
+def test_block_micro_is_the_ratio_of_sums() -> None:
+    ctx = span_context([H("m.py", ((5, 6),))], BLOCK_FILES.__getitem__)
+    one = context_figures(["block_coverage@1", "block_coverage_micro@1"], ctx, BLOCK_GOLD)  # 1 of 5
+    two = context_figures(["block_coverage@1", "block_coverage_micro@1"], ctx,
+                          Gold.of(["m.py"], {"m.py": [(6, 6)]}))  # 1 of 1
+    assert aggregate("block_coverage@1", [one["block_coverage@1"], two["block_coverage@1"]]) == (1 / 5 + 1) / 2
+    assert aggregate("block_coverage_micro@1", [one["block_coverage_micro@1"], two["block_coverage_micro@1"]]) \
+        == (1 + 1) / (5 + 1)
+
+
+def test_gold_blocks_for_the_pipeline() -> None:
+    from ctxgauge.metrics import gold_blocks
+
+    lines = {"m.py": [(4, 4), (6, 6), (8, 8), (14, 14)], "A.java": [(6, 6), (9, 9)], "README.md": [(2, 2)],
+             "gone.py": [(1, 3)], "m2.py": []}
+    assert gold_blocks(BLOCK_FILES.__getitem__, lines) == {
+        "A.java": ((5, 7), (9, 9)), "m.py": ((3, 9), (5, 9), (7, 8))}
+
+
+def test_block_metrics_need_the_files_definitions() -> None:
+    ctx = SpanContext((("m.py", frozenset({5})),))
+    with pytest.raises(ValueError, match="definitions"):
+        context_figures(["block_coverage@1"], ctx, BLOCK_GOLD)

@@ -7,8 +7,9 @@ Ranking quality (one ranking of unique paths against a set of relevant paths):
     `register_metric`, `metric_kinds`, `get_metric_kind`, `MetricKind`, `MetricSpecError`.
     Specs: hit@k, recall@k, precision@k, precision_returned@k, mrr, mrr@k, ndcg@k.
 Context (spans, gold lines, token budgets; `spans`, `packing`, `tokens`):
-    `Gold`, `SpanContext`, `span_context`, `context_figures`, `aggregate`; specs file_/line_ coverage and
-    precision @k and _tokens@B (each with a `_micro` family), gold_lines_per_1k_tokens@B, line_coverage_auc.
+    `Gold`, `SpanContext`, `span_context`, `context_figures`, `aggregate`, `gold_blocks`; specs file_/block_/
+    line_ coverage and precision @k and _tokens@B (each with a `_micro` family), block_unassigned_share,
+    gold_lines_per_1k_tokens@B, line_coverage_auc.
 Stability across trials (ContextBenchmark's definitions):
     `exact_match`, `exact_match_rate`, `jaccard_at_k`, `kendall_tau_a`, `mean_pairwise_jaccard`,
     `mean_pairwise_tau`.
@@ -34,7 +35,7 @@ from ctxgauge.metrics._registry import (
     register_metric,
 )
 from ctxgauge.metrics.ranking import evaluate, first_relevant_rank, mean_over
-from ctxgauge.metrics.spans import Gold, SpanContext, aggregate, context_figures, span_context
+from ctxgauge.metrics.spans import Gold, SpanContext, aggregate, context_figures, gold_blocks, span_context
 from ctxgauge.metrics.stability import (
     exact_match,
     exact_match_rate,
@@ -61,6 +62,7 @@ __all__ = [
     "TiedGroups",
     "aggregate",
     "context_figures",
+    "gold_blocks",
     "span_context",
     "KRule",
     "Labels",

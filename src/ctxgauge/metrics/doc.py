@@ -98,7 +98,13 @@ def render() -> str:
               "[replay](replay.md)); `L(X)` the lines in context X (a hit's spans, or the whole file when it "
               "gives none); `pack_B` the ranking packed under a budget of B tokens (headers count, whole lines "
               "only). A unit without gold at a metric's level is undefined there; an empty context scores 0.",
-              ""]
+              "",
+              "Block level: a line's block is the innermost tree-sitter definition containing it (function, "
+              "method, class, type..., nested ones included, with the grammars ctxgauge ships: Python, "
+              "JavaScript, TypeScript, Go, Java, Rust). `G_blocks` are the blocks of the gold lines, `B(X)` the "
+              "blocks of the lines in context X, in every file of it. Gold lines outside every definition or "
+              "in a file without a grammar count at file and line level only; `block_unassigned_share` is "
+              "their share.", ""]
     for kind in kinds:
         if kind.reads == "context":
             lines += _family(kind)

@@ -16,6 +16,9 @@ Families (`@k`: the top k files, all their spans, no budget; `_tokens@B`: the co
 | `file_precision@k`, `file_precision_tokens@B` | gold files in the context / files in the context | a gold file |
 | `line_coverage@k`, `line_coverage_tokens@B` | gold lines in the context / gold lines | a gold line |
 | `line_precision@k`, `line_precision_tokens@B` | gold lines in the context / lines in the context | a gold line |
+| `block_coverage@k`, `block_coverage_tokens@B` | gold blocks in the context / gold blocks | a gold block |
+| `block_precision@k`, `block_precision_tokens@B` | gold blocks in the context / blocks in the context | a gold block |
+| `block_unassigned_share` | gold lines in no block / gold lines (a property of the gold) | a gold line |
 | `gold_lines_per_1k_tokens@B` | gold lines in the context per 1,000 context tokens (ctxgauge's own) | a gold line |
 | `line_coverage_auc` | area under line coverage over budgets 250·2^i, i = 0..7 (ctxgauge's own) | a gold line |
 
@@ -30,8 +33,27 @@ The area: line coverage c_i at B_i = 250·2^i tokens, i = 0..7 (250 to 32,000), 
 log2 of the budget (equal steps of 1), divided by the 7 steps, so it lies in [0, 1] and a context that
 covers every gold line at 250 tokens scores 1.
 
+Block level. A file's definitions are `ctxgauge.syntax.definitions(path, data)`: tree-sitter with the
+grammars ctxgauge ships (Python, JavaScript, TypeScript/TSX, Go, Java, Rust), the node types of
+`syntax.DEFINITION_NODES` (functions, methods, classes, types...), nested ones included, a decorated Python
+definition from its first decorator; the same parser the graph engine chooses its spans with. A line's
+*block* is the innermost definition containing it (the shortest). Gold blocks are the blocks of the gold
+lines; the blocks *in a context* are the blocks of the lines in it, over every file in it, gold or not: a
+definition is in the context when one of its own lines is (a line whose innermost definition it is).
+Coverage is |G_blocks ∩ B(context)| / |G_blocks|, precision |G_blocks ∩ B(context)| / |B(context)|. A
+unit without a gold block is undefined at block level. Gold lines outside every definition (imports,
+module code) and in files without a grammar count at file and line level only; `block_unassigned_share`
+reports their share of the unit's gold lines. "Own lines" rather than "any of its lines" keeps what is
+found a subset of what is handed over: a context of exactly one method reaches that method and counts no
+enclosing class, so it scores precision 1, not 1/2; a nested function's lines alone do not reach the
+function around it. `SpanContext.definitions` reads the files (`span_context` sets it from its
+`read_file`; a file it does not hold has no definitions), and `gold_blocks(read_file, gold_lines)` gives
+the gold blocks by path for a record.
+
 Departures from ContextBench: its span metrics score a context without a budget; here `@k` is that and
-`_tokens@B` adds the budget. Block level (tree-sitter definitions) is not here yet.
+`_tokens@B` adds the budget. Its symbol level is set-based over the tree-sitter definitions a byte span
+touches (per its documentation: its evaluator could not be read for this module); here lines, innermost
+definitions only, six grammars (no C or C++), and lines outside definitions in no block.
 """
 
 from __future__ import annotations
@@ -39,7 +61,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Mapping, Sequence
 
-from ctxgauge.metrics._registry import get_metric_kind, parse_metric, register_metric
+from ctxgauge.metrics._lines import Span
+from ctxgauge.metrics._registry import Departure, get_metric_kind, parse_metric, register_metric
 
 AUC_BUDGETS = tuple(250 * 2 ** i for i in range(8))
 """The budgets the area under line coverage is taken over: 250 to 32,000 tokens."""
@@ -90,6 +113,10 @@ class SpanContext:
     """Each hit in rank order: its path and every line it hands over (its spans, or the whole file)."""
     packed: Callable[[int], Packing] | None = None
     """budget -> the ranking packed under it; None when no tokenizer is at hand (`_tokens@B` then fails)."""
+    definitions: Callable[[str], Sequence[Span]] | None = None
+    """path -> the file's definitions at the corpus revision (`ctxgauge.syntax.definitions`), gold files and
+    context files alike; None when the files cannot be read (`block_` metrics then fail)."""
+    _line_blocks: dict = field(default_factory=dict, repr=False, compare=False)
 
     def top(self, k: int) -> Packing:
         """The top k files with all their lines (tokens not counted: 0)."""
@@ -102,6 +129,17 @@ class SpanContext:
         if self.packed is None:
             raise ValueError("a _tokens@B metric needs the context's packing (SpanContext.packed)")
         return self.packed(b)
+
+    def line_blocks(self, path: str) -> Mapping[int, Span]:
+        """Each line of `path` that a definition contains -> its innermost definition (computed once)."""
+        if self.definitions is None:
+            raise ValueError("a block_ metric needs the files' definitions (SpanContext.definitions)")
+        found = self._line_blocks.get(path)
+        if found is None:
+            from ctxgauge.syntax import line_blocks
+
+            found = self._line_blocks[path] = line_blocks(self.definitions(path))
+        return found
 
 
 ContextFn = Callable[[SpanContext, Gold, "int | None"], "Pair | None"]
@@ -134,13 +172,15 @@ def _line_precision(c: Packing, g: Gold) -> Pair | None:
 
 
 def _register(name: str, description: str, fn: ContextFn, *, k: str = "required", micro: bool = True,
-              formula: str = "", ir_measures: str | None = None) -> None:
+              formula: str = "", ir_measures: str | None = None, higher_is_better: bool = True,
+              departures: tuple[Departure, ...] = ()) -> None:
     register_metric(name, k=k, description=description, reads="context", formula=formula,
-                    ir_measures=ir_measures)(fn)
+                    ir_measures=ir_measures, higher_is_better=higher_is_better, departures=departures)(fn)
     if micro:
         num, den = formula.split(" / ", 1)
         register_metric(f"{name}_micro", k=k, description=description + " Micro: ratio of sums over units.",
-                        reads="context", aggregate="ratio", formula=f"Σ_units {num} / Σ_units {den}")(fn)
+                        reads="context", aggregate="ratio", formula=f"Σ_units {num} / Σ_units {den}",
+                        higher_is_better=higher_is_better)(fn)
 
 
 def _at_k(ctx: SpanContext, k: int | None) -> Packing:
@@ -157,6 +197,67 @@ _register("line_coverage", "Share of the gold lines in the spans of the {top} fi
           lambda ctx, g, k: _line_coverage(_at_k(ctx, k), g), formula="|G_lines ∩ L(top_k)| / |G_lines|")
 _register("line_precision", "Share of the lines in the spans of the {top} files that are gold lines.",
           lambda ctx, g, k: _line_precision(_at_k(ctx, k), g), formula="|G_lines ∩ L(top_k)| / |L(top_k)|")
+
+
+def _blocks_of(by_line: Mapping[int, Span], lines: Iterable[int]) -> tuple[set[Span], int]:
+    """The innermost definitions of `lines` (`by_line`: line -> its block), and how many lines are in none."""
+    found: set[Span] = set()
+    outside = 0
+    for line in lines:
+        block = by_line.get(line)
+        if block is None:
+            outside += 1
+        else:
+            found.add(block)
+    return found, outside
+
+
+def _gold_blocks(ctx: SpanContext, g: Gold) -> tuple[frozenset[tuple[str, Span]], int]:
+    """The unit's gold blocks as (path, block), and its gold lines in no block (no definition, no grammar)."""
+    out: set[tuple[str, Span]] = set()
+    outside = 0
+    for path in sorted(g.lines):
+        blocks, n = _blocks_of(ctx.line_blocks(path), g.lines[path])
+        out.update((path, b) for b in blocks)
+        outside += n
+    return frozenset(out), outside
+
+
+def _context_blocks(ctx: SpanContext, c: Packing) -> frozenset[tuple[str, Span]]:
+    """Blocks in a context: for each line in it, the innermost definition of its file containing the line."""
+    return frozenset((path, b) for path in sorted(c.lines)
+                     for b in _blocks_of(ctx.line_blocks(path), c.lines[path])[0])
+
+
+def _block_coverage(ctx: SpanContext, g: Gold, c: Packing) -> Pair | None:
+    gold = _gold_blocks(ctx, g)[0] if g.lines else frozenset()
+    if not gold:
+        return None
+    return float(len(gold & _context_blocks(ctx, c))), float(len(gold))
+
+
+def _block_precision(ctx: SpanContext, g: Gold, c: Packing) -> Pair | None:
+    gold = _gold_blocks(ctx, g)[0] if g.lines else frozenset()
+    if not gold:
+        return None
+    got = _context_blocks(ctx, c)
+    return float(len(gold & got)), float(len(got))
+
+
+_BLOCK_DEPARTURE = (Departure(
+    "ContextBench's symbol level is set-based over tree-sitter definitions that a gold or viewed byte span "
+    "touches (per its documentation; its evaluator was not read for this definition). Here lines, not bytes; a "
+    "line belongs to its innermost definition only, so a method's lines do not also count its class; the "
+    "grammars are ctxgauge's six (no C or C++: their lines are unassigned); a line outside every definition "
+    "(imports, module code) is in no block.",
+    "tests/metrics/test_spans.py::test_block_level_nested_definitions_innermost_wins"),)
+_register("block_coverage", "Share of the gold blocks (the innermost definition of each gold line) reached by "
+          "a line in the spans of the {top} files.",
+          lambda ctx, g, k: _block_coverage(ctx, g, _at_k(ctx, k)), formula="|G_blocks ∩ B(top_k)| / |G_blocks|",
+          departures=_BLOCK_DEPARTURE)
+_register("block_precision", "Share of the blocks in the spans of the {top} files that are gold blocks.",
+          lambda ctx, g, k: _block_precision(ctx, g, _at_k(ctx, k)), formula="|G_blocks ∩ B(top_k)| / |B(top_k)|",
+          departures=_BLOCK_DEPARTURE)
 _register("file_coverage_tokens", "Share of the gold files with a line in the context packed under the budget.",
           lambda ctx, g, b: _file_coverage(ctx.budget(b), g, ctx.budget(b).lines.__contains__),
           formula="|G_files ∩ files(pack_B)| / |G_files|")
@@ -167,6 +268,24 @@ _register("line_coverage_tokens", "Share of the gold lines in the context packed
           lambda ctx, g, b: _line_coverage(ctx.budget(b), g), formula="|G_lines ∩ L(pack_B)| / |G_lines|")
 _register("line_precision_tokens", "Share of the lines in the context packed under the budget that are gold lines.",
           lambda ctx, g, b: _line_precision(ctx.budget(b), g), formula="|G_lines ∩ L(pack_B)| / |L(pack_B)|")
+_register("block_coverage_tokens", "Share of the gold blocks reached by a line of the context packed under the "
+          "budget.", lambda ctx, g, b: _block_coverage(ctx, g, ctx.budget(b)),
+          formula="|G_blocks ∩ B(pack_B)| / |G_blocks|")
+_register("block_precision_tokens", "Share of the blocks in the context packed under the budget that are gold "
+          "blocks.", lambda ctx, g, b: _block_precision(ctx, g, ctx.budget(b)),
+          formula="|G_blocks ∩ B(pack_B)| / |B(pack_B)|")
+
+
+def _unassigned(ctx: SpanContext, g: Gold, k: int | None) -> Pair | None:
+    if not g.lines:
+        return None
+    return float(_gold_blocks(ctx, g)[1]), float(g.n_lines)
+
+
+_register("block_unassigned_share", "Share of the gold lines in no block: outside every definition, or in a file "
+          "without a grammar. They count at file and line level only; a property of the unit's gold, the same "
+          "for every engine.", _unassigned, k="none", higher_is_better=False,
+          formula="|G_lines outside every definition| / |G_lines|")
 
 
 def _per_1k(ctx: SpanContext, g: Gold, b: int | None) -> Pair | None:
@@ -230,10 +349,46 @@ def aggregate(name: str, pairs: Iterable[Pair | None]) -> float | None:
     return sum(unit_value(p) for p in kept) / len(kept)  # type: ignore[misc]
 
 
+def file_definitions(read_file: Callable[[str], bytes]) -> Callable[[str], tuple[Span, ...]]:
+    """path -> its definitions (`ctxgauge.syntax.definitions`) read with `read_file`; a path `read_file`
+    does not hold (KeyError, FileNotFoundError) has none, so its gold lines are unassigned."""
+    from ctxgauge.syntax import definitions
+
+    def defs(path: str) -> tuple[Span, ...]:
+        try:
+            data = read_file(path)
+        except (KeyError, FileNotFoundError):
+            return ()
+        return definitions(path, data)
+
+    return defs
+
+
+def gold_blocks(read_file: Callable[[str], bytes],
+                gold_lines: Mapping[str, Iterable[tuple[int, int]]]) -> dict[str, tuple[Span, ...]]:
+    """The gold blocks of a unit by path, sorted: the innermost definition (`ctxgauge.syntax`) of each gold
+    line, `gold_lines` being `{path: [(start, end), ...]}` at the corpus revision and `read_file(path) ->
+    bytes` reading files there. A path without a block (no grammar, every gold line outside definitions, a
+    file `read_file` does not hold) is left out. The block metrics compute the same from `SpanContext`."""
+    from ctxgauge.syntax import line_blocks
+
+    defs = file_definitions(read_file)
+    out: dict[str, tuple[Span, ...]] = {}
+    for path in sorted(gold_lines):
+        lines = {x for s, e in gold_lines[path] for x in range(s, e + 1)}
+        if not lines:
+            continue
+        blocks = _blocks_of(line_blocks(defs(path)), lines)[0]
+        if blocks:
+            out[path] = tuple(sorted(blocks))
+    return out
+
+
 def span_context(hits: Sequence, read_file: Callable[[str], bytes], tokenizer=None) -> SpanContext:
     """The context of `hits` (objects with `path` and `spans`, rank order): each hit's lines (its spans, or
-    the whole file), and, given a tokenizer, its packing under any budget (`metrics.packing.pack`, each
-    budget packed once)."""
+    the whole file), its files' definitions (`file_definitions(read_file)`, parsed only for the files a
+    `block_` metric reads), and, given a tokenizer, its packing under any budget (`metrics.packing.pack`,
+    each budget packed once). `read_file` reads the corpus revision the gold lines are at, gold files too."""
     from ctxgauge.metrics._lines import line_count
     from ctxgauge.metrics.packing import pack
 
@@ -245,7 +400,7 @@ def span_context(hits: Sequence, read_file: Callable[[str], bytes], tokenizer=No
             spans = ((1, n),) if n else ()
         ranked.append((h.path, frozenset(x for s, e in spans for x in range(s, e + 1))))
     if tokenizer is None:
-        return SpanContext(tuple(ranked))
+        return SpanContext(tuple(ranked), definitions=file_definitions(read_file))
     done: dict[int, Packing] = {}
 
     def packed(budget: int) -> Packing:
@@ -254,4 +409,4 @@ def span_context(hits: Sequence, read_file: Callable[[str], bytes], tokenizer=No
             done[budget] = Packing(p.lines(), p.tokens)
         return done[budget]
 
-    return SpanContext(tuple(ranked), packed)
+    return SpanContext(tuple(ranked), packed, file_definitions(read_file))

@@ -1,10 +1,10 @@
 """Tree-sitter extraction for the graph engine: the imports and top-level definitions of one source file.
 
-Grammars come from the per-language packages (tree-sitter-python, -javascript, -typescript, -go, -java,
--rust), never from a bundle that downloads grammars at run time, and load lazily on first use so importing
-this module costs nothing. Imports are found anywhere in a file with a tree-sitter query (Python imports
-inside functions and `if TYPE_CHECKING:` blocks, `require()` calls and Rust `use` in function bodies all
-count); definitions come from a walk over the top level only (`_definitions`).
+Grammars, and which one parses a path, are `ctxgauge.syntax`'s (the per-language packages, loaded lazily
+on first use, so importing this module costs nothing); their names are importable from here as before.
+Imports are found anywhere in a file with a tree-sitter query (Python imports inside functions and
+`if TYPE_CHECKING:` blocks, `require()` calls and Rust `use` in function bodies all count); definitions
+come from a walk over the top level only (`_definitions`).
 
 What an import string holds, per language (the resolver reads these forms):
 - Python: the qualified name the statement binds. `import a.b` -> `a.b`; `from .x import y, z` -> `.x.y`,
@@ -22,30 +22,14 @@ Definitions are names, a method as `Type.method` (`_definitions` says which, per
 
 from __future__ import annotations
 
-import posixpath
 import re
 from dataclasses import dataclass
 from typing import Any, Callable
 
 from ctxgauge.engines.graph._definitions import DEFINITION_READERS, field_text, node_text
-
-# Extension -> (language reported in summaries, grammar used to parse). TSX needs its own grammar: the
-# TypeScript one reads `<T>x` as a cast, so JSX in a .tsx file would parse as errors.
-EXTENSIONS: dict[str, tuple[str, str]] = {
-    ".py": ("python", "python"),
-    ".pyi": ("python", "python"),
-    ".js": ("javascript", "javascript"),
-    ".mjs": ("javascript", "javascript"),
-    ".cjs": ("javascript", "javascript"),
-    ".jsx": ("javascript", "javascript"),
-    ".ts": ("typescript", "typescript"),
-    ".mts": ("typescript", "typescript"),
-    ".cts": ("typescript", "typescript"),
-    ".tsx": ("typescript", "tsx"),
-    ".go": ("go", "go"),
-    ".java": ("java", "java"),
-    ".rs": ("rust", "rust"),
-}
+# The grammars live in ctxgauge.syntax (shared with the block-level metrics); imported under their old names.
+from ctxgauge.syntax._grammars import EXTENSIONS, grammar_of, language_of, parser_and_query  # noqa: F401
+from ctxgauge.syntax._grammars import load_language as _load_language  # noqa: F401
 
 _IMPORT_QUERIES: dict[str, str] = {
     "python": "(import_statement) @imp (import_from_statement) @imp",
@@ -68,18 +52,6 @@ _IMPORT_QUERIES["typescript"] = _IMPORT_QUERIES["javascript"] + "(import_require
 _IMPORT_QUERIES["tsx"] = _IMPORT_QUERIES["typescript"]
 
 
-def language_of(path: str) -> str | None:
-    """The language a path is parsed as (`python`, `javascript`, `typescript`, `go`, `java`, `rust`), or None."""
-    entry = EXTENSIONS.get(posixpath.splitext(path)[1].lower())
-    return entry[0] if entry else None
-
-
-def grammar_of(path: str) -> str | None:
-    """The grammar a path is parsed with (as `language_of`, but `tsx` for .tsx files), or None."""
-    entry = EXTENSIONS.get(posixpath.splitext(path)[1].lower())
-    return entry[1] if entry else None
-
-
 @dataclass(frozen=True)
 class Parsed:
     """What one source file contributes to the graph: raw import strings and definition names, each in
@@ -87,47 +59,6 @@ class Parsed:
 
     imports: tuple[str, ...]
     definitions: tuple[str, ...]
-
-
-def _load_language(grammar: str) -> Any:
-    # Imported here, not at module level, so `import ctxgauge.engines.graph` never loads a grammar.
-    import tree_sitter
-
-    if grammar == "python":
-        import tree_sitter_python as mod
-
-        return tree_sitter.Language(mod.language())
-    if grammar == "javascript":
-        import tree_sitter_javascript as mod
-
-        return tree_sitter.Language(mod.language())
-    if grammar in ("typescript", "tsx"):
-        import tree_sitter_typescript as mod
-
-        fn = mod.language_tsx if grammar == "tsx" else mod.language_typescript
-        return tree_sitter.Language(fn())
-    if grammar == "go":
-        import tree_sitter_go as mod
-
-        return tree_sitter.Language(mod.language())
-    if grammar == "java":
-        import tree_sitter_java as mod
-
-        return tree_sitter.Language(mod.language())
-    if grammar == "rust":
-        import tree_sitter_rust as mod
-
-        return tree_sitter.Language(mod.language())
-    raise ValueError(f"no grammar {grammar!r}")
-
-
-def parser_and_query(grammar: str, query: str) -> tuple[Any, Any]:
-    """A new tree-sitter parser for `grammar` and `query` compiled for it (a parser is not thread-safe:
-    each holder keeps its own)."""
-    import tree_sitter
-
-    lang = _load_language(grammar)
-    return tree_sitter.Parser(lang), tree_sitter.Query(lang, query)
 
 
 class SourceParser:
