@@ -70,10 +70,10 @@ def scenario(tmp_path_factory):
     commit = shop.commit("base", {"a.py": lines("a", 10), "b.py": lines("b", 4), "c.py": lines("c", 6)})
     gold = tmp_path / "gold.jsonl"
     gold.write_text("".join(json.dumps({
-        "instance_id": iid, "repo": "acme/shop", "base_commit": commit, "problem_statement": query,
-        # What ContextBench's own evaluator reads from a JSON lines gold file: the clone and `commit`.
-        "repo_url": str(shop.path), "commit": commit,
-        "gold_context": json.dumps([{"file": f, "start_line": s, "end_line": e} for f, s, e in spans]),
+        # What ContextBench's own evaluator reads from a JSON lines gold file: `inst_id` (not instance_id),
+        # `repo_url` (here the clone), `commit` (not base_commit) and `gold_ctx` (gold_context is the parquet's).
+        "inst_id": iid, "repo": "acme/shop", "problem_statement": query, "repo_url": str(shop.path), "commit": commit,
+        "gold_ctx": [{"file": f, "start_line": s, "end_line": e} for f, s, e in spans],
     }) + "\n" for iid, (query, spans) in GOLD.items()))
     (tmp_path / "engine.py").write_text(ENGINE)
     run = tmp_path / "run"
@@ -195,7 +195,7 @@ def _evaluator_python(tmp: Path, src: Path) -> Path:
 def test_contextbench_evaluator_agrees_where_the_definitions_do(scenario):
     tmp, gold, run, clone = scenario
     src = Path(os.environ["CTXGAUGE_CONTEXTBENCH_SRC"]).resolve()
-    pred = tmp / "pred.jsonl"
+    pred = tmp / "cb-pred.jsonl"
     assert ctxgauge("runs", "contextbench", str(run), "-o", str(pred), "--repos", str(tmp / "repos")).returncode == 0
     python = _evaluator_python(tmp, src)
     out = tmp / "cb-results.jsonl"
@@ -211,6 +211,13 @@ def test_contextbench_evaluator_agrees_where_the_definitions_do(scenario):
         for ours_level, their_level in level.items():
             assert final[their_level]["coverage"] == pytest.approx(per_unit[iid][f"{ours_level}_coverage@10"])
             assert final[their_level]["precision"] == pytest.approx(per_unit[iid][f"{ours_level}_precision@10"])
+    # Departure: their span level weighs bytes (a10 = 10 is longer than a1 = 1), ctxgauge's line level lines.
+    assert theirs["acme__shop-2"]["final"]["span"]["coverage"] == pytest.approx(14 / 30)
+    assert per_unit["acme__shop-2"]["line_coverage@10"] == 0.5
+    # Departure: no definition in the gold spans scores symbol coverage and precision 1.0 there (ctxgauge has
+    # no block level yet; an empty gold level is undefined here, never 1.0).
+    assert theirs["acme__shop-1"]["final"]["symbol"] == {"coverage": 1.0, "precision": 1.0, "intersection": 0,
+                                                         "gold_size": 0, "pred_size": 0}
     # Departure: an empty context is an error there (left out of every figure), a unit scoring 0 here.
     assert theirs["acme__shop-3"] == {"instance_id": "acme__shop-3", "error": "no_context_extracted"}
     # Their headline is the ratio of sums over the instances they scored: ctxgauge's _micro family over
