@@ -19,13 +19,13 @@ def register(app: typer.Typer) -> None:
 
 
 def cases(
-    file: Optional[Path] = typer.Argument(None, help="A case file (YAML or JSON), or SWE-bench-style instances (JSON/JSONL)."),
+    file: Optional[Path] = typer.Argument(None, help="A case file (YAML or JSON), SWE-bench-style instances (JSON/JSONL), or ContextBench gold (JSON/JSONL/parquet)."),
     engine: Optional[str] = typer.Option(None, "--engine", "-e", help="Engine spec, e.g. bm25."),
     vs: Optional[str] = typer.Option(None, "--vs", help="A second engine, run on the same cases and compared."),
     k: List[int] = typer.Option([5, 10], "-k", help="Cutoff to score at; repeat for several (default 5 and 10)."),
     depth: int = typer.Option(100, "--depth", help="Files each query asks for."),
     pass_: List[str] = typer.Option([], "--pass", help="A pass line METRIC=VALUE (e.g. recall@5=0.6); repeatable."),
-    repos: Optional[Path] = typer.Option(None, "--repos", help="Where SWE-bench repositories are cloned (default: beside FILE)."),
+    repos: Optional[Path] = typer.Option(None, "--repos", help="Where SWE-bench or ContextBench repositories are cloned (default: beside FILE)."),
     qrels: Optional[Path] = typer.Option(None, "--qrels", help="TREC qrels: with --queries and --corpus, cases; with --run, a ranking to score."),
     queries: Optional[Path] = typer.Option(None, "--queries", help="Query texts for --qrels: QID<TAB>TEXT lines or JSON lines."),
     corpus: Optional[str] = typer.Option(None, "--corpus", help="The corpus of --qrels cases: a directory or REPO@REV."),
@@ -61,6 +61,8 @@ def cases(
         case_file, dropped = api.load_qrels_cases(qrels, queries, corpus)
     elif file is None:
         raise UserError("give a case FILE, or --qrels QRELS with --run RUN (or with --queries and --corpus)")
+    elif api.is_contextbench(file):  # before SWE-bench: ContextBench's records carry patch and base_commit too
+        case_file, dropped = api.load_contextbench(file, repos)
     elif api.is_swebench(file):
         case_file, dropped = api.load_swebench(file, repos)
     else:

@@ -1,6 +1,7 @@
 """`ctxgauge runs list [RUNS_DIR]` and `ctxgauge runs show RUN`: the runs of a directory, through the results
 store (an SQLite index kept under the work-cache directory, never in the runs directory, rebuilt from the
-run directories whenever it is missing; in memory with the cache off)."""
+run directories whenever it is missing; in memory with the cache off). `ctxgauge runs contextbench RUN -o FILE`
+writes a replay or cases run's rankings as ContextBench predictions (`ctxgauge.export.contextbench`)."""
 
 from __future__ import annotations
 
@@ -136,3 +137,24 @@ def _spec_text(value: object) -> str:
     import json
 
     return value if isinstance(value, str) else json.dumps(value, sort_keys=True, ensure_ascii=False)
+
+
+@runs_app.command("contextbench")
+def contextbench(
+    run: Path = typer.Argument(..., help="A finished replay or cases run directory."),
+    out: Path = typer.Option(..., "--out", "-o", help="The predictions file: .jsonl (one record a line) or .json (a list)."),
+    k: int = typer.Option(10, "-k", help="Files of each ranking written (the top k, all their spans)."),
+    repos: Optional[Path] = typer.Option(None, "--repos", help="The clone the run measured, or a folder holding it under the corpus's name: counts the lines of hits handed over whole."),
+    force: bool = typer.Option(False, "--force", help="Replace an existing --out file (the run itself is never written over)."),
+    json_out: bool = typer.Option(False, "--json", help="Print JSON: {out, predictions, k, left_out}."),
+) -> None:
+    """Write a run's rankings as ContextBench predictions (one step holding the top k files and their spans), for ContextBench's own evaluator."""
+    from ctxgauge.export.contextbench import write_predictions
+
+    done = write_predictions(run, out, k=k, repos=repos, force=force)
+    if json_out:
+        print_json({"out": str(out), "predictions": len(done.records), "k": done.k, "left_out": done.left_out})
+        return
+    left = "".join(f"; left out {n} {status} unit{'s' if n != 1 else ''}" for status, n in done.left_out.items())
+    console.print(f"wrote {len(done.records)} ContextBench prediction{'s' if len(done.records) != 1 else ''} "
+                  f"(top {done.k} files) to {plain(out)}{left}", soft_wrap=True)
