@@ -68,6 +68,9 @@ class Plan:
     notes: list[str]
     grounding: dict[str, Grounding] = field(default_factory=dict)
     """A question set's grounding per question (empty for a battery)."""
+    tokenizer: dict | None = None
+    """`{name, version}` of the tokenizer context and read budgets are counted in, when an arm counts
+    tokens (context, tool); None otherwise. The run's spec records it."""
 
     def close(self) -> None:
         for c in (self.client, self.judge_client):
@@ -116,7 +119,17 @@ def plan(cfg: QAConfig, env: Mapping[str, str] | None = None, sleep=None) -> Pla
         identity["grounding"] = {"from_topics": cfg.grounded_from_topics,
                                  "grounded": [qid for qid, g in grounding.items() if g.grounded]}
     return Plan(source, battery, "pass-fail" if battery else "rubric", arms, client, client_why, judge_client,
-                identity, notes, grounding)
+                identity, notes, grounding, tokenizer_spec(arms))
+
+
+def tokenizer_spec(arms: list[ArmSpec]) -> dict | None:
+    """The tokenizer's `{name, version}` when an arm counts tokens (the context arm packs under the budget,
+    the tool arm cuts a long read), loaded now so a missing package is one line before anything is asked."""
+    if not any(a.kind in ("context", "tool") for a in arms):
+        return None
+    from ctxgauge.metrics.tokens import default_tokenizer
+
+    return default_tokenizer().spec
 
 
 def question_files(questions) -> dict[str, str]:
