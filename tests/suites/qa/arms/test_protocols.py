@@ -144,6 +144,13 @@ def test_whole_battery_one_call(mini_battery, openai_server, tmp_path):
     assert openai_server.count == 1 and s["passed"] == 9 and s["not_judged"] == 1
     assert s["tokens"]["tokens_input"] == 100  # one call's usage, counted once
     assert s["retrieval_hit_rate"] == 1.0
+    # One context for the sheet, read once: its tokens sit on the first question, as the usage does.
+    sheet_text = fake_llm.last_user_text(openai_server.requests[0])
+    context = sheet_text[sheet_text.index(":\n\n") + 3:sheet_text.index("\n\nAnswer every question")]
+    counts = {u["qid"]: u["figures"]["context_tokens"] for u in read_units(tmp_path / "run")}
+    assert counts == {q: default_tokenizer().count(context) if q == "q01" else 0 for q in FACTS}
+    # q10 is not judged (no judge): no decided score, so no per-correct figure (never one over a partial score).
+    assert s["context_tokens"] == counts["q01"] and s["context_tokens_per_correct"] is None
 
 
 def test_command_arm_with_envelope(mini_battery, tmp_path):
