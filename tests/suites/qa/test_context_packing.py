@@ -5,6 +5,7 @@ correct answer is the sum of those counts over the answers passed."""
 
 from __future__ import annotations
 
+import io
 import json
 import re
 
@@ -16,6 +17,8 @@ from ctxgauge.engines import get_engine
 from ctxgauge.metrics.packing import pack
 from ctxgauge.metrics.tokens import default_tokenizer
 from ctxgauge.records import read_run, read_units
+from ctxgauge.report import Table, build_report, discover_runs, render_terminal, write_html, write_markdown
+from rich.console import Console
 from ctxgauge.results import QAResults
 from ctxgauge.suites.qa import QAConfig, SUITE_VERSION, run_qa
 from ctxgauge.suites.qa._summary import context_summary
@@ -92,6 +95,19 @@ def test_packed_context_reaches_the_model_within_the_budget(mini_battery, openai
     record = read_run(tmp_path / "run")
     assert record.suite_version == SUITE_VERSION == 2
     assert record.spec["tokenizer"] == tok.spec == {"name": "o200k_base", "version": tok.version}
+    # The report's arms table shows it (terminal, Markdown and HTML read the one table).
+    report = build_report(discover_runs(tmp_path / "run"))
+    table = next(b for sec in report.sections if sec.suite == "qa" for b in sec.blocks
+                 if isinstance(b, Table) and b.title.startswith("Arms"))
+    col = table.columns.index("context/correct")
+    shown = {row[0].text: row[col].text for row in table.rows}
+    assert shown == {ARM: f"{total / 3:,.0f}", "none": "-"}
+    md = write_markdown(report, tmp_path / "report.md").read_text()
+    assert "context/correct" in md and f"{total / 3:,.0f}" in md
+    assert "context/correct" in write_html(report, tmp_path / "report.html").read_text()
+    buf = io.StringIO()
+    render_terminal(report, Console(file=buf, width=200))
+    assert "context/correct" in buf.getvalue()
     path = next(r["path"] for r in result.to_dict()["runs"] if r["arm"] == ARM)
     econ = json.loads((tmp_path / "run" / path / "record.json").read_text())["economics"]
     assert econ["context_tokens"] == total and econ["tokens_input"] == 1000
