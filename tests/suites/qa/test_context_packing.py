@@ -14,6 +14,7 @@ import pytest
 from qa_helpers import ENV, FACTS, oracle  # type: ignore[import-not-found]
 from ctxgauge.corpus import open_corpus
 from ctxgauge.engines import get_engine
+from ctxgauge.errors import UserError
 from ctxgauge.metrics.packing import pack
 from ctxgauge.metrics.tokens import default_tokenizer
 from ctxgauge.records import read_run, read_units
@@ -134,3 +135,10 @@ def test_typed_results_keep_old_summaries_as_they_were():
     written = back.to_json()["summary"]["context:bm25@5"]
     assert back.summary["context:bm25@5"].context_tokens == 9
     assert {k: written[k] for k in new["summary"]["context:bm25@5"]} == new["summary"]["context:bm25@5"]
+
+
+def test_a_budget_below_one_token_is_one_line(mini_battery, tmp_path):
+    for bad in (0, -5, 2.5):
+        with pytest.raises(UserError, match="--token-budget must be a whole number of tokens"):
+            run_qa(QAConfig(source=str(mini_battery.path), arms=["context:bm25@3"], token_budget=bad,
+                            out=tmp_path / f"run{bad}"))

@@ -86,6 +86,8 @@ def plan(cfg: QAConfig, env: Mapping[str, str] | None = None, sleep=None) -> Pla
         raise UserError(f"unknown protocol {cfg.protocol!r} (known: {', '.join(PROTOCOLS)})")
     if cfg.repeat < 1:
         raise UserError("--repeat must be at least 1")
+    if isinstance(cfg.token_budget, bool) or not isinstance(cfg.token_budget, int) or cfg.token_budget < 1:
+        raise UserError(f"--token-budget must be a whole number of tokens, at least 1, not {cfg.token_budget!r}")
     check_scorer(cfg.scorer)
     if cfg.rates:  # read only when a client is made: with no model, a bad table went unreported
         load_rates(cfg.rates)
