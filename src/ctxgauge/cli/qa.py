@@ -88,7 +88,7 @@ def run(
     protocol: str = typer.Option("zero-shot", "--protocol", help="zero-shot, multi-turn or whole-battery."),
     repeat: int = typer.Option(1, "--repeat", min=1, help="Independent repetitions (sessions) per arm."),
     repo: Optional[Path] = typer.Option(None, "--repo", help="A checkout of the battery's repository (default: as battery.json says)."),
-    token_budget: int = typer.Option(6000, "--token-budget", min=100, help="Context arm: tokens of retrieved files in the prompt."),
+    token_budget: int = typer.Option(6000, "--token-budget", "--budget", min=100, help="Context arm: tokens (o200k_base) of the packed context in each prompt: the engine's spans, or whole files, under path:start-end headers that count, whole lines only."),
     cache_dir: Optional[Path] = typer.Option(None, "--cache-dir", help="Response cache (default $CTXGAUGE_CACHE_DIR or ~/.cache/ctxgauge)."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Ask the provider every time."),
     timeout: float = typer.Option(120.0, "--timeout", help="Seconds per provider request."),
@@ -100,7 +100,7 @@ def run(
     grounded_from_topics: bool = typer.Option(False, "--grounded-from-topics", help="Question sets: grade against a question's expected_topics when they average 40 or more characters (curated statements, not keywords)."),
     out: Optional[Path] = out_option("qa"),
     resume: bool = resume_option(),
-    json_out: bool = typer.Option(False, "--json", help="Print JSON: {run_dir, summary: {arm: {questions, passed, accuracy, tokens, cost_usd}}, questions, trust, skipped, finished, unfinished, exit_code}."),
+    json_out: bool = typer.Option(False, "--json", help="Print JSON: {run_dir, summary: {arm: {questions, passed, accuracy, tokens, cost_usd, context_tokens?, context_tokens_per_correct?}}, questions, trust, skipped, finished, unfinished, exit_code}."),
 ) -> None:
     """Ask a battery's questions under each arm, score the answers, and gate the result; print the run's
     report (as `ctxgauge report RUN_DIR` does). Exit code 6 when the run did not finish (an outage, a failed

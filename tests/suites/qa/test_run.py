@@ -218,7 +218,7 @@ def test_shipped_battery_with_a_perfect_reader(openai_server, tmp_path):
         if fake_llm.system_text(body).startswith("You grade"):
             return json.dumps({"verdict": "fail", "reason": "Misses the required facts.", "facets": {}})
         g = b.gold[next(q for p, q in by_prompt.items() if p in user)]
-        seen = set(re.findall(r'<file path="([^"]+)">', user))
+        seen = set(re.findall(r"^(\S+):\d+-\d+$", user, re.M))  # each span's `path:start-end` header
         return g.answer_gold_variants[0] if seen & set(g.evidence_files) else "Not sure."
 
     openai_server.route(reader)

@@ -42,6 +42,8 @@ def answer_rep(run: RunDir, ctx: ArmContext, p: Plan, cfg: QAConfig, rep: int, j
                    "seconds": round(a.seconds, 3), "token_source": a.token_source,
                    "cost_usd": a.cost_reported if arm.kind == "command" else (
                        ctx.client.cost(a.usage) if ctx.client else None)}
+        if a.context_tokens is not None:  # context arms: ctxgauge's count beside the provider's input tokens
+            figures.update(context_tokens=a.context_tokens, context_ran_out=a.context_ran_out)
         verdict = None
         answer_file = None
         if a.status == "ok":

@@ -8,8 +8,11 @@ from pathlib import Path
 from ctxgauge.suites.qa.judging._scoring import SCORER_VERSION
 
 SUITE = "qa"
-SUITE_VERSION = 1
-"""The suite's own version (an integer; dc65eaf and before wrote the string "1" in each arm's identity)."""
+SUITE_VERSION = 2
+"""The suite's own version (an integer; dc65eaf and before wrote the string "1" in each arm's identity).
+2: the context arm packs the engine's spans (or whole files) under `path:start-end` headers, whole lines
+only, at --token-budget tokens counted by the tokenizer (1 cut whole files at 4 characters a token), and
+records the packed context's tokens per answer; the spec records the tokenizer."""
 
 
 @dataclass
@@ -35,6 +38,7 @@ class QAConfig:
     retries: int = 3
     backoff: float = 1.0
     token_budget: int = 6000
+    """Context arm: tokens (the run's tokenizer, o200k_base) of the packed context in each prompt."""
     max_turns: int = 8
     max_tokens: int = 1024
     command_timeout: float = 600.0

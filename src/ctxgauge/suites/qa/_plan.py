@@ -68,6 +68,9 @@ class Plan:
     notes: list[str]
     grounding: dict[str, Grounding] = field(default_factory=dict)
     """A question set's grounding per question (empty for a battery)."""
+    tokenizer: dict | None = None
+    """`{name, version}` of the tokenizer context and read budgets are counted in, when an arm counts
+    tokens (context, tool); None otherwise. The run's spec records it."""
 
     def close(self) -> None:
         for c in (self.client, self.judge_client):
@@ -83,6 +86,8 @@ def plan(cfg: QAConfig, env: Mapping[str, str] | None = None, sleep=None) -> Pla
         raise UserError(f"unknown protocol {cfg.protocol!r} (known: {', '.join(PROTOCOLS)})")
     if cfg.repeat < 1:
         raise UserError("--repeat must be at least 1")
+    if isinstance(cfg.token_budget, bool) or not isinstance(cfg.token_budget, int) or cfg.token_budget < 1:
+        raise UserError(f"--token-budget must be a whole number of tokens, at least 1, not {cfg.token_budget!r}")
     check_scorer(cfg.scorer)
     if cfg.rates:  # read only when a client is made: with no model, a bad table went unreported
         load_rates(cfg.rates)
@@ -116,7 +121,17 @@ def plan(cfg: QAConfig, env: Mapping[str, str] | None = None, sleep=None) -> Pla
         identity["grounding"] = {"from_topics": cfg.grounded_from_topics,
                                  "grounded": [qid for qid, g in grounding.items() if g.grounded]}
     return Plan(source, battery, "pass-fail" if battery else "rubric", arms, client, client_why, judge_client,
-                identity, notes, grounding)
+                identity, notes, grounding, tokenizer_spec(arms))
+
+
+def tokenizer_spec(arms: list[ArmSpec]) -> dict | None:
+    """The tokenizer's `{name, version}` when an arm counts tokens (the context arm packs under the budget,
+    the tool arm cuts a long read), loaded now so a missing package is one line before anything is asked."""
+    if not any(a.kind in ("context", "tool") for a in arms):
+        return None
+    from ctxgauge.metrics.tokens import default_tokenizer
+
+    return default_tokenizer().spec
 
 
 def question_files(questions) -> dict[str, str]:

@@ -30,14 +30,18 @@ Fields of a unit (units.jsonl):
                   columns; a cached answer reports the tokens it cost when made, so figures repeat),
                   llm_calls, cache_hits, tool_calls {tool: n}, retrieved (paths the engine returned),
                   in_context (paths that fitted the budget), seconds, cost_usd (estimate, or the harness's
-                  report), token_source (provider | harness | null: nobody counted, the zeros are no measurement)
+                  report), token_source (provider | harness | null: nobody counted, the zeros are no measurement);
+                  context arms also context_tokens (the packed context's tokens, o200k_base, counted by
+                  ctxgauge: a whole-battery sheet's on its first question) and context_ran_out (the ranking
+                  ran out before the budget did)
 
 record.json (one per arm x repetition: Corograph's run) holds identity (battery, model, judge, protocol as
 `exam`, arm, `family` (its kind), engine and its identity, repetition, denominator, repository, commit,
 scorer, rubric, `run_key`), provenance (ctxgauge version, machine, capture time, the lanes: answer model,
 judge, engine, scorer), validity ({ok, reason: run_ok | did-not-finish | skipped, detail}), economics (the
 four columns summed with their token_source, cost with its basis, seconds, calls, cache hits, tool calls
-by tool and by class, index adoption, the judge's tokens, per-question rows), scoring (total over
+by tool and by class, index adoption, the judge's tokens, per-question rows; a context arm's also its packed
+context tokens), scoring (total over
 denominator, mean score, by difficulty, tier census, scorer versions, adjudications, results, adjudicate
 and infra lists; total is null unless the run finished and every answer was decided), transcript (lane,
 per-unit file and event count) and files (SHA-256 of every other file of the repetition).

@@ -48,7 +48,7 @@ def run_qa(cfg: QAConfig, *, env: Mapping[str, str] | None = None, sleep=None,
     try:
         subject = Subject(dataset=str(p.source.identity().get("name") or cfg.source), systems=[str(a) for a in p.arms],
                           model=cfg.model)
-        run = RunDir.start(out, suite=SUITE, suite_version=SUITE_VERSION, subject=subject, spec=cfg.spec(),
+        run = RunDir.start(out, suite=SUITE, suite_version=SUITE_VERSION, subject=subject, spec=run_spec(cfg, p),
                            resume=cfg.resume,
                            context={"source": cfg.source, "source_identity": p.source.identity(),
                                     "source_from_run": source_from_run(cfg.source, p.source, out),
@@ -71,6 +71,11 @@ def run_qa(cfg: QAConfig, *, env: Mapping[str, str] | None = None, sleep=None,
         p.close()
     return QARun(run_dir=str(run.path), spec=QASpec.from_json(record["spec"], str(run.path), "spec"),
                  status=record["status"], results=QAResults.from_json(record["results"], str(run.path), "results"))
+
+
+def run_spec(cfg: QAConfig, p: Plan) -> dict:
+    """The recorded options, with the tokenizer budgets are counted in when an arm counts tokens."""
+    return {**cfg.spec(), **({"tokenizer": p.tokenizer} if p.tokenizer else {})}
 
 
 def _add_units(run: RunDir, p: Plan, cfg: QAConfig, arm: ArmSpec, status: str, reason: str, answer_status: str) -> None:

@@ -172,13 +172,39 @@ def run_record(arm: dict, rep: int, units: list[dict], questions: list[Question]
                  "judge": judge_usage.to_dict(),
                  "per_question": [{"qid": u["qid"], **{k: (u.get("figures") or {}).get(k) for k in (
                      "tokens_input", "tokens_output", "tokens_cache_read", "tokens_cache_write", "token_source",
-                     "llm_calls", "seconds", "cost_usd")}, "tool_calls": (u.get("figures") or {}).get("tool_calls") or {}}
+                     "llm_calls", "seconds", "cost_usd")}, "tool_calls": (u.get("figures") or {}).get("tool_calls") or {},
+                     **_context_figures(u)}
                      for u in sorted(units, key=lambda u: u["qid"])]}
+    counted = [c for u in units if (c := _context_figures(u).get("context_tokens")) is not None]
+    if counted:  # a context arm: ctxgauge's count of its packed contexts, beside the provider's input tokens
+        economics["context_tokens"] = sum(counted)
     battery = identity.get("battery") or {}
     ident = {**identity, "repetition": rep, "family": arm.get("kind"), "exam": identity.get("protocol"),
              "denominator": len(questions), "repository": battery.get("repository"), "commit": battery.get("commit"),
              "run_key": run_key(identity, arm, rep)}
     return {"identity": ident, "validity": validity, "economics": economics, "scoring": scoring}
+
+
+def _context_figures(unit: dict) -> dict:
+    """A context arm's per-question context figures (none for other arms and older records)."""
+    f = unit.get("figures") or {}
+    return {k: f[k] for k in ("context_tokens", "context_ran_out") if k in f}
+
+
+def context_summary(kind: str | None, valid_units: list[dict], passed: int, decided: bool) -> dict:
+    """A context arm's packed-context figures over its valid repetitions: `context_tokens` (their sum, as
+    ctxgauge counted them), `context_tokens_per_correct` (that sum over the answers passed: Corograph's
+    measure, so "as accurate with less context" is measured; None with no decided score or no correct
+    answer, never infinity) and `context_ran_out` (answers whose ranking ran out before the budget). Empty
+    for other arms, and for a context arm with no valid repetition (no model: nothing was answered)."""
+    counted = [int(f["context_tokens"]) for u in valid_units
+               if isinstance(f := u.get("figures"), dict) and f.get("context_tokens") is not None]
+    if kind != "context" or not counted:
+        return {}
+    total = sum(counted)
+    return {"context_tokens": total,
+            "context_tokens_per_correct": total / passed if decided and passed else None,
+            "context_ran_out": sum(bool((u.get("figures") or {}).get("context_ran_out")) for u in valid_units)}
 
 
 def run_key(identity: dict, arm: dict, rep: int) -> str:
@@ -278,6 +304,7 @@ def summarize(arms: list[dict], repeat: int, units: list[dict], questions: list[
             "tool_calls": dict(sorted(tools.items())),
             "index_adoption": (sum(e["index_adoption"]["questions_with_search"] for e in econ) /
                                max(1, sum(e["index_adoption"]["questions"] for e in econ))) if arm["kind"] == "tool" else None,
+            **context_summary(arm.get("kind"), valid_units, results.get("pass", 0), decided_all and not rubric),
         }
         if status != "measured":
             skipped.append({"arm": name, "reason": arm.get("reason")})

@@ -14,7 +14,8 @@ from ctxgauge.engines import Hit
 from ctxgauge.errors import UserError
 from ctxgauge.records import read_units as _read_units
 from ctxgauge.suites.qa import QAConfig, parse_arm, run_qa
-from ctxgauge.suites.qa.arms._arms import render_context
+from ctxgauge.metrics.tokens import default_tokenizer
+from ctxgauge.suites.qa.arms._arms import pack_context, read_within
 from ctxgauge.suites.qa.judging._prompts import extract_answers
 
 
@@ -43,13 +44,45 @@ def test_arm_spec_defaults_and_errors():
             parse_arm(bad)
 
 
-def test_context_is_cut_at_the_token_budget(mini_battery):
+def test_context_is_packed_at_the_token_budget_by_the_tokenizer(mini_battery):
     corpus = open_corpus(mini_battery.repo, mini_battery.commit)
-    hits = [Hit("pkg/mod1.py", 3.0), Hit("pkg/mod2.py", 2.0), Hit("pkg/mod3.py", 1.0)]
-    one_file = len(corpus.text("pkg/mod1.py")) + len('<file path="pkg/mod1.py">\n\n</file>')
-    text, included = render_context(hits, corpus, budget_tokens=(one_file + 20) // 4)
-    assert included == ["pkg/mod1.py", "pkg/mod2.py"] and "truncated to the context budget" in text
-    assert render_context(hits, corpus, budget_tokens=10_000)[1] == [h.path for h in hits]
+    tok = default_tokenizer()
+    hits = [Hit("pkg/mod1.py", 3.0), Hit("pkg/mod2.py", 2.0), Hit("pkg/mod3.py", 1.0, spans=((3, 3),))]
+    one = corpus.text("pkg/mod1.py")
+    first_of_two = corpus.text("pkg/mod2.py").splitlines(keepends=True)[0]
+    # Room for mod1 whole (header `pkg/mod1.py:1-3` counts) and one line of mod2 under its own header: mod2
+    # is cut after its last whole line that fits, and packing stops there (mod3 never starts).
+    budget = (tok.count("pkg/mod1.py:1-3\n") + sum(tok.count(x) for x in one.splitlines(keepends=True))
+              + tok.count("pkg/mod2.py:1-1\n") + tok.count(first_of_two) + 1)
+    got = pack_context(hits, corpus, budget)
+    assert got.text == "pkg/mod1.py:1-3\n" + one + "pkg/mod2.py:1-1\n" + first_of_two
+    assert got.paths == ["pkg/mod1.py", "pkg/mod2.py"] and got.ran_out is False
+    assert got.tokens == tok.count(got.text) <= budget
+    # A budget the ranking cannot fill: everything fits, mod3 as the one span it handed over, and it ran out.
+    full = pack_context(hits, corpus, 10_000)
+    assert full.paths == [h.path for h in hits] and full.ran_out is True
+    assert full.text.endswith('pkg/mod3.py:3-3\n    return "value3x"\n') and full.tokens == tok.count(full.text)
+    assert pack_context([], corpus, 100) == type(full)("", 0, [], True)
+
+
+def test_tool_read_is_cut_by_the_tokenizer(repo_builder):
+    rb = repo_builder("long")
+    body = "".join(f"line_{i} = {i} * 7\n" for i in range(1, 401))
+    commit = rb.commit("a long file", {"long.py": body, "short.py": "x = 1\n"})
+    corpus = open_corpus(rb.path, commit)
+    tok = default_tokenizer()
+    assert read_within(corpus, "short.py", 100) == "x = 1\n"
+    out = read_within(corpus, "long.py", 100)
+    kept = [ln + "\n" for ln in out.splitlines()[1:-1]]
+    n = len(kept)
+    assert out.startswith(f"long.py:1-{n}\n") and out.endswith(f"[... truncated: lines 1-{n} of 400 fit the read "
+                                                                "budget of 100 tokens ...]")
+    assert kept == body.splitlines(keepends=True)[:n]
+    # The cut is where the tokenizer says, not at 4 characters a token (that would keep 400 characters).
+    used = tok.count(f"long.py:1-{n}\n") + sum(tok.count(x) for x in kept)
+    nxt = body.splitlines(keepends=True)[n]
+    assert used <= 100 < tok.count(f"long.py:1-{n + 1}\n") + sum(tok.count(x) for x in kept + [nxt])
+    assert len("".join(kept)) != 400
 
 
 def test_extract_answers_by_label():
@@ -111,6 +144,13 @@ def test_whole_battery_one_call(mini_battery, openai_server, tmp_path):
     assert openai_server.count == 1 and s["passed"] == 9 and s["not_judged"] == 1
     assert s["tokens"]["tokens_input"] == 100  # one call's usage, counted once
     assert s["retrieval_hit_rate"] == 1.0
+    # One context for the sheet, read once: its tokens sit on the first question, as the usage does.
+    sheet_text = fake_llm.last_user_text(openai_server.requests[0])
+    context = sheet_text[sheet_text.index(":\n\n") + 3:sheet_text.index("\n\nAnswer every question")]
+    counts = {u["qid"]: u["figures"]["context_tokens"] for u in read_units(tmp_path / "run")}
+    assert counts == {q: default_tokenizer().count(context) if q == "q01" else 0 for q in FACTS}
+    # q10 is not judged (no judge): no decided score, so no per-correct figure (never one over a partial score).
+    assert s["context_tokens"] == counts["q01"] and s["context_tokens_per_correct"] is None
 
 
 def test_command_arm_with_envelope(mini_battery, tmp_path):

@@ -1,7 +1,8 @@
 """Arms: what a model is given to answer with.
 
     none               the model alone
-    context:ENGINE@k   the engine's top k files, within a token budget, in the prompt (k defaults to 5)
+    context:ENGINE@k   the engine's top k hits (their spans, or whole files) packed under --token-budget tokens
+                       into the prompt (k defaults to 5; `pack_context`)
     tool:ENGINE        an agent loop: the model may call search(query) (the engine) and read(path)
     mcp-tools:SPEC     an agent loop over an MCP server's own tools, as declared (SPEC is an mcp(...) engine;
                        `tools="a,b"` lists the ones exposed, else only those declared read-only: _mcp_tools)
@@ -35,7 +36,9 @@ from ctxgauge.records import SecretScanner
 
 ARM_KINDS = ("none", "context", "tool", "mcp-tools", "command")
 DEFAULT_K = 5
-CHARS_PER_TOKEN = 4  # a budget estimate, not a tokenizer: the same for every engine, so arms stay comparable
+READ_BUDGET = 4000
+"""Tokens (o200k_base) of a file the tool arm's `read` returns whole; a longer file is cut after its last
+whole line that fits (`metrics.packing.pack`), and the reply says which lines it holds."""
 
 
 @dataclass(frozen=True)
@@ -105,22 +108,33 @@ def parse_arm(text: str) -> ArmSpec:
                     "command:CMD")
 
 
-def render_context(hits: list[Hit], corpus: Corpus, budget_tokens: int) -> tuple[str, list[str]]:
-    """The retrieved files as prompt text, best first, cut at the token budget (the last file truncated,
-    later ones dropped); returns the text and the paths that made it in."""
-    budget = budget_tokens * CHARS_PER_TOKEN
-    parts, included = [], []
-    for h in hits:
-        if budget <= 0:
-            break
-        body = corpus.text(h.path)
-        if len(body) > budget:
-            body = body[:budget] + "\n[... truncated to the context budget ...]"
-        block = f'<file path="{h.path}">\n{body}\n</file>'
-        parts.append(block)
-        included.append(h.path)
-        budget -= len(block)
-    return "\n\n".join(parts), included
+@dataclass(frozen=True)
+class PackedContext:
+    """The context arm's context for one prompt: the engine's hits packed under the token budget."""
+
+    text: str
+    """What the model reads: each span (or whole file) under its `path:start-end` header."""
+    tokens: int
+    """The tokenizer's count of `text` (o200k_base): the context tokens the model read."""
+    paths: list[str]
+    """The files that made it in, in context order."""
+    ran_out: bool
+    """True when every hit fitted: the ranking ran out before the budget did (a shorter context)."""
+
+
+def pack_context(hits: list[Hit], corpus: Corpus, budget_tokens: int) -> PackedContext:
+    """The retrieved hits as prompt text: rank order, each hit's spans in the engine's order (no spans: the
+    whole file), each under a `path:start-end` header that counts, whole lines only, cut where the budget
+    ends (`metrics.packing.pack`, the packing replay and cases score), tokens counted by the tokenizer."""
+    from ctxgauge.metrics.packing import pack
+    from ctxgauge.metrics.tokens import default_tokenizer
+
+    tokenizer = default_tokenizer()
+    packed = pack(hits, corpus.read, budget_tokens, tokenizer)
+    # Recorded: the count of the text as a whole, as the model reads it. The budget holds the piece-by-piece
+    # count, which a line break's merges only ever make larger (a blank line's `\n\n` is one token whole).
+    return PackedContext(packed.text, tokenizer.count(packed.text), [path for path, _ in packed.included],
+                         packed.ran_out)
 
 
 def available(engine):
@@ -174,10 +188,10 @@ class ToolBox:
     prompt_note = None
     """The system prompt's sentence about the tools: None is the standing one (search and read)."""
 
-    def __init__(self, engine: EngineHandle, *, k: int = DEFAULT_K, read_budget_tokens: int = 4000):
+    def __init__(self, engine: EngineHandle, *, k: int = DEFAULT_K, read_budget_tokens: int = READ_BUDGET):
         self.engine = engine
         self.k = k
-        self.read_budget = read_budget_tokens * CHARS_PER_TOKEN
+        self.read_budget = read_budget_tokens
         self.counts: Counter[str] = Counter()
 
     def call(self, call: ToolCall) -> str:
@@ -193,8 +207,7 @@ class ToolBox:
             path = str(call.arguments.get("path") or "").strip().lstrip("./")
             if path not in self.engine.corpus:
                 return f"error: no file {path!r} in the repository"
-            body = self.engine.corpus.text(path)
-            return body if len(body) <= self.read_budget else body[: self.read_budget] + "\n[... truncated ...]"
+            return read_within(self.engine.corpus, path, self.read_budget)
         return f"error: no tool {call.name!r}; use search or read"
 
     def describe(self, call: ToolCall, out: str) -> dict:
@@ -202,6 +215,27 @@ class ToolBox:
         size in characters of what an unknown tool's call returned."""
         return {"status": "error" if out.startswith("error:") else "ok",
                 **({"arguments": call.arguments} if call.name in ("search", "read") else {"size": len(out)})}
+
+
+def read_within(corpus: Corpus, path: str, budget_tokens: int) -> str:
+    """A file as the tool arm's `read` returns it: whole when it fits `budget_tokens`, else its first lines
+    that fit under a `path:1-N` header (the packing rule), with a last line saying what was left out. A
+    token is at least one byte, so a file of no more bytes than the budget is whole without counting."""
+    data = corpus.read(path)
+    if len(data) <= budget_tokens:
+        return data.decode("utf-8", "replace")
+    from ctxgauge.metrics._lines import line_count
+    from ctxgauge.metrics.packing import pack
+    from ctxgauge.metrics.tokens import default_tokenizer
+
+    tokenizer = default_tokenizer()
+    body = data.decode("utf-8", "replace")
+    if tokenizer.count(body) <= budget_tokens:
+        return body
+    packed = pack([Hit(path, 0.0)], lambda _: data, budget_tokens, tokenizer)
+    kept = packed.included[0][1][0][1] if packed.included else 0
+    return (packed.text + f"[... truncated: lines 1-{kept} of {line_count(data)} fit the read budget of "
+            f"{budget_tokens} tokens ...]")
 
 
 @dataclass

@@ -19,7 +19,7 @@ from typing import Callable
 from ctxgauge.errors import EngineError
 from ctxgauge.providers import ChatRequest, Client, Message, ProviderOutage, Usage
 import ctxgauge.suites.qa.judging._prompts as prompts
-from ctxgauge.suites.qa.arms._arms import ArmSpec, EngineHandle, render_context, run_command
+from ctxgauge.suites.qa.arms._arms import ArmSpec, EngineHandle, pack_context, run_command
 from ctxgauge.suites.qa.sources._battery import Question
 
 PROTOCOLS = ("zero-shot", "multi-turn", "whole-battery")
@@ -43,6 +43,11 @@ class Answer:
     """Paths the engine returned for this question (context arm): the input of the retrieval hit rate."""
     in_context: list[str] | None = None
     """Paths that fitted the token budget and so reached the model."""
+    context_tokens: int | None = None
+    """Context arm: tokens (o200k_base) of the packed context the model read, counted by ctxgauge beside the
+    provider's input tokens (a whole-battery sheet's context sits on its first question, 0 on the others)."""
+    context_ran_out: bool | None = None
+    """Context arm: the ranking ran out before the budget did (every hit fitted: a shorter context)."""
     cost_reported: float | None = None
     seconds: float = 0.0
     token_source: str | None = None
@@ -140,8 +145,9 @@ def _context_for(ctx: ArmContext, text: str, answer: Answer) -> str | None:
         return None
     hits = ctx.engine.query(text, ctx.arm.k)
     answer.retrieved = [h.path for h in hits]
-    block, answer.in_context = render_context(hits, ctx.engine.corpus, ctx.token_budget)
-    return block
+    packed = pack_context(hits, ctx.engine.corpus, ctx.token_budget)
+    answer.in_context, answer.context_tokens, answer.context_ran_out = packed.paths, packed.tokens, packed.ran_out
+    return packed.text
 
 
 def retrieve_only(ctx: ArmContext, questions: list[Question], *,
@@ -196,6 +202,7 @@ def run_protocol(protocol: str, ctx: ArmContext, questions: list[Question], repe
         context = _context_for(ctx, q.prompt, probe)
         answer = _ask(ctx, s, q, prompts.question_text(q, context=context))
         answer.retrieved, answer.in_context = probe.retrieved, probe.in_context
+        answer.context_tokens, answer.context_ran_out = probe.context_tokens, probe.context_ran_out
         on_answer(answer)
         out.append(answer)
     return out
@@ -218,9 +225,12 @@ def _whole_battery(ctx: ArmContext, questions: list[Question], repetition: int,
                 if rank < len(hits) and hits[rank].path not in seen:
                     seen.add(hits[rank].path)
                     merged.append(hits[rank])
-        context, included = render_context(merged, ctx.engine.corpus, ctx.token_budget)
-        for p in probes.values():
-            p.in_context = [x for x in included if x in (p.retrieved or [])]
+        packed = pack_context(merged, ctx.engine.corpus, ctx.token_budget)
+        context = packed.text
+        for i, p in enumerate(probes.values()):
+            p.in_context = [x for x in packed.paths if x in (p.retrieved or [])]
+            # One context for the sheet, read once: its count sits on the first question, as its usage does.
+            p.context_tokens, p.context_ran_out = (packed.tokens if i == 0 else 0), packed.ran_out
     session = Session(ctx, repetition) if ctx.client else None
     sheet = _ask(ctx, session, Question("sheet", 0, ""), prompts.battery_sheet(questions, context=context))
     texts = prompts.extract_answers(sheet.text, [q.qid for q in questions]) if sheet.status == "ok" else {}
