@@ -17,7 +17,16 @@ the `cases` suite (`load_swebench`, `run_cases`), expected = files the gold patc
 Printed per repository and per half: hit@1/5/10, recall@10, MRR, nDCG@10, cold build seconds and index
 size (one build at the newest commit), median query latency, CPU seconds of the whole replay; then the
 paired comparison (mean difference, 95% bootstrap interval, randomization p) of the best engine on the
-tune half against bm25, on the report half. Every engine's units are kept in `--out` keyed by the
+tune half against bm25, on the report half.
+
+Span figures (issue 37), read from each unit's figures under the keys the suites record:
+`line_coverage_tokens@1000`, `line_coverage_tokens@4000`, `gold_lines_per_1k_tokens@1000` and
+`line_coverage_auc`, each a mean over the units holding it (units without gold lines have none); a key no
+unit holds prints "not recorded" (a run made before spans). On the report half the best engine is compared
+with `--baseline` (default `bm25(spans=false)`, always measured): line coverage at 1,000 and 4,000 tokens
+and hit@5 (paired mean difference, 95% bootstrap interval), and the ratio of gold lines per 1,000 tokens
+(ratio of means, bootstrap 95% interval); a replay repository of the report half that is absent or
+unfinished is named and the pooled figure says over which repositories it is. Every engine's units are kept in `--out` keyed by the
 engine's identity, so a rerun measures only what changed (an engine whose code changed runs again).
 """
 
@@ -38,6 +47,13 @@ HERE = Path(__file__).resolve().parent
 SPLIT = HERE / "quality_split.json"
 METRICS = ("hit@1", "hit@5", "hit@10", "recall@10", "mrr", "ndcg@10")
 DEFAULT_ENGINES = ("grep", "bm25", "graph", "history", "fusion", "minilm", "hybrid")
+BASELINE = "bm25(spans=false)"
+"""The engine the tune-half winner is compared with on the report half (whole files, no spans)."""
+SPAN_METRICS = ("line_coverage_tokens@1000", "line_coverage_tokens@4000", "gold_lines_per_1k_tokens@1000",
+                "line_coverage_auc")
+"""Span figures read from each unit's figures (issue 37); a unit without a key has no gold lines there (or
+the run predates spans): it is left out of that mean, and a key no unit holds is printed "not recorded"."""
+SPAN_HEAD = ("line cov@1k", "line cov@4k", "gold lines/1k tok", "line cov AUC")
 
 
 def cpu_seconds() -> float:
@@ -247,6 +263,80 @@ def summary(units: list[dict]) -> dict:
     return out
 
 
+def span_summary(units: list[dict]) -> dict:
+    """Macro mean of each span figure over the units that hold it (None: no unit does), and how many."""
+    out = {}
+    for m in SPAN_METRICS:
+        vals = [u["figures"][m] for u in _ok(units) if u["figures"].get(m) is not None]
+        out[m] = (statistics.fmean(vals) if vals else None, len(vals))
+    return out
+
+
+def span_table(title: str, rows: list[tuple[str, str, dict]]) -> str:
+    head = ["repo", "engine", *(f"{h} (n)" for h in SPAN_HEAD)]
+    lines = [f"\n### {title}\n", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for repo, eng, d in rows:
+        if "units" not in d:
+            continue
+        s = span_summary(d["units"])
+        cells = ["not recorded" if s[m][0] is None else f"{s[m][0]:.3f} ({s[m][1]})" for m in SPAN_METRICS]
+        lines.append("| " + " | ".join([repo, eng, *cells]) + " |")
+    return "\n".join(lines)
+
+
+def ratio_ci(a: list[float], b: list[float], seed: int = 0, n: int = 10000) -> tuple[float, float, float] | None:
+    """mean(a) / mean(b) over paired units with a seeded percentile bootstrap 95% interval (units resampled
+    together); None when mean(b) is 0."""
+    import numpy as np
+
+    xa, xb = np.asarray(a, float), np.asarray(b, float)
+    if not len(xa) or xb.mean() == 0:
+        return None
+    idx = np.random.default_rng(seed).integers(0, len(xa), size=(n, len(xa)))
+    num, den = xa[idx].mean(axis=1), xb[idx].mean(axis=1)
+    ratios = np.divide(num, den, out=np.full(n, np.nan), where=den != 0)
+    low, high = np.nanquantile(ratios, [0.025, 0.975])
+    return float(xa.mean() / xb.mean()), float(low), float(high)
+
+
+def span_paired(a_units: list[dict], b_units: list[dict], seed: int = 0) -> dict:
+    """The report-half comparison of issue 37 over the units both engines scored: line coverage at 1,000
+    and 4,000 tokens (mean difference, 95% bootstrap interval, p), hit@5 difference, and the ratio of gold
+    lines per 1,000 tokens with its interval. A figure no paired unit holds is absent."""
+    from ctxgauge.metrics.stats import paired_comparison
+
+    b = {u["id"]: u["figures"] for u in _ok(b_units)}
+    pairs = [(u["figures"], b[u["id"]]) for u in _ok(a_units) if u["id"] in b]
+    out: dict = {"n": len(pairs)}
+    for m in ("line_coverage_tokens@1000", "line_coverage_tokens@4000", "hit@5"):
+        xy = [(x[m], y[m]) for x, y in pairs if x.get(m) is not None and y.get(m) is not None]
+        if xy:
+            out[m] = paired_comparison([float(x) for x, _ in xy], [float(y) for _, y in xy], seed).to_dict()
+    m = "gold_lines_per_1k_tokens@1000"
+    xy = [(x[m], y[m]) for x, y in pairs if x.get(m) is not None and y.get(m) is not None]
+    if xy:
+        out["gold_lines_per_1k_ratio"] = {"n": len(xy), "ratio_ci": ratio_ci([x for x, _ in xy], [y for _, y in xy], seed)}
+    return out
+
+
+def span_lines(title: str, cmp: dict) -> str:
+    lines = [f"\n{title} (n={cmp.get('n', 0)} paired units)"]
+    for m in ("line_coverage_tokens@1000", "line_coverage_tokens@4000", "hit@5"):
+        c = cmp.get(m)
+        if c is None:
+            lines.append(f"  {m:28s} not recorded")
+            continue
+        lines.append(f"  {m:28s} {c['mean_a']:.3f} vs {c['mean_b']:.3f}  diff {c['mean_diff']:+.3f} "
+                     f"[{c['ci_low']:+.3f}, {c['ci_high']:+.3f}]  p={c['p_value']:.4f}  n={c['n']}")
+    r = cmp.get("gold_lines_per_1k_ratio")
+    if r is None or r["ratio_ci"] is None:
+        lines.append(f"  {'gold lines per 1k ratio':28s} not recorded")
+    else:
+        v, lo, hi = r["ratio_ci"]
+        lines.append(f"  {'gold lines per 1k ratio':28s} {v:.2f}x [{lo:.2f}, {hi:.2f}]  n={r['n']}  (goal >= 2x)")
+    return "\n".join(lines)
+
+
 def paired(a_units: list[dict], b_units: list[dict], seed: int = 0) -> dict:
     from ctxgauge.metrics.scoring import compare
 
@@ -255,6 +345,13 @@ def paired(a_units: list[dict], b_units: list[dict], seed: int = 0) -> dict:
     if not pairs:
         return {}
     return compare([p[0] for p in pairs], [p[1] for p in pairs], ("hit@5", "mrr", "recall@10"), seed)
+
+
+def _span_summaries(kind: str, per: dict) -> dict:
+    """--json: each engine's span summary, per repository (replay) or pooled over the half's instances."""
+    if kind == "swebench":
+        return {e: span_summary(d["units"]) for e, d in per.items() if "units" in d}
+    return {r: {e: span_summary(d["units"]) for e, d in engs.items() if "units" in d} for r, engs in per.items()}
 
 
 def _fmt(v, spec=".3f") -> str:
@@ -300,6 +397,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", default=None, help="comma-separated owner/name: replay only these repositories")
     ap.add_argument("--best", default=None, help="engine compared against bm25 (default: best on the tune half)")
     ap.add_argument("--cached-only", action="store_true", help="run nothing: print what --out holds")
+    ap.add_argument("--baseline", default=BASELINE,
+                    help=f"engine the best engine's span figures are compared with on the report half (default {BASELINE})")
     args = ap.parse_args(argv)
     global CACHED_ONLY
     CACHED_ONLY = args.cached_only
@@ -308,6 +407,8 @@ def main(argv: list[str] | None = None) -> int:
     split = json.loads(SPLIT.read_text())
     paths = json.loads(args.paths.read_text()) if args.paths else {}
     engines = split_engines(args.engines)
+    if args.baseline not in engines:  # the span comparison's baseline is always measured
+        engines.append(args.baseline)
     halves = ("tune", "report") if args.half == "all" else (args.half,)
     results: dict = {"replay": {}, "swebench": {}, "absent": []}
     for half in halves:
@@ -339,6 +440,8 @@ def main(argv: list[str] | None = None) -> int:
                 except NotRun:
                     results["swebench"].setdefault(half, {})[spec] = {"skipped": "not run yet"}
     if args.json:
+        results["span_summary"] = {kind: {half: _span_summaries(kind, per) for half, per in results[kind].items()}
+                                   for kind in ("replay", "swebench")}
         print(json.dumps(results, indent=1))
         return 0
     print(f"load average {os.getloadavg()[0]:.2f}; commits per repository {args.commits}")
@@ -355,6 +458,8 @@ def main(argv: list[str] | None = None) -> int:
             pooled = [("all", e, {"units": [u for r in common for u in rep[r][e]["units"]]}) for e in engines]
             print(table(f"replay, {half} half, pooled over {len(common)} repositories every engine finished "
                         f"({', '.join(common)})", pooled, extra=False))
+            print(span_table(f"replay span figures, {half} half, per repository and pooled over the "
+                             f"{len(common)} repositories every engine finished", rows + pooled))
             if common and args.best is None and (half == "tune" or best is None):
                 scored = [(summary(d["units"]), e) for _, e, d in pooled]
                 best = max(scored, key=lambda se: (se[0]["hit@5"] or 0, se[0]["mrr"] or 0))[1]
@@ -370,6 +475,7 @@ def main(argv: list[str] | None = None) -> int:
             rows = [(r, e, d) for r, per in sorted(by_repo.items()) for e, d in per.items()]
             rows += [("all", e, d) for e, d in swe.items()]
             print(table(f"SWE-bench Lite file localization, {half} half", rows, extra=False))
+            print(span_table(f"SWE-bench Lite span figures, {half} half (mean over instances with gold lines)", rows))
     if best and best != "bm25":
         for half in halves:
             rep = results["replay"].get(half, {})
@@ -385,6 +491,21 @@ def main(argv: list[str] | None = None) -> int:
                 per_repo = lambda e: _by_repo(swe[e].get("units", []))  # noqa: E731
                 for r, mine in sorted(per_repo(best).items()):
                     print(comparison_lines(f"  {r}: {best} vs bm25", paired(mine, per_repo("bm25").get(r, []))))
+    if best and "report" in halves:
+        base = args.baseline
+        rep = results["replay"].get("report", {})
+        if rep:
+            common = [r for r, per in rep.items() if "units" in per.get(best, {}) and "units" in per.get(base, {})]
+            absent = [r for r in split["replay"]["report"] if r not in common]
+            note = f"; no figure for the half: absent or unfinished {', '.join(absent)}" if absent else ""
+            print(span_lines(f"replay report half: {best} vs {base}, paired over the commits of "
+                             f"{len(common)} repositories{note}",
+                             span_paired([u for r in common for u in rep[r][best]["units"]],
+                                         [u for r in common for u in rep[r][base]["units"]])))
+        swe = results["swebench"].get("report", {})
+        if "units" in swe.get(best, {}) and "units" in swe.get(base, {}):
+            print(span_lines(f"SWE-bench Lite report half: {best} vs {base}, paired over instances",
+                             span_paired(swe[best]["units"], swe[base]["units"])))
     print(f"\nbest engine (chosen on the tune half by hit@5, then MRR): {best}")
     return 0
 

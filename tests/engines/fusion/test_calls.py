@@ -104,3 +104,29 @@ def test_fusion_finds_the_callee_of_a_named_function(repo_builder, tmp_path) -> 
     assert comp_names["fusion"] == {"pkg/wire.py": 1.0}
     assert comp_names["fusion(long_call=0)"] == {}
     assert comp_names["fusion", "rank"] < comp_names["fusion(long_call=0)", "rank"]
+
+
+def test_fusion_reads_callees_from_graphs_parse_not_a_second_one(repo_builder, tmp_path, monkeypatch) -> None:
+    """Each source file is parsed once per build (issue 35's cost benchmark: the call reader parsed every file
+    graph had just parsed); the callees are the ones a parse of their own gives."""
+    from ctxgauge.cache import using
+    from ctxgauge.corpus import Corpus
+    from ctxgauge.engines import get_engine
+    from ctxgauge.git import Repo
+
+    b = repo_builder("once")
+    b.commit("import", {"pkg/api.py": "from pkg.wire import encode\n\ndef publish(m):\n    return encode(m)\n",
+                        "pkg/wire.py": "def encode(p):\n    return bytes(p)\n",
+                        "web/app.js": "function start() { listen(); }\nfunction listen() {}\n"})
+    corpus = Corpus.from_git(Repo(b.path), "HEAD")
+    own_parses = []
+    real = CallReader.calls
+    monkeypatch.setattr(CallReader, "calls", lambda self, g, data: own_parses.append(g) or real(self, g, data))
+    eng = get_engine("fusion")
+    with using(None):  # no work cache: graph parses every file itself
+        eng.build(corpus, tmp_path / "idx")
+    assert own_parses == []
+    grammar = {"py": "python", "js": "javascript"}
+    for f, data in corpus.iter_bytes(corpus.files):
+        g = grammar[f.path.rsplit(".", 1)[1]]
+        assert eng._calls._by_blob[(g, f.blob)] == CallReader().calls(g, data), f.path

@@ -90,12 +90,18 @@ class CallReader:
     def calls(self, grammar: str, data: bytes) -> dict[str, list[str]]:
         """Definition name -> the names it calls, both in source order without repeats (module docstring);
         definitions calling nothing are left out."""
+        if grammar not in _QUERIES:
+            return {}
+        parser, _ = self._parser(grammar)
+        return self.calls_in(grammar, parser.parse(data).root_node)
+
+    def calls_in(self, grammar: str, root: Any) -> dict[str, list[str]]:
+        """`calls` of a file already parsed with `grammar` (its tree's root node)."""
         import tree_sitter
 
         if grammar not in _QUERIES:
             return {}
-        parser, query = self._parser(grammar)
-        root = parser.parse(data).root_node
+        _, query = self._parser(grammar)
         caps = tree_sitter.QueryCursor(query).captures(root)
         defs = sorted((n.start_byte, -n.end_byte, kind, n) for kind in (_CLASS, _FUNC) for n in caps.get(kind, ()))
         callees = sorted((n.start_byte, n.text.decode("utf-8", "replace")) for n in caps.get("callee", ()))
@@ -132,6 +138,13 @@ class CallCache:
     def __init__(self) -> None:
         self._reader: CallReader | None = None
         self._by_blob: dict[tuple[str, str], dict[str, list[str]]] = {}
+
+    def take_tree(self, grammar: str, blob: str, root: Any) -> None:
+        """Read a blob's calls from a tree parsed elsewhere (the graph sub-engine's parse of the same bytes
+        with the same grammar), so `read` need not parse it again."""
+        if grammar in _QUERIES and (grammar, blob) not in self._by_blob:
+            self._reader = self._reader or CallReader()
+            self._by_blob[(grammar, blob)] = self._reader.calls_in(grammar, root)
 
     def read(self, corpus: Any, definitions: Mapping[str, Sequence[str]]) -> dict[str, dict[str, list[str]]]:
         """path -> definition -> callees, for every file of `corpus` with a grammar, keeping only callees

@@ -187,6 +187,8 @@ class FusionEngine(SpanEngine, Engine):
         self._manifest_cache: dict[tuple[str, str], frozenset[str]] = {}  # (blob, file name) -> package names
         self._literal_cache: dict[tuple[str, str], list[str]] = {}  # (blob, file suffix) -> literal fragments
         self._calls = cl.CallCache()  # (grammar, blob) -> each definition's callees
+        if self._wants_calls() and "graph" in self.subs:  # callees read from graph's parse, not a second one
+            self.subs["graph"].on_tree = self._calls.take_tree
         self._loaded: tuple[tuple, dict] | None = None
         self._defs: tuple[Any, dict] | None = None
 

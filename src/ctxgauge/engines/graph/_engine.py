@@ -42,9 +42,10 @@ import json
 import math
 import os
 from collections import Counter
+from functools import partial
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import ctxgauge.cache as work_cache
 from ctxgauge._io import canonical_json, write_text_atomic
@@ -102,6 +103,10 @@ class GraphEngine(SpanEngine, Engine):
         self._loaded: tuple[tuple, dict] | None = None  # ((path, inode, mtime, size), artifact) last queried
         self._stemmer: Any = None
         self._parser_hash: str | None = None
+        self.on_tree: Callable[[str, str, Any], None] | None = None
+        """Called with (grammar, blob, root node) for each file this object parses with tree-sitter (not for
+        parses read from the work cache), so an engine built on this one (fusion's call reader) reads the
+        same tree instead of parsing the file again."""
 
     def _tokens(self, tokens: list[str]) -> list[str]:
         """Tokens as indexed and searched: stemmed when `stem` is set."""
@@ -157,7 +162,9 @@ class GraphEngine(SpanEngine, Engine):
             grammar = grammar_of(f.path)
             if grammar is not None:
                 if (grammar, f.blob) not in self._parsed:
-                    parsed = self._parsed[(grammar, f.blob)] = self._parser.parse(grammar, data)
+                    parsed = self._parsed[(grammar, f.blob)] = self._parser.parse(grammar, data) \
+                        if self.on_tree is None else \
+                        self._parser.parse(grammar, data, on_tree=partial(self.on_tree, grammar, f.blob))
                     if stage is not None:
                         stage.put(hashlib.sha256(f"{grammar}\0{f.blob}".encode()).hexdigest(),
                                   json.dumps([list(parsed.imports), list(parsed.definitions)],

@@ -73,12 +73,16 @@ class SourceParser:
             self._parsers[grammar] = parser_and_query(grammar, _IMPORT_QUERIES[grammar])
         return self._parsers[grammar]
 
-    def parse(self, grammar: str, data: bytes) -> Parsed:
-        """Imports and definitions of `data` parsed with `grammar` (see the module docstring for the forms)."""
+    def parse(self, grammar: str, data: bytes, on_tree: Callable[[Any], None] | None = None) -> Parsed:
+        """Imports and definitions of `data` parsed with `grammar` (see the module docstring for the forms).
+        `on_tree`, when given, is called with the tree's root node first, so a caller reading something else
+        from the same file does not parse it again."""
         import tree_sitter
 
         parser, query = self._parser(grammar)
         root = parser.parse(data).root_node
+        if on_tree is not None:
+            on_tree(root)
         captures = tree_sitter.QueryCursor(query).captures(root)
         # Captures come grouped by name; sorting by position restores source order whatever the grouping.
         nodes = sorted(((n.start_byte, name, n) for name, ns in captures.items() for n in ns if name != "fn"),
