@@ -15,7 +15,7 @@ from typing import Mapping
 from ctxgauge.errors import UserError
 from ctxgauge.records import check_not_written
 from ctxgauge.report import read_checked
-from ctxgauge.results import QAResults, QASpec
+from ctxgauge.results import QAResults, Verdict
 from ctxgauge.suites.qa.arms._arms import parse_arm
 from ctxgauge.suites.qa.sources._battery import Battery
 from ctxgauge.suites.qa.judging._grounding import plan_grounding
@@ -81,9 +81,7 @@ def rescore_run(run_dir: str | Path, *, judge: str | None = None, battery: str |
         raise UserError(f"{run_dir}: a {record.suite} run, not a qa run")
     if not record.results:
         raise UserError(f"{run_dir}: the run has no results ({record.status}); resume it first")
-    where = str(run_dir / "run.json")
-    spec = QASpec.from_json(record.spec, where, "spec")
-    results = QAResults.from_json(record.results, where, "results")
+    spec, results = ref.spec, ref.results  # read through the suite's typed classes (`read_checked`)
     source = find_source(run_dir, record.context, record.spec, battery)
     judge_model = judge or spec.judge
     if not judge_model:
@@ -103,17 +101,16 @@ def rescore_run(run_dir: str | Path, *, judge: str | None = None, battery: str |
     units, changed = [], []
     try:
         for unit in ref.units():
-            u = unit.to_json()
-            if u.get("answer_status") == "ok" and u.get("answer_file"):
-                text = read_answer(run_dir, u["answer_file"])
-                new = score_text(by_qid[u["qid"]], text, battery, source, judge_obj, rubric, scorer, grounding)
-                old = u.get("verdict") or {}
-                if (old.get("result"), old.get("tier"), old.get("aggregate")) != (
-                        new.get("result"), new.get("tier"), new.get("aggregate")):
-                    changed.append({"unit": u["id"], "recorded": old.get("result"), "rescored": new.get("result"),
-                                    "reason": new.get("reason")})
-                u["verdict"] = new
-            units.append(u)
+            if unit.answer_status == "ok" and unit.answer_file:
+                text = read_answer(run_dir, unit.answer_file)
+                got = score_text(by_qid[unit.qid], text, battery, source, judge_obj, rubric, scorer, grounding)
+                old, new = unit.verdict or Verdict(), Verdict.from_json(got, "rescore", "verdict")
+                if (old.result, old.tier, old.aggregate) != (new.result, new.tier, new.aggregate):
+                    changed.append({"unit": unit.id, "recorded": old.result, "rescored": new.result,
+                                    "reason": new.reason})
+                units.append({**unit.to_json(), "verdict": got})  # the writer's JSON form, as `summarize` reads it
+                continue
+            units.append(unit.to_json())
     finally:
         client.close()
     evidence = {q.qid: battery.gold[q.qid].evidence_files for q in source.questions} if battery else {}
