@@ -3,9 +3,10 @@
 `report`, `export`, `runs show`, `replay --baseline`, `qa rescore`, `qa adjudicate` and `qa baseline save`
 read runs through `load_runs` or `read_checked` here, which check each run once, the same way:
 
-- `spec` and `results` of run.json, and every line of units.jsonl, against the shapes its suite's view
-  declares (`_views.VIEWS`: the one suite -> check table; a suite without a view is not checked), so a
-  damaged value is one line naming the file and the JSON path (exit 2), never a TypeError deep in a reader;
+- `spec` and `results` of run.json, and every line of units.jsonl, read into its suite's typed classes
+  (`ctxgauge.results.SUITES`, the one source of what a record holds; a plugin suite without them against
+  the shapes its view declares), so a damaged value is one line naming the file and the JSON path (exit 2),
+  never a TypeError deep in a reader;
 - unit lines naming another run (`Unit.run_id`, written since the writer's lock came in): a run holding
   any is refused (its figures would mix two runs), except by `runs show`, which counts them.
 
@@ -22,7 +23,7 @@ from typing import Iterable
 from ctxgauge.errors import UserError
 from ctxgauge.records import RUN_FILE, UNITS_FILE, RunRef, check_sections, read_run, read_units
 from ctxgauge.records import load_runs as _load_runs
-from ctxgauge.report._views import view
+from ctxgauge.report._views import shapes
 from ctxgauge.results import TypedRun, UnitBase, classes, typed
 
 
@@ -42,14 +43,14 @@ def check_run(run: RunRef, *, foreign_ok: bool = False) -> RunCheck:
     """Check `run` (its record, and every unit line, read now and kept on `run`) against its suite's shapes
     and for foreign unit lines; UserError (one line) for a damaged value, and for foreign lines unless
     `foreign_ok` (then only counted). The run read through its suite's typed classes is `RunCheck.run`."""
-    shapes = view(run.suite)
-    check_sections({"spec": shapes.spec_shape, "results": shapes.results_shape},
-                   {"spec": run.record.spec, "results": run.record.results}, str(run.path / RUN_FILE))
     found_classes = classes(run.suite)
-    # Every value the suite's typed classes declare, checked by parsing into them (the writer's own
-    # classes): the view's shapes above are what its renderers read; these are the whole record.
+    # A suite with typed classes is checked by reading it into them (the writer's own classes, migrating an
+    # older layout first): every value they declare. A plugin suite without them, by its view's shapes.
+    spec_shape, results_shape, unit_shape_ = (None, None, None) if found_classes is not None else shapes(run.suite)
+    check_sections({"spec": spec_shape, "results": results_shape},
+                   {"spec": run.record.spec, "results": run.record.results}, str(run.path / RUN_FILE))
     head = typed(run)
-    unit_shape = {"unit": shapes.unit_shape}
+    unit_shape = {"unit": unit_shape_}
     own = run.record.run_id
     foreign: list[str] = []
     parsed: dict[str, UnitBase] = {}

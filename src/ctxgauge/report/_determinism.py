@@ -11,7 +11,6 @@ from __future__ import annotations
 from decimal import ROUND_FLOOR, Decimal
 from typing import Any, Sequence
 
-from ctxgauge.records import INT, NUMBER, STRING, ListOf, MapOf, Obj, Opt
 from ctxgauge.results import EngineResult, TypedRun
 from ctxgauge.results._determinism import QueryFigures, RebuildFigures
 from ctxgauge.report._common import dnf_note, fmt, label_systems, nice_top
@@ -22,15 +21,6 @@ SKIPPED, FAILED = "skipped", "failed"
 """An engine's status when it was unavailable, or failed."""
 REBUILD, QUERY, DRIFT, UPDATE, CROSS_MACHINE = "rebuild", "query", "drift", "update", "cross-machine"
 """The families, by name."""
-
-_FAMILY = Obj({"figures": Opt(Obj({k: Opt(NUMBER) for k in (
-    "exact_match_rate", "mean_jaccard", "mean_kendall_tau", "distinct_hashes", "rebuilds")}))})
-RESULTS_SHAPE = Obj({"engines": Opt(MapOf(Obj({
-    "level": Opt(INT), "drift": Opt(MapOf(NUMBER)), "families": Opt(MapOf(Opt(_FAMILY))),
-    "flags": Opt(ListOf(Obj({}))), "grade": Opt(Obj({"reasons": Opt(ListOf(STRING))})),
-})))})
-"""What this module reads of a determinism run's `results` (checked when the record is read)."""
-
 
 def engines(run: TypedRun) -> dict[str, EngineResult]:
     """Engine spec -> its result in a finished run, in the order the run was given its engines."""

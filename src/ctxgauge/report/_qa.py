@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 from typing import Sequence
 
-from ctxgauge.records import ANY, INT, NUMBER, STRING, ListOf, MapOf, Obj, Opt
 from ctxgauge.results import ArmSummary, TypedRun
 from ctxgauge.results._qa_files import PanelSummary
 from ctxgauge.report._common import dnf_note, fmt, interval, label_systems, merge_same, nice_top, num, pct, usd
@@ -23,25 +22,6 @@ from ctxgauge.report._qa_rows import MEASURED, arms
 
 ACCURACY_SEED = 0
 """Seed of the accuracy intervals (qa runs record no seed of their own)."""
-
-_ARM = Obj({k: Opt(NUMBER) for k in ("accuracy", "passed", "questions", "cost_usd", "retrieval_hit_rate", "runs",
-                                      "valid_runs")}
-           | {"tokens": Opt(MapOf(Opt(INT))), "panel": ANY})
-RESULTS_SHAPE = Obj({
-    "summary": Opt(MapOf(_ARM)),
-    "questions": Opt(ListOf(Obj({"qid": ANY, "arms": Opt(MapOf(Opt(ListOf(Opt(STRING))))),
-                                 "categories": Opt(ListOf(STRING))}, required=("qid",)))),
-    "runs": Opt(ListOf(Obj({"validity": Opt(Obj({})), "scoring": Opt(Obj({}))}))),
-    "trust": Opt(Obj({"checks": Opt(ListOf(Obj({"value": Opt(NUMBER)})))})),
-    "comparisons": Opt(Obj({"arms": Opt(MapOf(Obj({}))) })),
-    "arms": Opt(ListOf(Obj({}))), "notes": Opt(ListOf(ANY)),
-})
-"""What the qa view (this module and `_qa_rows`) reads of a qa run's `results` (checked when the record is
-read; other keys are free)."""
-SPEC_SHAPE = Obj({"repeat": Opt(INT)})
-"""What the qa view reads of a qa run's `spec`."""
-UNIT_SHAPE = Obj({"verdict": Opt(Obj({})), "figures": Opt(Obj({"tool_calls": Opt(MapOf(INT))}))})
-"""What the qa view reads of a qa unit line."""
 
 VERDICT_LEGEND = {
     "pass": "passed", "fail": "failed", "adjudicate": "needs a human (judge unsure)",

@@ -19,7 +19,6 @@ from dataclasses import dataclass, field
 from typing import Sequence
 
 from ctxgauge.metrics.ranking import mean_over
-from ctxgauge.records import ANY, INT, NUMBER, STRING, ListOf, MapOf, Obj, Opt
 from ctxgauge.results import RetrievalUnit, TypedRun
 from ctxgauge.report._common import started_at, defined, dnf_note, fmt, interval, label_systems, merge_same, num, pct
 from ctxgauge.report._leaderboard import Attempt, Value
@@ -28,29 +27,6 @@ from ctxgauge.report._model import Bar, BarsFigure, Cell, GridFigure, GridRow, P
     Section, Table
 
 KNOWN_GAPS = "known-gaps"
-
-FIGURES = MapOf(Opt(NUMBER))
-"""Metric name -> value (None where nothing was scorable)."""
-_PAIRED = Obj({k: NUMBER for k in ("mean_a", "mean_b", "mean_diff", "ci_low", "ci_high", "wins", "ties", "losses")}
-              | {"p_value": Opt(NUMBER)},
-              required=("mean_a", "mean_b", "mean_diff", "ci_low", "ci_high", "p_value", "wins", "ties", "losses"))
-SPEC_SHAPE = Obj({"metrics": Opt(ListOf(STRING)), "ks": Opt(ListOf(INT)), "seed": Opt(INT)})
-"""What the retrieval readers read of a replay or cases run's `spec` (checked when the record is read)."""
-RESULTS_SHAPE = Obj({
-    "summary": Opt(FIGURES), "vs_summary": Opt(FIGURES), "known_gap_summary": Opt(FIGURES),
-    "comparison": Opt(Obj({"metrics": Opt(MapOf(Opt(_PAIRED)))})),
-    "pass": Opt(ListOf(Obj({"value": Opt(NUMBER)}))),
-    "gate": Opt(Obj({"lines": Opt(ListOf(Obj({"baseline": Opt(NUMBER), "current": Opt(NUMBER), "drop": NUMBER,
-                                               "worse": Opt(ListOf(ANY))})))})),
-    "counts": Opt(MapOf(ANY)), "skipped": Opt(MapOf(NUMBER)),
-    "by_kind": Opt(MapOf(Opt(Obj({"commits": Opt(NUMBER), "summary": Opt(FIGURES)})))),
-})
-"""What the retrieval readers read of a replay or cases run's `results` (the keys below; others are free)."""
-_RANKING = Opt(ListOf(Obj({"path": STRING}, required=("path",))))
-UNIT_SHAPE = Obj({"figures": Opt(FIGURES), "request": Opt(STRING), "expected": Opt(ListOf(STRING)),
-                  "ranking": _RANKING, "vs": Opt(Obj({"figures": Opt(FIGURES), "ranking": _RANKING}))})
-"""What the retrieval readers read of a replay or cases unit line."""
-
 
 def known_gap(unit: RetrievalUnit) -> bool:
     """Whether a unit is in the known-gaps lane (reported, never averaged)."""

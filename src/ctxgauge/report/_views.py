@@ -19,7 +19,7 @@ from functools import partial
 from typing import Callable, Sequence
 
 from ctxgauge.records import Shape
-from ctxgauge.results import TypedRun
+from ctxgauge.results import TypedRun, classes
 import ctxgauge.report._determinism as _determinism
 import ctxgauge.report._qa as _qa
 import ctxgauge.report._qa_rows as _qa_rows
@@ -111,34 +111,43 @@ class SuiteView:
     scorers: Callable[[TypedRun], set[str]] = _no_scorers
     """A run -> the scorer versions its verdicts were made under (an export refuses a mix)."""
     spec_shape: Shape | None = None
-    """The shape of `spec` this view reads (`ctxgauge.records._shape`); a record that does not fit is refused
-    with one line when read (`check_run`, `_check`), instead of crashing a reader. None: not checked."""
+    """A suite without typed classes (a plugin's) only: the shape of `spec` its view reads
+    (`ctxgauge.records._shape`); a record that does not fit is refused with one line when read
+    (`check_run`). A suite with typed classes (`ctxgauge.results.SUITES`) declares none here: its classes
+    are the one source (`shapes`), and reading into them is its check. None: not checked."""
     results_shape: Shape | None = None
-    """The shape of `results` this view reads (as `spec_shape`)."""
+    """The shape of `results` (as `spec_shape`)."""
     unit_shape: Shape | None = None
-    """The shape of a units.jsonl line this view reads (as `spec_shape`, checked line by line)."""
+    """The shape of a units.jsonl line (as `spec_shape`, checked line by line)."""
 
 
 VIEWS: dict[str, SuiteView] = {
     "replay": SuiteView("Replay: the repository's own commits as requests",
                         partial(_retrieval.section, unit="commit", by_kind=True), _retrieval.leaderboard,
-                        misses=_retrieval.item_rows, spec_shape=_retrieval.SPEC_SHAPE,
-                        results_shape=_retrieval.RESULTS_SHAPE, unit_shape=_retrieval.UNIT_SHAPE),
+                        misses=_retrieval.item_rows),
     "cases": SuiteView("Cases: hand-labelled requests", partial(_retrieval.section, unit="case"),
-                       _retrieval.leaderboard, misses=_retrieval.item_rows, spec_shape=_retrieval.SPEC_SHAPE,
-                       results_shape=_retrieval.RESULTS_SHAPE, unit_shape=_retrieval.UNIT_SHAPE),
+                       _retrieval.leaderboard, misses=_retrieval.item_rows),
     "determinism": SuiteView("Determinism: is the context the same every time?", _determinism.section,
-                             _determinism.leaderboard, results_shape=_determinism.RESULTS_SHAPE),
+                             _determinism.leaderboard),
     "qa": SuiteView("QA: does the context help a model answer?", _qa.section, _qa_rows.leaderboard,
                     verdicts=_qa_rows.item_rows, attempts=_qa_rows.repetitions, comparable=_qa_rows.comparable,
                     run_rows=_qa_rows.run_rows, adoption=_qa_rows.adoption, rate_tables=_qa_rows.rate_tables,
-                    scorers=_qa_rows.scorers, spec_shape=_qa.SPEC_SHAPE, results_shape=_qa.RESULTS_SHAPE,
-                    unit_shape=_qa.UNIT_SHAPE),
+                    scorers=_qa_rows.scorers),
 }
 """Suite name -> its view, in the order the report draws the sections."""
 
 UNKNOWN = SuiteView("a suite this version of ctxgauge cannot draw")
 """The view of a suite without an entry: listed, never drawn, never in the leaderboard."""
+
+
+def shapes(suite: str) -> tuple[Shape | None, Shape | None, Shape | None]:
+    """(spec, results, unit) shapes a record of `suite` must fit: derived from its typed classes
+    (`Record.shape()`, the one source) when it has them, else what its view declares."""
+    found = classes(suite)
+    if found is not None:
+        return found.spec.shape(), found.results.shape(), found.unit.shape()
+    v = view(suite)
+    return v.spec_shape, v.results_shape, v.unit_shape
 
 
 def register(name: str, view: SuiteView) -> None:
