@@ -16,7 +16,7 @@ from typing import Sequence
 
 from ctxgauge.results import ArmSummary, TypedRun
 from ctxgauge.results._qa_files import PanelSummary
-from ctxgauge.report._common import dnf_note, fmt, interval, label_systems, merge_same, nice_top, num, pct, usd
+from ctxgauge.report._common import started_at, dnf_note, fmt, interval, label_systems, merge_same, nice_top, num, pct, usd
 from ctxgauge.report._model import Bar, BarsFigure, Cell, GridFigure, GridRow, Panel, Section, Table
 from ctxgauge.report._qa_rows import MEASURED, arms
 
@@ -109,10 +109,30 @@ def _figures(runs: Sequence[TypedRun]) -> list[BarsFigure]:
     return out
 
 
+def _tied(labels: Sequence[str], pairs: Sequence[tuple[str, TypedRun]]) -> tuple[dict[str, int], int]:
+    """(arm label -> rank group, n questions) on accuracy where more than two arms are compared: each arm's
+    per-question outcomes over its valid repetitions (the leaderboard's own values), the questions every
+    arm has, `_leaderboard.cross_groups` (Holm-adjusted paired sign-flip test against the best); ({}, 0)
+    with two arms or fewer, or no question shared."""
+    from ctxgauge.report._leaderboard import Scored, cross_groups
+    from ctxgauge.report._qa_rows import leaderboard
+
+    attempts = {run.rel: leaderboard(run) for run in {run.rel: run for _, run in pairs}.values()}
+    scored: dict[str, list[Scored]] = {}
+    for label, (arm, run) in zip(labels, pairs):
+        for attempt in attempts[run.rel]:
+            if attempt.system == arm and attempt.outcome == "valid":
+                scored.setdefault(label, []).extend(Scored(v, (started_at(run), run.rel)) for v in attempt.values
+                                                    if v.metric == "accuracy" and v.unit_ids)
+    return cross_groups(scored)
+
+
 def _table(runs: Sequence[TypedRun]) -> Table:
     pairs, sources = _shown(runs)
     rows = []
-    for label, (arm, run) in zip(label_systems(pairs), pairs):
+    labels = label_systems(pairs)
+    groups, n = _tied(labels, pairs)
+    for label, (arm, run) in zip(labels, pairs):
         s = arms(run)[arm]
         status = str(s.status or MEASURED)
         st = Cell(status, style="good" if status == MEASURED else "muted", wrap=False)
@@ -122,12 +142,17 @@ def _table(runs: Sequence[TypedRun]) -> Table:
                      num(per_correct(t, s), 0), Cell(usd(s.cost_usd), num=True),
                      Cell(usd(per_correct(s.cost_usd, s)), num=True),
                      Cell(pct(s.retrieval_hit_rate), num=True),
-                     Cell(f"{s.valid_runs}/{s.runs}", num=True)])
+                     Cell(f"{s.valid_runs}/{s.runs}", num=True)] + ([num(groups.get(label), 0)] if groups else []))
+    caption = ("Cost is estimated from the recorded rate table where the provider reports none; `-` means not "
+               "measured (no model, no judge, or an unpriced model), never zero.")
+    if groups:
+        caption += (f" Tied group: on accuracy over the {n} questions every arm answered, group 1 is the best arm "
+                    "and every arm whose Holm-adjusted paired sign-flip p against it is at least 0.05; then the "
+                    "best of the rest anchors group 2, and so on.")
     return Table("Arms: accuracy, tokens and cost",
                  ["arm", "status", "accuracy", "passed", "tokens", "tokens/correct", "cost", "cost/correct",
-                  "hit rate", "valid runs"], rows, sources=sources,
-                 caption="Cost is estimated from the recorded rate table where the provider reports none; `-` means "
-                 "not measured (no model, no judge, or an unpriced model), never zero.")
+                  "hit rate", "valid runs"] + ([f"tied group (n {n})"] if groups else []), rows, sources=sources,
+                 caption=caption)
 
 
 def _grid(run: TypedRun) -> GridFigure:
