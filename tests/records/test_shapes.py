@@ -88,7 +88,7 @@ def test_the_refusal_names_the_file_and_the_json_path(tmp_path):
     (run / "run.json").write_text(json.dumps(doc), encoding="utf-8")
     with pytest.raises(UserError) as exc:
         read_checked(run)
-    assert str(exc.value) == (f"{run / 'run.json'}: results.comparison.metrics.hit@5.wins: expected a number, "
+    assert str(exc.value) == (f"{run / 'run.json'}: results.comparison.metrics.hit@5.wins: expected an integer, "
                               "found null; the record is damaged or not written by ctxgauge")
 
 

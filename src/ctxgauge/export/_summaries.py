@@ -34,14 +34,23 @@ import csv
 import io
 import json
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Sequence
 
 from ctxgauge.metrics.ranking import mean_over
 from ctxgauge.records import RUN_FILE, RunRef, file_sha256
 from ctxgauge.report import dataset, model, systems, view
 from ctxgauge.report._leaderboard import Scored, Value, cross_groups, cross_interval
+from ctxgauge.report._common import started_at
 from ctxgauge.report._views import COMPARABLE, comparable
+from ctxgauge.results import TypedRun, typed
+from ctxgauge.results._qa_files import RateTable
+
+
+def _typed(runs: Sequence[RunRef | TypedRun]) -> list[TypedRun]:
+    # The one place these summaries read runs through their suites' typed classes (runs from
+    # `report.load_runs` already are).
+    return [typed(r) for r in runs]
 
 SUMMARY_FILES = ("leaderboard.csv", "per-case.csv", "per-question.csv", "runs.json", "adoption.json",
                  "rate-tables.json")
@@ -105,17 +114,17 @@ class _Group:
         self.values.setdefault(value.metric, []).append(Scored(value, order))
 
 
-def _order(run: RunRef) -> tuple:
+def _order(run: TypedRun) -> tuple:
     # Oldest first: by the time the run started, then its path (the newest run's units give the interval).
-    return (str(run.record.timing.get("started_at") or ""), run.rel)
+    return (started_at(run), run.rel)
 
 
-def _key(run: RunRef, system: str) -> tuple[str, ...]:
+def _key(run: TypedRun, system: str) -> tuple[str, ...]:
     extra = comparable(run)
     return (run.suite, dataset(run), system, model(run), *(extra[c] for c in COMPARABLE))
 
 
-def _collect(runs: Sequence[RunRef]) -> dict[tuple[str, ...], _Group]:
+def _collect(runs: Sequence[TypedRun]) -> dict[tuple[str, ...], _Group]:
     groups: dict[tuple[str, ...], _Group] = defaultdict(_Group)
     for run in runs:
         v = view(run.suite)
@@ -156,10 +165,10 @@ def _tied(groups: dict[tuple[str, ...], _Group]) -> dict[tuple, tuple[int, int]]
     return out
 
 
-def leaderboard(runs: Sequence[RunRef]) -> bytes:
+def leaderboard(runs: Sequence[RunRef | TypedRun]) -> bytes:
     """leaderboard.csv (see the module docstring for its columns)."""
     rows = []
-    groups = _collect(runs)
+    groups = _collect(_typed(runs))
     tied = _tied(groups)
     for key in sorted(groups):
         grp = groups[key]
@@ -178,61 +187,90 @@ def leaderboard(runs: Sequence[RunRef]) -> bytes:
     return _csv(LEADERBOARD_COLUMNS, rows)
 
 
-def per_case(runs: Sequence[RunRef]) -> bytes:
+def per_case(runs: Sequence[RunRef | TypedRun]) -> bytes:
     """per-case.csv: per retrieval request (a replayed commit or a labelled case) and engine, over the
     finished runs: how often it was scored and passed (hit at the run's smallest k)."""
     agg: dict[tuple, dict] = {}
-    for run in runs:
+    for run in _typed(runs):
         misses = view(run.suite).misses
         if not run.finished or misses is None:
             continue
         for r in misses(run):
-            key = (run.suite, dataset(run), r["case"], r["system"])
-            a = agg.setdefault(key, {"request": r["request"], "lane": r["lane"], "metric": r["pass_metric"],
-                                     "runs": 0, "scored": 0, "passed": 0})
-            a["runs"] += 1
-            a["scored"] += int(r["scored"])
-            a["passed"] += int(r["passed"])
-    rows = [[*key, a["request"], a["lane"], a["runs"], a["scored"], a["passed"], a["metric"]]
-            for key, a in sorted(agg.items())]
+            key = (run.suite, dataset(run), r.case, r.system)
+            a = agg.setdefault(key, _CaseCount(r.request, r.lane, r.pass_metric))
+            a.runs += 1
+            a.scored += int(r.scored)
+            a.passed += int(r.passed)
+    rows = [[*key, a.request, a.lane, a.runs, a.scored, a.passed, a.metric] for key, a in sorted(agg.items())]
     return _csv(["suite", "dataset", "case", "system", "request", "lane", "runs", "scored", "passed", "pass_metric"],
                 rows)
 
 
 VERDICTS = ("pass", "fail", "adjudicate", "infra", "not-judged", "skipped")
 DECIDED = ("pass", "fail", "adjudicate")
+PASS = "pass"
 
 
-def per_question(runs: Sequence[RunRef]) -> bytes:
+@dataclass
+class _CaseCount:
+    request: str
+    lane: str
+    metric: str
+    runs: int = 0
+    scored: int = 0
+    passed: int = 0
+
+
+@dataclass
+class _VerdictCount:
+    difficulty: int | None
+    categories: str
+    counts: dict[str, int]
+    """Verdict (VERDICTS) -> answers."""
+    answers: int = 0
+    other: int = 0
+
+
+@dataclass
+class _RateUse:
+    table: dict
+    """The rate table as recorded."""
+    runs: list[str] = field(default_factory=list)
+    """The runs that used it."""
+
+
+def per_question(runs: Sequence[RunRef | TypedRun]) -> bytes:
     """per-question.csv: per question and arm (and what makes runs comparable), over the finished qa
     runs, the count of each verdict, then `n` (decided answers) and `rate` (passed over n; empty when
     nothing was decided)."""
-    agg: dict[tuple, dict] = {}
-    for run in runs:
+    agg: dict[tuple, _VerdictCount] = {}
+    for run in _typed(runs):
         verdicts = view(run.suite).verdicts
         if not run.finished or verdicts is None:
             continue
         for r in verdicts(run):
             extra = comparable(run)
-            key = (dataset(run), model(run), *(extra[c] for c in COMPARABLE), r["qid"], r["arm"])
-            a = agg.setdefault(key, {"difficulty": r["difficulty"], "categories": r["categories"], "answers": 0,
-                                     **{v: 0 for v in VERDICTS}, "other": 0})
-            for v in r["verdicts"]:
-                a["answers"] += 1
-                a[v if v in VERDICTS else "other"] += 1
+            key = (dataset(run), model(run), *(extra[c] for c in COMPARABLE), r.qid, r.arm)
+            a = agg.setdefault(key, _VerdictCount(r.difficulty, r.categories, dict.fromkeys(VERDICTS, 0)))
+            for v in r.verdicts:
+                a.answers += 1
+                if v in VERDICTS:
+                    a.counts[v] += 1
+                else:
+                    a.other += 1
     rows = []
     for key, a in sorted(agg.items()):
-        n = sum(a[v] for v in DECIDED)
-        rows.append([*key, a["difficulty"], a["categories"], a["answers"], *(a[v] for v in VERDICTS), a["other"],
-                     n, a["pass"] / n if n else None])
+        n = sum(a.counts[v] for v in DECIDED)
+        rows.append([*key, a.difficulty, a.categories, a.answers, *(a.counts[v] for v in VERDICTS), a.other,
+                     n, a.counts[PASS] / n if n else None])
     return _csv(["dataset", "model", *COMPARABLE, "qid", "arm", "difficulty", "categories", "answers", *VERDICTS,
                  "other", "n", "rate"], rows)
 
 
-def runs_table(runs: Sequence[RunRef]) -> bytes:
+def runs_table(runs: Sequence[RunRef | TypedRun]) -> bytes:
     """runs.json: one flat row per run (finished or not), sorted by path."""
     rows = []
-    for run in sorted(runs, key=lambda r: r.rel.encode()):
+    for run in sorted(_typed(runs), key=lambda r: r.rel.encode()):
         rec = run.record
         counts, prov, timing = rec.counts, rec.provenance, rec.timing
         source = prov.get("source") or {}
@@ -253,31 +291,32 @@ def _json(obj) -> bytes:
     return (json.dumps(obj, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode("utf-8")
 
 
-def adoption(runs: Sequence[RunRef]) -> bytes:
+def adoption(runs: Sequence[RunRef | TypedRun]) -> bytes:
     """adoption.json: per finished run and tool or command arm, the question runs that called the arm's
     index (at least once), of all it answered, and the index calls summed (setup calls excluded)."""
     rows = []
-    for run in sorted(runs, key=lambda r: r.rel.encode()):
+    for run in sorted(_typed(runs), key=lambda r: r.rel.encode()):
         if run.finished:
             rows += [{"path": run.rel, "dataset": dataset(run), "model": model(run), **comparable(run), **a}
                      for a in view(run.suite).adoption(run)]
     return _json(rows)
 
 
-def rate_tables(runs: Sequence[RunRef]) -> bytes:
+def rate_tables(runs: Sequence[RunRef | TypedRun]) -> bytes:
     """rate-tables.json: every rate table a published cost was estimated from, by version, and the runs
     that used it."""
-    tables: dict[str, dict] = {}
-    for run in sorted(runs, key=lambda r: r.rel.encode()):
+    tables: dict[str, _RateUse] = {}
+    for run in sorted(_typed(runs), key=lambda r: r.rel.encode()):
         for t in view(run.suite).rate_tables(run):
-            entry = tables.setdefault(str(t.get("version")), {"table": t, "runs": []})
-            if run.rel not in entry["runs"]:
-                entry["runs"].append(run.rel)
-    return _json(tables)
+            entry = tables.setdefault(str(RateTable.from_json(t).version), _RateUse(t))
+            if run.rel not in entry.runs:
+                entry.runs.append(run.rel)
+    return _json({version: asdict(use) for version, use in tables.items()})
 
 
-def summaries(runs: Sequence[RunRef]) -> dict[str, bytes]:
+def summaries(runs: Sequence[RunRef | TypedRun]) -> dict[str, bytes]:
     """Every summary file's bytes, by name (SUMMARY_FILES)."""
+    runs = _typed(runs)
     return {"leaderboard.csv": leaderboard(runs), "per-case.csv": per_case(runs),
             "per-question.csv": per_question(runs), "runs.json": runs_table(runs), "adoption.json": adoption(runs),
             "rate-tables.json": rate_tables(runs)}

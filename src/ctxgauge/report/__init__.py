@@ -8,10 +8,12 @@ The model (`_model`) is sections of tables and figures, each naming the runs it 
 read through its entry in the one registry of suite views (`_views`: section, leaderboard attempts,
 per-item rows); the suites' parts live in their own modules (`_retrieval`, `_determinism`, `_qa` and
 `_qa_rows`). Every run a command reads is checked once, the same way (`_check.check_run`: its suite's
-shapes, foreign unit lines); `load_runs` here is the checked one. Reports read typed run records (`ctxgauge.records`) only: nothing here runs an engine or a
-model, and nothing here knows the export that publishes it.
+typed classes, foreign unit lines); `load_runs` here is the checked one, and hands out
+`ctxgauge.results.TypedRun`s: every view reads a run's spec, results and units as its suite's typed
+classes, by attribute. Nothing here runs an engine or a model, and nothing here knows the export that
+publishes it.
 
-    cli ─▶ export ─▶ report ─▶ records
+    cli ─▶ export ─▶ report ─▶ results ─▶ records
 """
 
 from ctxgauge.records import FINISHED, RunRef, discover_runs, is_export_dir

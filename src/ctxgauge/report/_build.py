@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from ctxgauge.records import RunRef
+from ctxgauge.results import TypedRun, typed
 from ctxgauge.report._common import status_cell
 from ctxgauge.report._model import Cell, Report, Table
 from ctxgauge.report._views import UNKNOWN, dataset, suite_order, systems, view
@@ -16,7 +17,7 @@ RUNS_CAPTION = ("Every run read. A run that did not finish is published here and
 the figures first (`_terminal.render_terminal`)."""
 
 
-def _overview(runs: Sequence[RunRef]) -> Table:
+def _overview(runs: Sequence[TypedRun]) -> Table:
     rows = []
     for r in runs:
         counts = r.record.counts
@@ -30,9 +31,11 @@ def _overview(runs: Sequence[RunRef]) -> Table:
                  caption=RUNS_CAPTION.format(where="below"))
 
 
-def build_report(runs: Sequence[RunRef], title: str = "ctxgauge report") -> Report:
-    """The report model of `runs` (finished or not); deterministic: the same runs give the same model."""
-    runs = sorted(runs, key=lambda r: r.rel.encode())
+def build_report(runs: Sequence[RunRef | TypedRun], title: str = "ctxgauge report") -> Report:
+    """The report model of `runs` (finished or not); deterministic: the same runs give the same model.
+    Each run is read through its suite's typed classes here (`ctxgauge.results.typed`; a run from
+    `load_runs` already is), and every section receives those."""
+    runs = sorted((typed(r) for r in runs), key=lambda r: r.rel.encode())
     sections = []
     for suite in suite_order({r.suite for r in runs}):
         v = view(suite)

@@ -76,6 +76,12 @@ def defined(values: Iterable[float | None]) -> list[float]:
     return [float(v) for v in values if v is not None]
 
 
+def started_at(run: RunRef) -> str:
+    """When the run started (its record's timing, not suite data; '' when unknown): runs are ordered by it,
+    oldest first, then by path."""
+    return str(run.record.timing.get("started_at") or "")
+
+
 def status_cell(run: RunRef) -> Cell:
     """A run's status as a badge: finished runs green, everything else marked did-not-finish."""
     if run.finished:

@@ -11,51 +11,39 @@ from __future__ import annotations
 from decimal import ROUND_FLOOR, Decimal
 from typing import Any, Sequence
 
-from ctxgauge.records import INT, NUMBER, STRING, ListOf, MapOf, Obj, Opt, RunRef
+from ctxgauge.results import EngineResult, TypedRun
+from ctxgauge.results._determinism import QueryFigures, RebuildFigures
 from ctxgauge.report._common import dnf_note, fmt, label_systems, nice_top
 from ctxgauge.report._leaderboard import Attempt, Value
 from ctxgauge.report._model import Bar, BarsFigure, Cell, Panel, Section, Table
 
-FAMILY_OK = "ok"
+SKIPPED, FAILED = "skipped", "failed"
+"""An engine's status when it was unavailable, or failed."""
+REBUILD, QUERY, DRIFT, UPDATE, CROSS_MACHINE = "rebuild", "query", "drift", "update", "cross-machine"
+"""The families, by name."""
 
-_FAMILY = Obj({"figures": Opt(Obj({k: Opt(NUMBER) for k in (
-    "exact_match_rate", "mean_jaccard", "mean_kendall_tau", "distinct_hashes", "rebuilds")}))})
-RESULTS_SHAPE = Obj({"engines": Opt(MapOf(Obj({
-    "level": Opt(INT), "drift": Opt(MapOf(NUMBER)), "families": Opt(MapOf(Opt(_FAMILY))),
-    "flags": Opt(ListOf(Obj({}))), "grade": Opt(Obj({"reasons": Opt(ListOf(STRING))})),
-})))})
-"""What this module reads of a determinism run's `results` (checked when the record is read)."""
-
-
-def engines(run: RunRef) -> dict[str, dict[str, Any]]:
+def engines(run: TypedRun) -> dict[str, EngineResult]:
     """Engine spec -> its result in a finished run, in the order the run was given its engines."""
-    found = run.results.get("engines") or {}
+    found = run.results.engines
     order = [e for e in run.subject.systems if e in found]
     return {e: found[e] for e in order + sorted(set(found) - set(order))}
 
 
-def level_cell(result: dict[str, Any], run: RunRef) -> Cell:
+def level_cell(result: EngineResult, run: TypedRun) -> Cell:
     """The CTL badge: coloured by level; grey for skipped and not measured."""
-    if result.get("status") == "skipped":
+    if result.status == SKIPPED:
         return Cell("skipped", style="muted", run=run.rel)
-    level = result.get("level")
-    if result.get("status") == "failed" or level is None:
-        return Cell(str(result.get("label") or "not measured"), style="muted", run=run.rel)
-    return Cell(str(result.get("label") or f"CTL {level}"), style=f"ctl{int(level)}", run=run.rel)
+    level = result.level
+    if result.status == FAILED or level is None:
+        return Cell(str(result.label or "not measured"), style="muted", run=run.rel)
+    return Cell(str(result.label or f"CTL {level}"), style=f"ctl{int(level)}", run=run.rel)
 
 
-def _family(result: dict, name: str) -> tuple[dict, str | None]:
-    fam = (result.get("families") or {}).get(name) or {}
-    if fam.get("status") == FAMILY_OK:
-        return fam.get("figures") or {}, None
-    return {}, fam.get("status") or "not measured"
-
-
-def _rebuild(result: dict) -> Cell:
-    f, why = _family(result, "rebuild")
+def _rebuild(result: EngineResult) -> Cell:
+    f, why = result.family(REBUILD)
     if why:
         return Cell(why, style="muted")
-    n, builds = f.get("distinct_hashes"), f.get("rebuilds")
+    n, builds = f.distinct_hashes, f.rebuilds
     return Cell(f"{n} hash{'es' if n != 1 else ''} / {builds} builds", style="good" if n == 1 else "bad")
 
 
@@ -69,60 +57,59 @@ def _cut(value: Any, digits: int = 3) -> str:
     return f"{cut}" + ("…" if cut != exact else "")
 
 
-def _query(result: dict) -> Cell:
-    f, why = _family(result, "query")
+def _query(result: EngineResult) -> Cell:
+    f, why = result.family(QUERY)
     if why:
         return Cell(why, style="muted")
-    return Cell(" / ".join(_cut(f.get(k)) for k in ("exact_match_rate", "mean_jaccard", "mean_kendall_tau")),
-                num=True)
+    return Cell(" / ".join(_cut(v) for v in (f.exact_match_rate, f.mean_jaccard, f.mean_kendall_tau)), num=True)
 
 
-def _update(result: dict) -> Cell:
-    f, why = _family(result, "update")
+def _update(result: EngineResult) -> Cell:
+    f, why = result.family(UPDATE)
     if why:
         return Cell(why, style="muted")
-    same = f.get("identical")
+    same = f.identical
     return Cell("identical" if same else "differs", style="good" if same else "bad")
 
 
-def _cross(result: dict) -> Cell:
-    f, why = _family(result, "cross-machine")
+def _cross(result: EngineResult) -> Cell:
+    f, why = result.family(CROSS_MACHINE)
     if why:
         return Cell(why, style="muted")
-    verdict = str(f.get("verdict") or "-")
+    verdict = str(f.verdict or "-")
     return Cell(verdict, style="good" if verdict.upper() == "PASS" else "bad")
 
 
-def _drift(result: dict) -> Cell:
-    drift = result.get("drift") or {}
+def _drift(result: EngineResult) -> Cell:
+    drift = result.drift
     if not drift:
-        return Cell(_family(result, "drift")[1] or "-", style="muted")
+        return Cell(result.family(DRIFT)[1] or "-", style="muted")
     # Text, not a right-aligned figure: one line per noise kind may wrap, so the table fits its card.
     return Cell(", ".join(f"{kind} {value:.3f}" for kind, value in sorted(drift.items())))
 
 
-def _flags(result: dict) -> Cell:
-    flags = result.get("flags") or []
-    if result.get("status") in ("skipped", "failed"):
-        return Cell(str(result.get("reason") or result.get("status")), style="muted")
+def _flags(result: EngineResult) -> Cell:
+    flags = result.flags
+    if result.status in (SKIPPED, FAILED):
+        return Cell(str(result.reason or result.status), style="muted")
     if not flags:
         return Cell("none")
-    return Cell("; ".join(f"{f.get('flag')}: {f.get('reason')}" for f in flags), style="warn")
+    return Cell("; ".join(f"{f.flag}: {f.reason}" for f in flags), style="warn")
 
 
-def _table(runs: Sequence[RunRef]) -> Table:
+def _table(runs: Sequence[TypedRun]) -> Table:
     rows = []
     pairs = [(spec, run) for run in runs for spec in engines(run)]
     for label, (spec, run) in zip(label_systems(pairs), pairs):
         r = engines(run)[spec]
-        fp = r.get("fingerprint")
-        if r.get("status") == "skipped":
+        fp = r.fingerprint
+        if r.status == SKIPPED:
             # One reason, not a "not measured" badge in every family column.
             rows.append([Cell(label, run=run.rel), level_cell(r, run)] + [Cell("-")] * 5 + [_flags(r), Cell("-")])
             continue
         rows.append([Cell(label, run=run.rel), level_cell(r, run), _rebuild(r), _query(r), _drift(r), _update(r),
                      _cross(r), _flags(r), Cell("fingerprint", run=run.rel, file=fp) if fp else Cell("-")])
-    k = runs[0].results.get("k") if runs else None
+    k = runs[0].results.k if runs else None
     return Table("Context Trust Level per engine",
                  ["engine", "level", "rebuild", f"EMR / Jaccard@{k} / τ", "drift", "update", "cross-machine",
                   "flags / reason", "fingerprint"], rows, sources=[r.rel for r in runs], free=[7],
@@ -131,25 +118,25 @@ def _table(runs: Sequence[RunRef]) -> Table:
                  "Jaccard@k against the base build after one unrelated file is added.")
 
 
-def _reasons(runs: Sequence[RunRef]) -> list[str]:
+def _reasons(runs: Sequence[TypedRun]) -> list[str]:
     # The same reason for several engines (CTL 4 without a second machine) is one line naming them all.
     grouped: dict[str, list[str]] = {}
     for run in runs:
         for spec, r in engines(run).items():
-            for reason in (r.get("grade") or {}).get("reasons") or []:
+            for reason in r.grade.reasons if r.grade is not None else []:
                 grouped.setdefault(reason, []).append(spec)
     return [f"{', '.join(dict.fromkeys(specs))}: {reason}" for reason, specs in grouped.items()]
 
 
-def _drift_figure(runs: Sequence[RunRef]) -> BarsFigure | None:
+def _drift_figure(runs: Sequence[TypedRun]) -> BarsFigure | None:
     pairs = [(spec, run) for run in runs for spec in engines(run)]
-    kinds = sorted({k for spec, run in pairs for k in (engines(run)[spec].get("drift") or {})})
+    kinds = sorted({k for spec, run in pairs for k in engines(run)[spec].drift})
     if not kinds:
         return None
     labels = label_systems(pairs)
     panels = []
     for kind in kinds:
-        bars = [Bar(label, (engines(run)[spec].get("drift") or {}).get(kind), run=run.rel)
+        bars = [Bar(label, engines(run)[spec].drift.get(kind), run=run.rel)
                 for label, (spec, run) in zip(labels, pairs)]
         panels.append(Panel(f"drift ({kind} noise)", bars, top=nice_top(b.value for b in bars)))
     return BarsFigure("Drift under noise (lower is steadier)", panels, list(dict.fromkeys(r.rel for r in runs)),
@@ -157,7 +144,7 @@ def _drift_figure(runs: Sequence[RunRef]) -> BarsFigure | None:
                       "unrelated file of that kind joins the corpus. No interval: one noise file per kind.")
 
 
-def section(suite: str, title: str, runs: Sequence[RunRef]) -> Section:
+def section(suite: str, title: str, runs: Sequence[TypedRun]) -> Section:
     """The determinism section: per corpus, the CTL table and the drift bars."""
     sec = Section(suite, title, notes=dnf_note(runs))
     done = [r for r in runs if r.finished]
@@ -173,19 +160,19 @@ def section(suite: str, title: str, runs: Sequence[RunRef]) -> Section:
     return sec
 
 
-def leaderboard(run: RunRef) -> list[Attempt]:
+def leaderboard(run: TypedRun) -> list[Attempt]:
     """One attempt per engine of a finished run (skipped when the engine was unavailable): its level, the
     query-stability figures, the distinct artifact hashes and the drift per noise kind."""
     out = []
     for spec, r in engines(run).items():
-        if str(r.get("status") or "measured") == "skipped":
+        if r.status == SKIPPED:
             out.append(Attempt(spec, "skipped"))
             continue
-        q, _ = _family(r, "query")
-        rb, _ = _family(r, "rebuild")
-        figures = [("ctl", r.get("level")), ("exact_match_rate", q.get("exact_match_rate")),
-                   ("mean_jaccard", q.get("mean_jaccard")), ("mean_kendall_tau", q.get("mean_kendall_tau")),
-                   ("distinct_artifact_hashes", rb.get("distinct_hashes"))]
-        figures += [(f"drift:{kind}", value) for kind, value in sorted((r.get("drift") or {}).items())]
+        q = r.family(QUERY)[0] or QueryFigures()
+        rb = r.family(REBUILD)[0] or RebuildFigures()
+        figures = [("ctl", r.level), ("exact_match_rate", q.exact_match_rate),
+                   ("mean_jaccard", q.mean_jaccard), ("mean_kendall_tau", q.mean_kendall_tau),
+                   ("distinct_artifact_hashes", rb.distinct_hashes)]
+        figures += [(f"drift:{kind}", value) for kind, value in sorted(r.drift.items())]
         out.append(Attempt(spec, "valid", tuple(Value(m, None if v is None else float(v)) for m, v in figures)))
     return out

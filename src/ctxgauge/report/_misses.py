@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
-from ctxgauge.records import RunRef, Unit
+from ctxgauge.results import RetrievalUnit, TypedRun
 from ctxgauge.report._model import Cell, Table
 
 
@@ -48,19 +48,18 @@ class Miss:
     """How many files the engine's ranking held (the N of "not in the top N")."""
 
 
-def _expected(unit: Unit) -> list[str]:
-    groups = [p for g in unit.data.get("expected_any_of") or [] for p in g]
-    return list(dict.fromkeys([*(unit.data.get("expected") or []), *groups]))
+def _expected(unit: RetrievalUnit) -> list[str]:
+    return list(dict.fromkeys([*(unit.expected or []), *unit.any_of_members()]))
 
 
-def _ranking(unit: Unit, role: str) -> tuple[str, list[str]] | None:
+def _ranking(unit: RetrievalUnit, role: str) -> tuple[str, list[str]] | None:
     if role == "vs":
-        vs = unit.data.get("vs") or {}
-        return (str(vs.get("engine")), [h["path"] for h in vs.get("ranking") or []]) if vs else None
-    return "", [h["path"] for h in unit.data.get("ranking") or []]
+        vs = unit.vs
+        return (vs.engine, [h.path for h in vs.ranking]) if vs is not None else None
+    return "", [h.path for h in unit.ranking or []]
 
 
-def misses(run: RunRef, k: int, engines: Sequence[str]) -> list[Miss]:
+def misses(run: TypedRun, k: int, engines: Sequence[str]) -> list[Miss]:
     """Every scored request of `run` that an engine missed at `k`, in unit order; `engines` is
     (measured[, vs]) as the run's subject names them."""
     out = []
@@ -68,7 +67,7 @@ def misses(run: RunRef, k: int, engines: Sequence[str]) -> list[Miss]:
         if unit.status != "ok" or not unit.figures or all(v is None for v in unit.figures.values()):
             continue
         expected = _expected(unit)
-        gap = set(unit.data.get("coverage_gap") or [])
+        gap = set(unit.coverage_gap or [])
         for role, name in zip(("engine", "vs"), engines):
             got = _ranking(unit, role)
             if got is None:
@@ -84,25 +83,20 @@ def misses(run: RunRef, k: int, engines: Sequence[str]) -> list[Miss]:
     return out
 
 
-def _lane(unit: Unit) -> bool:
-    # The known-gaps lane (reported, never counted): as `_retrieval.known_gap` reads it.
-    return bool(unit.data.get("known_gap")) or unit.data.get("lane") == "known-gaps"
-
-
-def scored_units(run: RunRef, role: str) -> tuple[list[Unit], list[Unit]]:
+def scored_units(run: TypedRun, role: str) -> tuple[list[RetrievalUnit], list[RetrievalUnit]]:
     """The units the misses consider for an engine (`engine` or `vs`): ok, something to score, ranked by
     it; as (counted, known-gaps lane). The counted ones are the table's `scored` row and `counts.scored`."""
     counted, lane = [], []
     for unit in run.units():
         if unit.status != "ok" or not unit.figures or all(v is None for v in unit.figures.values()):
             continue
-        if role == "vs" and not unit.data.get("vs"):
+        if role == "vs" and unit.vs is None:
             continue
-        (lane if _lane(unit) else counted).append(unit)
+        (lane if unit.in_known_gaps else counted).append(unit)
     return counted, lane
 
 
-def misses_header(run: RunRef, found: Sequence[Miss], engines: Sequence[str], unit_name: str) -> str:
+def misses_header(run: TypedRun, found: Sequence[Miss], engines: Sequence[str], unit_name: str) -> str:
     """Per engine, how many of the units it was scored on it missed: `grep: 2 missed of 5 scored commits;
     bm25: 1 missed of 5 scored commits`, then the known-gaps lane's own count when it has units."""
     parts, gaps = [], []
@@ -117,7 +111,7 @@ def misses_header(run: RunRef, found: Sequence[Miss], engines: Sequence[str], un
     return "; ".join(parts) + (f"; known-gaps lane, not counted: {', '.join(gaps)}" if gaps else "")
 
 
-def misses_table(run: RunRef, k: int, engines: Sequence[str], unit_name: str) -> Table:
+def misses_table(run: TypedRun, k: int, engines: Sequence[str], unit_name: str) -> Table:
     """The misses as a report table (one row per missed request and engine)."""
     rows = []
     found = misses(run, k, engines)

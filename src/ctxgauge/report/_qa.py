@@ -15,32 +15,14 @@ from __future__ import annotations
 import json
 from typing import Sequence
 
-from ctxgauge.records import ANY, INT, NUMBER, STRING, ListOf, MapOf, Obj, Opt, RunRef
-from ctxgauge.report._common import dnf_note, fmt, interval, label_systems, merge_same, nice_top, num, pct, usd
+from ctxgauge.results import ArmSummary, TypedRun
+from ctxgauge.results._qa_files import PanelSummary
+from ctxgauge.report._common import started_at, dnf_note, fmt, interval, label_systems, merge_same, nice_top, num, pct, usd
 from ctxgauge.report._model import Bar, BarsFigure, Cell, GridFigure, GridRow, Panel, Section, Table
-from ctxgauge.report._qa_rows import arms
+from ctxgauge.report._qa_rows import MEASURED, arms
 
 ACCURACY_SEED = 0
 """Seed of the accuracy intervals (qa runs record no seed of their own)."""
-
-_ARM = Obj({k: Opt(NUMBER) for k in ("accuracy", "passed", "questions", "cost_usd", "retrieval_hit_rate", "runs",
-                                      "valid_runs", "context_tokens", "context_tokens_per_correct")}
-           | {"tokens": Opt(MapOf(Opt(INT))), "panel": ANY})
-RESULTS_SHAPE = Obj({
-    "summary": Opt(MapOf(_ARM)),
-    "questions": Opt(ListOf(Obj({"qid": ANY, "arms": Opt(MapOf(Opt(ListOf(Opt(STRING))))),
-                                 "categories": Opt(ListOf(STRING))}, required=("qid",)))),
-    "runs": Opt(ListOf(Obj({"validity": Opt(Obj({})), "scoring": Opt(Obj({}))}))),
-    "trust": Opt(Obj({"checks": Opt(ListOf(Obj({"value": Opt(NUMBER)})))})),
-    "comparisons": Opt(Obj({"arms": Opt(MapOf(Obj({}))) })),
-    "arms": Opt(ListOf(Obj({}))), "notes": Opt(ListOf(ANY)),
-})
-"""What the qa view (this module and `_qa_rows`) reads of a qa run's `results` (checked when the record is
-read; other keys are free)."""
-SPEC_SHAPE = Obj({"repeat": Opt(INT)})
-"""What the qa view reads of a qa run's `spec`."""
-UNIT_SHAPE = Obj({"verdict": Opt(Obj({})), "figures": Opt(Obj({"tool_calls": Opt(MapOf(INT))}))})
-"""What the qa view reads of a qa unit line."""
 
 VERDICT_LEGEND = {
     "pass": "passed", "fail": "failed", "adjudicate": "needs a human (judge unsure)",
@@ -49,58 +31,58 @@ VERDICT_LEGEND = {
 }
 
 
-def tokens(summary: dict) -> int | None:
+def tokens(summary: ArmSummary) -> int | None:
     """Every token the answering model read or wrote for this arm (the judge's excluded)."""
-    t = summary.get("tokens") or {}
-    if not t or (summary.get("status") or "measured") != "measured":
+    t = summary.tokens
+    if t is None or (summary.status or MEASURED) != MEASURED:
         return None
-    return sum(int(t.get(k) or 0) for k in ("tokens_input", "tokens_output", "tokens_cache_read", "tokens_cache_write"))
+    return t.tokens_input + t.tokens_output + t.tokens_cache_read + t.tokens_cache_write
 
 
-def per_correct(total: float | None, summary: dict) -> float | None:
+def per_correct(total: float | None, summary: ArmSummary) -> float | None:
     """`total` divided by the correct answers; None with no scored correct answer (never infinity)."""
-    passed = summary.get("passed") or 0
-    if total is None or summary.get("accuracy") is None or not passed:
+    passed = summary.passed or 0
+    if total is None or summary.accuracy is None or not passed:
         return None
     return total / passed
 
 
-def _outcomes(run: RunRef, arm: str) -> list[float]:
+def _outcomes(run: TypedRun, arm: str) -> list[float]:
     # 1 per passed question, 0 per failed or adjudicated one, over the valid repetitions only.
-    valid = {r["repetition"] for r in run.results.get("runs") or []
-             if r.get("arm") == arm and (r.get("validity") or {}).get("ok")}
+    valid = {r.repetition for r in run.results.runs
+             if r.arm == arm and r.validity is not None and r.validity.ok}
     out = []
     for u in run.units():
-        if u.data.get("arm") == arm and u.data.get("rep") in valid:
-            result = (u.data.get("verdict") or {}).get("result")
+        if u.arm == arm and u.rep in valid:
+            result = u.verdict.result if u.verdict is not None else None
             if result in ("pass", "fail", "adjudicate"):
                 out.append(1.0 if result == "pass" else 0.0)
     return out
 
 
-def accuracy(run: RunRef, arm: str) -> tuple[float | None, float | None, float | None]:
+def accuracy(run: TypedRun, arm: str) -> tuple[float | None, float | None, float | None]:
     """(accuracy, low, high): the recorded accuracy with a seeded bootstrap interval over its questions."""
-    value = arms(run)[arm].get("accuracy")
+    value = arms(run)[arm].accuracy
     if value is None:
         return None, None, None
     _, low, high = interval(_outcomes(run, arm), ACCURACY_SEED)
     return value, low, high
 
 
-def _same(pair: tuple[str, RunRef]) -> tuple:
+def _same(pair: tuple[str, TypedRun]) -> tuple:
     # One measurement: the same arm with the same summary and the same verdict on every question.
     arm, run = pair
-    verdicts = [(q.get("qid"), (q.get("arms") or {}).get(arm)) for q in run.results.get("questions") or []]
-    return arm, json.dumps(arms(run)[arm], sort_keys=True), json.dumps(verdicts)
+    verdicts = [(q.qid, q.arms.get(arm)) for q in run.results.questions]
+    return arm, json.dumps(arms(run)[arm].to_json(), sort_keys=True), json.dumps(verdicts)
 
 
-def _shown(runs: Sequence[RunRef]) -> tuple[list[tuple[str, RunRef]], list[str]]:
+def _shown(runs: Sequence[TypedRun]) -> tuple[list[tuple[str, TypedRun]], list[str]]:
     """The (arm, run) pairs to draw, an arm measured the same way in two runs once, and the runs drawn."""
     merged = merge_same([(arm, run) for run in runs for arm in arms(run)], _same, lambda pair: pair[1])
     return [pair for pair, _ in merged], list(dict.fromkeys(r.rel for _, rs in merged for r in rs))
 
 
-def _figures(runs: Sequence[RunRef]) -> list[BarsFigure]:
+def _figures(runs: Sequence[TypedRun]) -> list[BarsFigure]:
     pairs, sources = _shown(runs)
     labels = label_systems(pairs)
     acc, hit, tpc, cpc = [], [], [], []
@@ -108,10 +90,10 @@ def _figures(runs: Sequence[RunRef]) -> list[BarsFigure]:
         s = arms(run)[arm]
         value, low, high = accuracy(run, arm)
         acc.append(Bar(label, value, low, high, run=run.rel, text=pct(value) if value is not None else None))
-        hit.append(Bar(label, s.get("retrieval_hit_rate"), run=run.rel))
+        hit.append(Bar(label, s.retrieval_hit_rate, run=run.rel))
         t = per_correct(tokens(s), s)
         tpc.append(Bar(label, t, run=run.rel, text=None if t is None else f"{t:,.0f}"))
-        c = per_correct(s.get("cost_usd"), s)
+        c = per_correct(s.cost_usd, s)
         cpc.append(Bar(label, c, run=run.rel, text=None if c is None else usd(c)))
     panels = [Panel("accuracy", acc)]
     if any(b.value is not None for b in hit):
@@ -128,45 +110,71 @@ def _figures(runs: Sequence[RunRef]) -> list[BarsFigure]:
     return out
 
 
-def _table(runs: Sequence[RunRef]) -> Table:
+def _tied(labels: Sequence[str], pairs: Sequence[tuple[str, TypedRun]]) -> tuple[dict[str, int], int]:
+    """(arm label -> rank group, n questions) on accuracy where more than two arms are compared: each arm's
+    per-question outcomes over its valid repetitions (the leaderboard's own values), the questions every
+    arm has, `_leaderboard.cross_groups` (Holm-adjusted paired sign-flip test against the best); ({}, 0)
+    with two arms or fewer, or no question shared."""
+    from ctxgauge.report._leaderboard import Scored, cross_groups
+    from ctxgauge.report._qa_rows import leaderboard
+
+    attempts = {run.rel: leaderboard(run) for run in {run.rel: run for _, run in pairs}.values()}
+    scored: dict[str, list[Scored]] = {}
+    for label, (arm, run) in zip(labels, pairs):
+        for attempt in attempts[run.rel]:
+            if attempt.system == arm and attempt.outcome == "valid":
+                scored.setdefault(label, []).extend(Scored(v, (started_at(run), run.rel)) for v in attempt.values
+                                                    if v.metric == "accuracy" and v.unit_ids)
+    return cross_groups(scored)
+
+
+def _table(runs: Sequence[TypedRun]) -> Table:
     pairs, sources = _shown(runs)
     # Context tokens per correct answer (suite version 2 on): a column only where an arm recorded its packed
     # context, so a run made before the count renders as it did.
-    packed = any("context_tokens" in arms(run)[arm] for arm, run in pairs)
+    packed = any(arms(run)[arm].context_tokens is not None for arm, run in pairs)
     rows = []
-    for label, (arm, run) in zip(label_systems(pairs), pairs):
+    labels = label_systems(pairs)
+    groups, n = _tied(labels, pairs)
+    for label, (arm, run) in zip(labels, pairs):
         s = arms(run)[arm]
-        status = str(s.get("status") or "measured")
-        st = Cell(status, style="good" if status == "measured" else "muted", wrap=False)
+        status = str(s.status or MEASURED)
+        st = Cell(status, style="good" if status == MEASURED else "muted", wrap=False)
         t = tokens(s)
-        rows.append([Cell(label, run=run.rel, wrap=False), st, Cell(pct(s.get("accuracy")), num=True),
-                     Cell(f"{s.get('passed', 0)}/{s.get('questions', 0)}", num=True), num(t, 0),
+        rows.append([Cell(label, run=run.rel, wrap=False), st, Cell(pct(s.accuracy), num=True),
+                     Cell(f"{s.passed}/{s.questions}", num=True), num(t, 0),
                      num(per_correct(t, s), 0),
-                     *([num(s.get("context_tokens_per_correct"), 0)] if packed else []),
-                     Cell(usd(s.get("cost_usd")), num=True),
-                     Cell(usd(per_correct(s.get("cost_usd"), s)), num=True),
-                     Cell(pct(s.get("retrieval_hit_rate")), num=True),
-                     Cell(f"{s.get('valid_runs', 0)}/{s.get('runs', 0)}", num=True)])
+                     *([num(s.context_tokens_per_correct, 0)] if packed else []),
+                     Cell(usd(s.cost_usd), num=True),
+                     Cell(usd(per_correct(s.cost_usd, s)), num=True),
+                     Cell(pct(s.retrieval_hit_rate), num=True),
+                     Cell(f"{s.valid_runs}/{s.runs}", num=True)] + ([num(groups.get(label), 0)] if groups else []))
+    caption = ("Cost is estimated from the recorded rate table where the provider reports none; `-` means not "
+               "measured (no model, no judge, or an unpriced model), never zero.")
+    if packed:
+        caption += (" context/correct: the context arm's packed context tokens (counted by ctxgauge's tokenizer) "
+                    "over its correct answers.")
+    if groups:
+        caption += (f" Tied group: on accuracy over the {n} questions every arm answered, group 1 is the best arm "
+                    "and every arm whose Holm-adjusted paired sign-flip p against it is at least 0.05; then the "
+                    "best of the rest anchors group 2, and so on.")
     return Table("Arms: accuracy, tokens and cost",
                  ["arm", "status", "accuracy", "passed", "tokens", "tokens/correct",
-                  *(["context/correct"] if packed else []), "cost", "cost/correct", "hit rate", "valid runs"],
-                 rows, sources=sources,
-                 caption="Cost is estimated from the recorded rate table where the provider reports none; `-` means "
-                 "not measured (no model, no judge, or an unpriced model), never zero."
-                 + (" context/correct: the context arm's packed context tokens (counted by ctxgauge's tokenizer) "
-                    "over its correct answers." if packed else ""))
+                  *(["context/correct"] if packed else []), "cost", "cost/correct",
+                  "hit rate", "valid runs"] + ([f"tied group (n {n})"] if groups else []), rows, sources=sources,
+                 caption=caption)
 
 
-def _grid(run: RunRef) -> GridFigure:
-    questions = run.results.get("questions") or []
+def _grid(run: TypedRun) -> GridFigure:
+    questions = run.results.questions
     names = list(arms(run))
-    columns = [(q["qid"], f"{q['qid']} (difficulty {q.get('difficulty') or '-'}; "
-                f"{', '.join(q.get('categories') or [])})") for q in questions]
+    columns = [(q.qid, f"{q.qid} (difficulty {q.difficulty or '-'}; "
+                f"{', '.join(q.categories)})") for q in questions]
     rows = []
     for arm in names:
         cells = []
         for q in questions:
-            got = (q.get("arms") or {}).get(arm) or []
+            got = q.arms.get(arm) or []
             first = next((g for g in got if g), None)  # first repetition with an outcome
             cells.append(first if first in VERDICT_LEGEND else ("absent" if first is None else "not-judged"))
         rows.append(GridRow(arm, cells, run=run.rel))
@@ -176,52 +184,51 @@ def _grid(run: RunRef) -> GridFigure:
                       [run.rel], caption="One cell per question.", hover="Hover a cell for its id, difficulty and categories.")
 
 
-def _trust(run: RunRef) -> Table | None:
-    trust = run.results.get("trust") or {}
-    checks = trust.get("checks") or []
+def _trust(run: TypedRun) -> Table | None:
+    trust = run.results.trust
+    checks = trust.checks if trust is not None else []
     if not checks:
         return None
     style = {"pass": "good", "warn": "warn", "fail": "bad"}
-    rows = [[Cell(str(c.get("name")), wrap=False), Cell(str(c.get("arm") or "all"), wrap=False),
-             Cell(str(c.get("status")), style=style.get(str(c.get("status")), "muted")),
-             Cell(fmt(c.get("value"), 4), num=True), Cell(str(c.get("threshold") or "")),
-             Cell(str(c.get("detail") or ""))] for c in checks]
+    rows = [[Cell(c.name, wrap=False), Cell(str(c.arm or "all"), wrap=False),
+             Cell(c.status, style=style.get(c.status, "muted")),
+             Cell(fmt(c.value, 4), num=True), Cell(str(c.threshold or "")),
+             Cell(str(c.detail or ""))] for c in checks]
     # The record's verdict line names what was measured; a record made before it held only a count, so
     # its line is rebuilt from its checks (never "pass (12 not measured)", which reads as a pass).
-    missing = [f"{c.get('name')}[{c['arm']}]" if c.get("arm") else str(c.get("name")) for c in checks
-               if c.get("status") == "not-measured"]
-    title = trust.get("verdict") or (f"{trust.get('status')} on {len(checks) - len(missing)} of {len(checks)} checks"
+    missing = [f"{c.name}[{c.arm}]" if c.arm else c.name for c in checks if c.status == "not-measured"]
+    title = trust.verdict or (f"{trust.status} on {len(checks) - len(missing)} of {len(checks)} checks"
                                      + (f"; not measured: {', '.join(missing)}" if missing else ""))
     return Table(f"Trust gate: {title}",
                  ["check", "arm", "status", "value", "needs", "detail"], rows, sources=[run.rel], free=[5])
 
 
-def _comparisons(run: RunRef) -> Table | None:
-    cmp = (run.results or {}).get("comparisons") or {}
+def _comparisons(run: TypedRun) -> Table | None:
+    cmp = run.results.comparisons
     rows = []
-    for arm, c in (cmp.get("arms") or {}).items():
-        if not c.get("n"):
+    for arm, c in (cmp.arms if cmp is not None else {}).items():
+        if c is None or not c.n:
             continue
-        rows.append([Cell(arm, run=run.rel), Cell(str(c["n"]), num=True), Cell(fmt(c["mean_diff"], 1), num=True),
-                     Cell(f"[{fmt(c['ci_low'], 1)}, {fmt(c['ci_high'], 1)}]", num=True),
-                     Cell(fmt(c["p_value"], 3), num=True), Cell(fmt(c.get("cohens_d"), 2), num=True),
-                     Cell(f"{c['wins']}/{c['ties']}/{c['losses']}", num=True)])
+        rows.append([Cell(arm, run=run.rel), Cell(str(c.n), num=True), Cell(fmt(c.mean_diff, 1), num=True),
+                     Cell(f"[{fmt(c.ci_low, 1)}, {fmt(c.ci_high, 1)}]", num=True),
+                     Cell(fmt(c.p_value, 3), num=True), Cell(fmt(c.cohens_d, 2), num=True),
+                     Cell(f"{c.wins}/{c.ties}/{c.losses}", num=True)])
     if not rows:
         return None
-    return Table(f"Arms against the baseline arm {cmp['baseline']}",
+    return Table(f"Arms against the baseline arm {cmp.baseline}",
                  ["arm", "questions", "mean diff (points)", "95% interval", "p", "Cohen's d", "win/tie/loss"], rows,
                  sources=[run.rel], caption="Paired over the questions both arms scored (each averaged over its "
                  "valid repetitions); seeded bootstrap interval and randomization test; Cohen's d over the pooled "
                  "standard deviation of the two arms' scores.")
 
 
-def _panel(run: RunRef) -> Table | None:
+def _panel(run: TypedRun) -> Table | None:
     """The judge panel per arm (when `--panel` ran): the role-weighted aggregate, the role scores' standard
     deviation, the agreement score and how many answers the roles disagreed on."""
-    rows = [[Cell(arm, run=run.rel), Cell(f"{p['scored']}/{p['answers']}", num=True),
-             Cell(fmt(p.get("aggregate"), 1), num=True), Cell(fmt(p.get("sd"), 1), num=True),
-             Cell(fmt(p.get("agreement"), 2), num=True), Cell(str(p.get("flagged", 0)), num=True)]
-            for arm, s in arms(run).items() if isinstance(p := s.get("panel"), dict)]
+    rows = [[Cell(arm, run=run.rel), Cell(f"{p.scored}/{p.answers}", num=True),
+             Cell(fmt(p.aggregate, 1), num=True), Cell(fmt(p.sd, 1), num=True),
+             Cell(fmt(p.agreement, 2), num=True), Cell(str(p.flagged), num=True)]
+            for arm, p in _panels(run).items()]
     if not rows:
         return None
     return Table("Judge panel (technical expert, developer advocate, doc reviewer)",
@@ -231,11 +238,18 @@ def _panel(run: RunRef) -> Table | None:
                  "numeric claim; here the mean over the answers the panel scored.")
 
 
-def _key(run: RunRef) -> tuple[str, str]:
+def _panels(run: TypedRun) -> dict[str, PanelSummary]:
+    """Arm -> its judge panel's summary, for the arms a panel scored."""
+    where = str(run.path / "run.json")
+    return {arm: PanelSummary.from_json(s.panel, where, f"results.summary.{arm}.panel")
+            for arm, s in arms(run).items() if isinstance(s.panel, dict)}
+
+
+def _key(run: TypedRun) -> tuple[str, str]:
     return run.subject.dataset, run.subject.model or ""
 
 
-def section(suite: str, title: str, runs: Sequence[RunRef]) -> Section:
+def section(suite: str, title: str, runs: Sequence[TypedRun]) -> Section:
     """The qa section: per battery and model, accuracy and cost figures, the arms table, verdicts, trust."""
     sec = Section(suite, title, notes=dnf_note(runs))
     done = [r for r in runs if r.finished]
@@ -245,10 +259,10 @@ def section(suite: str, title: str, runs: Sequence[RunRef]) -> Section:
             fig.title = f"{key[0]} · {key[1] or 'no model'}: {fig.title}"
             sec.blocks.append(fig)
         sec.blocks.append(_table(group))
-        sec.notes += [f"{r.rel}: {arm}: {s.get('status')}: {s['reason']}" for r in group
-                      for arm, s in arms(r).items() if s.get("reason")]
+        sec.notes += [f"{r.rel}: {arm}: {s.status}: {s.reason}" for r in group
+                      for arm, s in arms(r).items() if s.reason]
         # What the run itself noted (no judge configured, records a question set read tolerantly).
-        sec.notes += [f"{r.rel}: note: {n}" for r in group for n in r.results.get("notes") or []]
+        sec.notes += [f"{r.rel}: note: {n}" for r in group for n in r.results.notes]
         for run in group:
             grid = _grid(run)
             # A grid of nothing but unanswered cells says less than the note that no model answered.

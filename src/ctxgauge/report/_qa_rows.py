@@ -8,53 +8,65 @@ unreadable one shows its figures as not measured, never as zero. The report sect
 
 from __future__ import annotations
 
-import json
-from typing import Any
+from dataclasses import asdict, dataclass
 
-from ctxgauge.records import RunRef
 from ctxgauge.report._leaderboard import Attempt, Value
+from ctxgauge.results import ArmSummary, TypedRun
+from ctxgauge.results._qa import RepRun, RunScoring
+from ctxgauge.results._qa_files import Economics, QAContext, RateTable
+
+DEFAULT_SCORER = "ctxgauge-qa-1"
+"""The scorer version of a run recorded before runs named theirs."""
+MEASURED, SKIPPED = "measured", "skipped"
+"""An arm's status when measured, and when skipped."""
 
 
-def arms(run: RunRef) -> dict[str, dict[str, Any]]:
+def arms(run: TypedRun) -> dict[str, ArmSummary]:
     """Arm spec -> its summary in a finished run, in the order the run was given its arms (run.json
     stores its keys sorted)."""
-    summary = run.results.get("summary") or {}
+    summary = run.results.summary
     order = [a for a in run.subject.systems if a in summary]
     return {a: summary[a] for a in order + sorted(set(summary) - set(order))}
 
 
-def rep_values(run: RunRef, arm: str) -> list[tuple[bool, str, dict[str, float | None]]]:
+def _reps(run: TypedRun, arm: str) -> list[RepRun]:
+    return [r for r in run.results.runs if r.arm == arm]
+
+
+def _valid(r: RepRun) -> bool:
+    return bool(r.validity is not None and r.validity.ok)
+
+
+def rep_values(run: TypedRun, arm: str) -> list[tuple[bool, str, dict[str, float | None]]]:
     """Per repetition of an arm: (valid, validity reason, metric -> value) for accuracy, tokens, cost and
     their per-correct ratios, read from the repetition's own `record.json` (economics) and the run's
     `results.runs`."""
     out = []
-    for r in run.results.get("runs") or []:
-        if r.get("arm") != arm:
-            continue
-        ok = bool((r.get("validity") or {}).get("ok"))
-        sc = r.get("scoring") or {}
-        total, den = sc.get("total"), sc.get("denominator")
+    for r in _reps(run, arm):
+        ok = _valid(r)
+        sc = r.scoring or RunScoring()
+        total, den = sc.total, sc.denominator
         econ = _economics(run, r)
-        used = sum(int(econ.get(k) or 0) for k in ("tokens_input", "tokens_output", "tokens_cache_read",
-                                                   "tokens_cache_write")) if econ else None
-        cost = econ.get("cost_usd")
+        used = econ.tokens() if econ is not None else None
+        cost = econ.cost_usd if econ is not None else None
         acc = total / den if ok and total is not None and den else None
         good = total if ok and total else None  # correct answers, when there are any
-        reason = str((r.get("validity") or {}).get("reason") or "")
+        reason = str((r.validity.reason if r.validity is not None else None) or "")
         out.append((ok, reason, {"accuracy": acc, "tokens": used if ok else None, "cost_usd": cost if ok else None,
                          "tokens_per_correct": used / good if good and used is not None else None,
                          "cost_per_correct": cost / good if good and cost is not None else None}))
     return out
 
 
-def arm_values(run: RunRef, arm: str) -> dict[str, float | None]:
+def arm_values(run: TypedRun, arm: str) -> dict[str, float | None]:
     """Arm-level figures only the summary holds (measured over the first repetition)."""
-    return {"retrieval_hit_rate": arms(run).get(arm, {}).get("retrieval_hit_rate")}
+    summary = arms(run).get(arm)
+    return {"retrieval_hit_rate": summary.retrieval_hit_rate if summary is not None else None}
 
 
-def repetitions(run: RunRef) -> int:
+def repetitions(run: TypedRun) -> int:
     """Attempts per arm: the run's repetitions."""
-    return int(run.spec.get("repeat") or 1)
+    return int(run.spec.repeat or 1)
 
 
 LOWER_IS_BETTER = {"tokens", "cost_usd", "tokens_per_correct", "cost_per_correct"}
@@ -63,39 +75,37 @@ LOWER_IS_BETTER = {"tokens", "cost_usd", "tokens_per_correct", "cost_per_correct
 _DECIDED = {"pass": 1.0, "fail": 0.0, "adjudicate": 0.0}
 
 
-def _question_values(run: RunRef, arm: str) -> list[list[tuple[str, float]]]:
+def _question_values(run: TypedRun, arm: str) -> list[list[tuple[str, float]]]:
     """Per repetition of an arm (in `rep_values`' order): (qid, 1 passed / 0 not) for every question decided
     in it, in question order; [] for a repetition whose decided questions do not add up to its accuracy's
     denominator (its accuracy then has no per-question values: no interval is better than a wrong one)."""
     out = []
-    questions = run.results.get("questions") or []
-    for r in run.results.get("runs") or []:
-        if r.get("arm") != arm:
-            continue
-        i = int(r.get("repetition") or 1) - 1
+    questions = run.results.questions
+    for r in _reps(run, arm):
+        i = int(r.repetition or 1) - 1
         got = []
         for q in questions:
-            verdicts = (q.get("arms") or {}).get(arm) or []
+            verdicts = q.arms.get(arm) or []
             if 0 <= i < len(verdicts) and verdicts[i] in _DECIDED:
-                got.append((str(q["qid"]), _DECIDED[verdicts[i]]))
-        sc = r.get("scoring") or {}
+                got.append((str(q.qid), _DECIDED[verdicts[i]]))
+        sc = r.scoring or RunScoring()
         passed = sum(v for _, v in got)
-        if len(got) != sc.get("denominator") or passed != sc.get("total"):
+        if len(got) != sc.denominator or passed != sc.total:
             got = []
         out.append(got)
     return out
 
 
-def leaderboard(run: RunRef) -> list[Attempt]:
+def leaderboard(run: TypedRun) -> list[Attempt]:
     """Per arm of a finished run: a skipped arm once; otherwise one attempt per repetition (valid; skipped
     when no answer was given, as with no model; else did-not-finish) with its figures, then the arm-level
     figures of the summary."""
     out = []
     for arm, summary in arms(run).items():
-        if (summary.get("status") or "measured") == "skipped":
+        if (summary.status or MEASURED) == SKIPPED:
             out.append(Attempt(arm, "skipped"))
             continue
-        seed = int(run.spec.get("seed") or 0)
+        seed = 0  # qa runs record no seed of their own
         for (ok, reason, values), per_question in zip(rep_values(run, arm), _question_values(run, arm)):
             outcome = "valid" if ok else "skipped" if reason == "skipped" else "dnf"
             figures = []
@@ -110,58 +120,69 @@ def leaderboard(run: RunRef) -> list[Attempt]:
     return out
 
 
-def item_rows(run: RunRef) -> list[dict]:
+@dataclass(frozen=True)
+class VerdictRow:
+    """One question and arm of a finished qa run: every repetition's verdict (a per-question.csv input)."""
+
+    qid: str
+    """The question."""
+    arm: str
+    """The arm."""
+    difficulty: int | None
+    """Its difficulty, 1-4."""
+    categories: str
+    """Its categories, `;`-joined."""
+    verdicts: tuple[str | None, ...]
+    """The verdict of every repetition."""
+
+
+def item_rows(run: TypedRun) -> list[VerdictRow]:
     """Per question and arm: the verdict of every repetition."""
     rows = []
-    for q in run.results.get("questions") or []:
-        for arm, got in sorted((q.get("arms") or {}).items()):
-            rows.append({"qid": q["qid"], "arm": arm, "difficulty": q.get("difficulty"),
-                         "categories": ";".join(q.get("categories") or []), "verdicts": list(got)})
+    for q in run.results.questions:
+        for arm, got in sorted(q.arms.items()):
+            rows.append(VerdictRow(q.qid, arm, q.difficulty, ";".join(q.categories), tuple(got or ())))
     return rows
 
 
-def _economics(run: RunRef, r: dict) -> dict:
-    """The `economics` of a repetition's record.json ({} when missing or unreadable: its figures show as not
+def _economics(run: TypedRun, r: RepRun) -> Economics | None:
+    """The economics of a repetition's record.json (None when missing or unreadable: its figures show as not
     measured, never as zero). `rep_values` and `run_rows` both read it here, so they agree on what is
     unreadable."""
-    rec = run.path / str(r.get("path") or "") / "record.json"
-    try:
-        data = json.loads(rec.read_text(encoding="utf-8")) if r.get("path") and rec.is_file() else {}
-    except ValueError:
-        return {}
-    econ = data.get("economics") if isinstance(data, dict) else None
-    return econ if isinstance(econ, dict) else {}
+    return Economics.read(run.path / r.path) if r.path else None
 
 
-def comparable(run: RunRef) -> dict[str, str]:
+def qa_context(run: TypedRun) -> QAContext:
+    """run.json's `context` of a qa run, typed (empty when the record has none)."""
+    return QAContext.from_json(run.record.context or {}, str(run.path / "run.json"), "context")
+
+
+def comparable(run: TypedRun) -> dict[str, str]:
     """Battery hash, protocol, judge, scorer version and rubric: two qa runs differing in any of them
     measured different things and are never averaged (a run before scorer versions was ctxgauge-qa-1)."""
-    context = run.record.context or {}
-    ident = context.get("source_identity") or {}
-    return {"dataset_hash": str(ident.get("hash") or ""), "protocol": str(run.spec.get("protocol") or ""),
-            "judge": str(run.spec.get("judge") or ""), "scorer": str(run.spec.get("scorer") or "ctxgauge-qa-1"),
-            "rubric": str(context.get("rubric") or "")}
+    context = qa_context(run)
+    ident = context.source_identity
+    return {"dataset_hash": str((ident.hash if ident is not None else None) or ""),
+            "protocol": str(run.spec.protocol or ""), "judge": str(run.spec.judge or ""),
+            "scorer": str(run.spec.scorer or DEFAULT_SCORER), "rubric": str(context.rubric or "")}
 
 
-def scorers(run: RunRef) -> set[str]:
+def scorers(run: TypedRun) -> set[str]:
     """The scorer versions of a run's verdicts (the run's own when it has no verdict yet)."""
-    found = {str(v.get("scorer")) for u in run.units() if isinstance(v := u.data.get("verdict"), dict)
-             and v.get("scorer")}
-    return found or {comparable(run)["scorer"]}
+    found = {str(u.verdict.scorer) for u in run.units() if u.verdict is not None and u.verdict.scorer}
+    return found or {str(run.spec.scorer or DEFAULT_SCORER)}
 
 
-def run_rows(run: RunRef) -> list[dict]:
+def run_rows(run: TypedRun) -> list[dict]:
     """Per arm x repetition: score over denominator, the four token columns with their source, cost
     with its basis, validity."""
     out = []
-    for r in (run.results or {}).get("runs") or []:
-        econ, sc = _economics(run, r), r.get("scoring") or {}
-        out.append({"arm": r.get("arm"), "repetition": r.get("repetition"),
-                    "valid": bool((r.get("validity") or {}).get("ok")),
-                    "validity": (r.get("validity") or {}).get("reason"),
-                    "score": sc.get("total"), "denominator": sc.get("denominator"),
-                    **{k: econ.get(k) for k in ("tokens_input", "tokens_output", "tokens_cache_read",
-                                                "tokens_cache_write", "token_source", "cost_usd", "cost_basis")}})
+    for r in run.results.runs:
+        econ, sc = _economics(run, r), r.scoring or RunScoring()
+        out.append({"arm": r.arm, "repetition": r.repetition, "valid": _valid(r),
+                    "validity": r.validity.reason if r.validity is not None else None,
+                    "score": sc.total, "denominator": sc.denominator,
+                    **(econ or Economics()).row()})
     return out
 
 
@@ -170,28 +191,44 @@ INDEX_TOOLS = ("search",)
 name). `read` and a harness's setup (building its index) are not index calls."""
 
 
-def adoption(run: RunRef) -> list[dict]:
+@dataclass
+class Adoption:
+    """One tool or command arm's index adoption over a finished run (an adoption.json row)."""
+
+    arm: str
+    """The arm."""
+    kind: str
+    """`tool` or `command`."""
+    question_runs: int = 0
+    """Question runs it answered."""
+    adopted: int = 0
+    """Of those, runs that called the arm's index at least once."""
+    index_calls: int = 0
+    """Index calls summed."""
+
+
+def adoption(run: TypedRun) -> list[dict]:
     """Per tool or command arm of a finished run: question runs that called the arm's index at least
     once, over all its answered question runs, and the index calls summed."""
-    kinds = {a.get("arm"): a.get("kind") for a in (run.results or {}).get("arms") or []}
-    agg: dict[str, dict] = {}
+    kinds = {a.arm: a.kind for a in run.results.arms}
+    agg: dict[str, Adoption] = {}
     for u in run.units():
-        d = u.data
-        arm = d.get("arm")
-        if kinds.get(arm) not in ("tool", "command") or d.get("answer_status") != "ok":
+        arm = u.arm
+        if kinds.get(arm) not in ("tool", "command") or u.answer_status != "ok":
             continue
-        calls = sum(int(n) for t, n in (u.figures.get("tool_calls") or {}).items() if t in INDEX_TOOLS)
-        a = agg.setdefault(arm, {"arm": arm, "kind": kinds[arm], "question_runs": 0, "adopted": 0, "index_calls": 0})
-        a["question_runs"] += 1
-        a["adopted"] += int(calls > 0)
-        a["index_calls"] += calls
-    return [agg[k] for k in sorted(agg)]
+        tool_calls = u.figures.tool_calls if u.figures is not None else {}
+        calls = sum(int(n) for t, n in tool_calls.items() if t in INDEX_TOOLS)
+        a = agg.setdefault(arm, Adoption(arm, str(kinds[arm])))
+        a.question_runs += 1
+        a.adopted += int(calls > 0)
+        a.index_calls += calls
+    return [asdict(agg[k]) for k in sorted(agg)]
 
 
-def rate_tables(run: RunRef) -> list[dict]:
+def rate_tables(run: TypedRun) -> list[dict]:
     """The rate tables the run's cost estimates used (recorded per arm)."""
     seen = {}
-    for a in (run.results or {}).get("arms") or []:
-        if isinstance(a.get("rates"), dict):
-            seen[a["rates"].get("version")] = a["rates"]
+    for a in run.results.arms:
+        if isinstance(a.rates, dict):
+            seen[RateTable.from_json(a.rates, str(run.path / "run.json"), "results.arms.rates").version] = a.rates
     return [seen[k] for k in sorted(seen, key=str)]

@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from typing import Sequence
 
 from ctxgauge.metrics.ranking import mean_over
-from ctxgauge.records import ANY, INT, NUMBER, STRING, ListOf, MapOf, Obj, Opt, RunRef, Unit
-from ctxgauge.report._common import defined, dnf_note, fmt, interval, label_systems, merge_same, num, pct
+from ctxgauge.results import RetrievalUnit, TypedRun
+from ctxgauge.report._common import started_at, defined, dnf_note, fmt, interval, label_systems, merge_same, num, pct
 from ctxgauge.report._leaderboard import Attempt, Value
 from ctxgauge.report._misses import misses_table
 from ctxgauge.report._model import Bar, BarsFigure, Cell, GridFigure, GridRow, PairedFigure, PairedRow, Panel, \
@@ -28,32 +28,17 @@ from ctxgauge.report._model import Bar, BarsFigure, Cell, GridFigure, GridRow, P
 
 KNOWN_GAPS = "known-gaps"
 
-FIGURES = MapOf(Opt(NUMBER))
-"""Metric name -> value (None where nothing was scorable)."""
-_PAIRED = Obj({k: NUMBER for k in ("mean_a", "mean_b", "mean_diff", "ci_low", "ci_high", "wins", "ties", "losses")}
-              | {"p_value": Opt(NUMBER)},
-              required=("mean_a", "mean_b", "mean_diff", "ci_low", "ci_high", "p_value", "wins", "ties", "losses"))
-SPEC_SHAPE = Obj({"metrics": Opt(ListOf(STRING)), "ks": Opt(ListOf(INT)), "seed": Opt(INT)})
-"""What the retrieval readers read of a replay or cases run's `spec` (checked when the record is read)."""
-RESULTS_SHAPE = Obj({
-    "summary": Opt(FIGURES), "vs_summary": Opt(FIGURES), "known_gap_summary": Opt(FIGURES),
-    "comparison": Opt(Obj({"metrics": Opt(MapOf(Opt(_PAIRED)))})),
-    "pass": Opt(ListOf(Obj({"value": Opt(NUMBER)}))),
-    "gate": Opt(Obj({"lines": Opt(ListOf(Obj({"baseline": Opt(NUMBER), "current": Opt(NUMBER), "drop": NUMBER,
-                                               "worse": Opt(ListOf(ANY))})))})),
-    "counts": Opt(MapOf(ANY)), "skipped": Opt(MapOf(NUMBER)),
-    "by_kind": Opt(MapOf(Opt(Obj({"commits": Opt(NUMBER), "summary": Opt(FIGURES)})))),
-})
-"""What the retrieval readers read of a replay or cases run's `results` (the keys below; others are free)."""
-_RANKING = Opt(ListOf(Obj({"path": STRING}, required=("path",))))
-UNIT_SHAPE = Obj({"figures": Opt(FIGURES), "request": Opt(STRING), "expected": Opt(ListOf(STRING)),
-                  "ranking": _RANKING, "vs": Opt(Obj({"figures": Opt(FIGURES), "ranking": _RANKING}))})
-"""What the retrieval readers read of a replay or cases unit line."""
-
-
-def known_gap(unit: Unit) -> bool:
+def known_gap(unit: RetrievalUnit) -> bool:
     """Whether a unit is in the known-gaps lane (reported, never averaged)."""
-    return bool(unit.data.get("known_gap")) or unit.data.get("lane") == KNOWN_GAPS
+    return unit.in_known_gaps
+
+
+COVERAGE_GAP = "coverage_gap"
+"""The summary's entry beside the metrics: expected files not indexed over all expected files."""
+MRR = "mrr"
+"""The rank metric the by-kind table shows beside hit and recall."""
+KINDS = ("code", "other")
+"""replay's `results.by_kind` parts, in the order shown."""
 
 
 HIT_LEGEND = {
@@ -71,12 +56,12 @@ class EngineFigures:
     """One engine's figures in one run: per ok unit id, metric -> value."""
 
     engine: str
-    run: RunRef
+    run: TypedRun
     units: dict[str, dict[str, float | None]]
     failed: set[str]
     role: str = "engine"
     """`engine` (the measured one) or `vs` (the one compared against)."""
-    also: list[RunRef] = field(default_factory=list)
+    also: list[TypedRun] = field(default_factory=list)
     """Other runs that measured exactly this (same engine, seed, units and figures): shown once, from all."""
 
     @property
@@ -87,7 +72,7 @@ class EngineFigures:
     def same_as(self) -> tuple:
         """What makes two runs' figures of an engine one measurement: the engine, the interval seed, which
         units failed and every unit's figures."""
-        return (self.engine, int(self.run.spec.get("seed") or 0), tuple(sorted(self.failed)),
+        return (self.engine, int(self.run.spec.seed or 0), tuple(sorted(self.failed)),
                 json.dumps(self.units, sort_keys=True))
 
     def values(self, metric: str) -> list[float]:
@@ -103,34 +88,49 @@ class EngineFigures:
     def mean(self, metric: str) -> float | None:
         """The metric's mean as the suite stored it (`results.summary`, or `vs_summary` for the --vs engine),
         computed once by the suite; the units' `mean_over` only for a record without it."""
-        summary = self.run.results.get("summary" if self.role == "engine" else "vs_summary") or {}
+        summary = self.summary
         return summary[metric] if metric in summary else mean_over(self.values(metric))
 
+    @property
+    def summary(self) -> dict[str, float | None]:
+        """The suite's stored means for this engine (`results.summary`, or `vs_summary` for the --vs engine;
+        a cases run has no vs summary: {})."""
+        if self.role == "engine":
+            return self.run.results.summary
+        return vs_summary(self.run.results) or {}
 
-def engine_name(run: RunRef) -> str:
+
+def vs_summary(results: object) -> dict[str, float | None] | None:
+    """The --vs engine's stored means: replay's results have them, cases' do not (None)."""
+    from ctxgauge.results import ReplayResults
+
+    return results.vs_summary if isinstance(results, ReplayResults) else None
+
+
+def engine_name(run: TypedRun) -> str:
     """The measured engine's spec (the subject's first system; a cases run scoring an external ranking
     names its run file there)."""
     return run.subject.systems[0] if run.subject.systems else "engine"
 
 
-def vs_name(run: RunRef) -> str | None:
+def vs_name(run: TypedRun) -> str | None:
     """The engine compared against (`--vs`: the subject's second system), or None."""
     return run.subject.systems[1] if len(run.subject.systems) > 1 else None
 
 
-def metrics_of(run: RunRef) -> list[str]:
+def metrics_of(run: TypedRun) -> list[str]:
     """The run's metrics in report order (its spec, else whatever its summary holds)."""
-    names = run.spec.get("metrics") or list((run.results.get("summary") or {}).keys())
-    return [m for m in names if m != "coverage_gap"]
+    names = run.spec.metrics or list(run.results.summary.keys())
+    return [m for m in names if m != COVERAGE_GAP]
 
 
-def ks_of(run: RunRef) -> list[int]:
+def ks_of(run: TypedRun) -> list[int]:
     """The run's cutoffs, smallest first."""
-    ks = run.spec.get("ks") or sorted({int(m.split("@")[1]) for m in metrics_of(run) if m.startswith("hit@")})
+    ks = run.spec.ks or sorted({int(m.split("@")[1]) for m in metrics_of(run) if m.startswith("hit@")})
     return sorted(int(k) for k in ks) or [5]
 
 
-def engine_figures(run: RunRef, *, gaps: bool = False) -> list[EngineFigures]:
+def engine_figures(run: TypedRun, *, gaps: bool = False) -> list[EngineFigures]:
     """The measured engine (and the --vs engine) of a finished run, from its units (known-gaps lane units
     only with `gaps`: they are reported, never averaged)."""
     main = EngineFigures(engine_name(run), run, {}, set())
@@ -145,8 +145,8 @@ def engine_figures(run: RunRef, *, gaps: bool = False) -> list[EngineFigures]:
                 other.failed.add(u.id)
         elif u.status == "ok":
             main.units[u.id] = u.figures
-            if other and "vs" in u.data:
-                other.units[u.id] = (u.data["vs"] or {}).get("figures") or {}
+            if other and u.vs is not None:
+                other.units[u.id] = u.vs.figures
     return [main] + ([other] if other else [])
 
 
@@ -160,7 +160,7 @@ def distinct(engines: Sequence[EngineFigures]) -> list[EngineFigures]:
     return out
 
 
-def headline(run: RunRef) -> list[str]:
+def headline(run: TypedRun) -> list[str]:
     """The metrics drawn as bars: `HEADLINE_METRICS` at the run's smallest k (those the run has)."""
     from ctxgauge.metrics.scoring import headline_metrics
 
@@ -173,7 +173,7 @@ def _bars(engines: Sequence[EngineFigures], metrics: Sequence[str], title: str) 
     for metric in metrics:
         bars = []
         for label, e in zip(labels, engines):
-            mean, low, high = interval(e.values(metric), int(e.run.spec.get("seed") or 0))
+            mean, low, high = interval(e.values(metric), int(e.run.spec.seed or 0))
             bars.append(Bar(label, mean, low, high, run=e.run.rel))
         panels.append(Panel(metric, bars))
     sources = list(dict.fromkeys(rel for e in engines for rel in e.sources))
@@ -188,8 +188,7 @@ def _table(engines: Sequence[EngineFigures], unit: str) -> Table:
     rows = [[Cell(f"{unit}s scored")] + [num(e.scored, 0) for e in engines]]
     for m in metrics:
         rows.append([Cell(m)] + [num(e.mean(m)) for e in engines])
-    gaps = [(e.run.results.get("summary" if e.role == "engine" else "vs_summary") or {}).get("coverage_gap")
-            for e in engines]
+    gaps = [e.summary.get(COVERAGE_GAP) for e in engines]
     rows.append([Cell("coverage gap")] + [Cell(pct(g), num=True) for g in gaps])
     caption = "Coverage gap: expected files the corpus does not index, left out of every denominator."
     tied = _tied_row(engines, unit)
@@ -218,7 +217,7 @@ def _tied_row(engines: Sequence[EngineFigures], unit: str) -> tuple[list[Cell], 
             pairs = [(uid, float(f[metric])) for uid, f in e.units.items() if f.get(metric) is not None]
             value = Value(metric, None, tuple(v for _, v in pairs), unit_ids=tuple(u for u, _ in pairs),
                           higher_is_better=_direction(metric))
-            scored.setdefault(e.engine, []).append(Scored(value, (str(r.record.timing.get("started_at") or ""), r.rel)))
+            scored.setdefault(e.engine, []).append(Scored(value, (started_at(r), r.rel)))
     groups, n = cross_groups(scored)
     if not groups:
         return None
@@ -228,19 +227,19 @@ def _tied_row(engines: Sequence[EngineFigures], unit: str) -> tuple[list[Cell], 
                  "best of the rest anchors group 2, and so on.")
 
 
-def _paired(run: RunRef) -> PairedFigure | None:
-    comp = run.results.get("comparison")
-    if not comp or not comp.get("metrics"):
+def _paired(run: TypedRun) -> PairedFigure | None:
+    comp = run.results.comparison
+    if comp is None or not comp.metrics:
         return None
-    metrics = comp["metrics"]
-    rows = [PairedRow(m, c["mean_a"], c["mean_b"], c["mean_diff"], c["ci_low"], c["ci_high"], c["p_value"],
-                      c["wins"], c["ties"], c["losses"]) for m in metrics_of(run) if (c := metrics.get(m))]
-    a, b = str(comp.get("engine")), str(comp.get("vs"))
+    metrics = comp.metrics
+    rows = [PairedRow(m, c.mean_a, c.mean_b, c.mean_diff, c.ci_low, c.ci_high, c.p_value,
+                      c.wins, c.ties, c.losses) for m in metrics_of(run) if (c := metrics.get(m))]
+    a, b = str(comp.engine), str(comp.vs)
     # n: units where both engines had a value (a case with nothing scorable pairs nothing).
     n = max((r.wins + r.ties + r.losses for r in rows), default=0)
     return PairedFigure(f"{a} vs {b}, paired on the same {n} units", a, b, n, rows, [run.rel],
                         caption=f"Difference {a} − {b} per metric with its seeded 95% bootstrap interval "
-                        f"(seed {comp.get('seed')}); p: paired randomization test; win/tie/loss: units where "
+                        f"(seed {comp.seed}); p: paired randomization test; win/tie/loss: units where "
                         f"{a} scored higher / the same / lower.")
 
 
@@ -267,7 +266,7 @@ def _grid(engines: Sequence[EngineFigures], unit: str) -> GridFigure:
             if u.status in ("ok", "failed"):
                 name = u.id[:10] if unit == "commit" else u.id
                 gap = " [known gap: not counted]" if known_gap(u) else ""
-                expected = ", ".join(u.data.get("expected") or [])
+                expected = ", ".join(u.expected or [])
                 order.setdefault(u.id, f"{name} {u.request or ''}".strip() + gap
                                  + (f" | expected: {expected}" if expected else ""))
     labels = label_systems([(e.engine, e.run) for e in engines])
@@ -281,14 +280,16 @@ def _grid(engines: Sequence[EngineFigures], unit: str) -> GridFigure:
                       caption=f"One cell per {unit}.", hover="Hover a cell for its id and request.")
 
 
-def _pass_lines(runs: Sequence[RunRef]) -> Table | None:
+def _pass_lines(runs: Sequence[TypedRun]) -> Table | None:
+    from ctxgauge.results import CasesResults
+
     rows = []
     for run in runs:
-        for line in run.results.get("pass") or []:
-            op = ">=" if line.get("higher_is_better", True) else "<="
-            holds = bool(line.get("holds"))
-            rows.append([Cell(engine_name(run), run=run.rel), Cell(str(line.get("metric"))),
-                         Cell(f"{op} {line.get('threshold')}"), num(line.get("value")),
+        for line in run.results.pass_lines if isinstance(run.results, CasesResults) else []:
+            op = ">=" if line.higher_is_better else "<="
+            holds = line.holds
+            rows.append([Cell(engine_name(run), run=run.rel), Cell(line.metric),
+                         Cell(f"{op} {line.threshold}"), num(line.value),
                          Cell("holds" if holds else "fails", style="good" if holds else "bad")])
     if not rows:
         return None
@@ -296,44 +297,48 @@ def _pass_lines(runs: Sequence[RunRef]) -> Table | None:
                  sources=[r.rel for r in runs])
 
 
-def _gate(run: RunRef) -> Table | None:
-    gate = run.results.get("gate")
-    if not gate or not gate.get("lines"):
+def _gate(run: TypedRun) -> Table | None:
+    from ctxgauge.results import ReplayResults
+
+    gate = run.results.gate if isinstance(run.results, ReplayResults) else None
+    if gate is None or not gate.lines:
         return None
-    rows = [[Cell(str(line.get("metric"))), num(line.get("baseline")), num(line.get("current")),
-             Cell(f"{line.get('drop', 0):+.3f}", num=True),
-             Cell("holds" if line.get("holds") else "fails", style="good" if line.get("holds") else "bad"),
-             Cell(", ".join(str(s)[:10] for s in (line.get("worse") or [])[:5]) or "-")] for line in gate["lines"]]
-    verdict = "passed" if gate.get("passed") else "FAILED"
-    return Table(f"Regression gate against {gate.get('baseline')}: {verdict} (max drop {gate.get('max_drop')}, "
-                 f"{gate.get('commits')} commits)", ["metric", "baseline", "now", "drop", "verdict", "worse on"],
+    rows = [[Cell(line.metric), num(line.baseline), num(line.current),
+             Cell(f"{line.drop:+.3f}", num=True),
+             Cell("holds" if line.holds else "fails", style="good" if line.holds else "bad"),
+             Cell(", ".join(s[:10] for s in line.worse[:5]) or "-")] for line in gate.lines]
+    verdict = "passed" if gate.passed else "FAILED"
+    return Table(f"Regression gate against {gate.baseline}: {verdict} (max drop {gate.max_drop}, "
+                 f"{gate.commits} commits)", ["metric", "baseline", "now", "drop", "verdict", "worse on"],
                  rows, sources=[run.rel])
 
 
-def _skips(run: RunRef) -> str | None:
-    counts, skipped = run.results.get("counts") or {}, run.results.get("skipped") or {}
-    if not counts:
+def _skips(run: TypedRun) -> str | None:
+    from ctxgauge.results import ReplayResults
+
+    if not isinstance(run.results, ReplayResults):
         return None
+    counts, skipped = run.results.counts, run.results.skipped
     reasons = ", ".join(f"{r} {n}" for r, n in sorted(skipped.items(), key=lambda x: (-x[1], x[0])) if n)
-    return (f"walked {counts.get('walked', '-')} commits; replayed {counts.get('replayed', '-')}, "
-            f"scored {counts.get('scored', '-')}, failed {counts.get('failed', 0)}, skipped "
-            f"{counts.get('skipped', 0)}" + (f" ({reasons})." if reasons else "."))
+    return (f"walked {counts.walked} commits; replayed {counts.replayed}, "
+            f"scored {counts.scored}, failed {counts.failed}, skipped "
+            f"{counts.skipped}" + (f" ({reasons})." if reasons else "."))
 
 
-def _by_kind(runs: Sequence[RunRef]) -> Table | None:
+def _by_kind(runs: Sequence[TypedRun]) -> Table | None:
     rows = []
     # The measured engine of each run, each measurement once (a run and its --vs twin walked the same commits).
     measured = distinct([engine_figures(r)[0] for r in runs])
     labels = label_systems([(e.engine, e.run) for e in measured])
     for label, run in zip(labels, (e.run for e in measured)):
-        kinds = run.results.get("by_kind") or {}
+        kinds = run.results.by_kind
         k0 = ks_of(run)[0]
-        for kind in ("code", "other"):
+        for kind in KINDS:
             part = kinds.get(kind)
             if part:
-                s = part.get("summary") or {}
-                rows.append([Cell(label, run=run.rel), Cell(kind), num(part.get("commits"), 0),
-                             num(s.get(f"hit@{k0}")), num(s.get(f"recall@{k0}")), num(s.get("mrr"))])
+                s = part.summary
+                rows.append([Cell(label, run=run.rel), Cell(kind), num(part.commits, 0),
+                             num(s.get(f"hit@{k0}")), num(s.get(f"recall@{k0}")), num(s.get(MRR))])
     if not rows:
         return None
     k0 = ks_of(runs[0])[0]
@@ -342,7 +347,7 @@ def _by_kind(runs: Sequence[RunRef]) -> Table | None:
                  sources=list(dict.fromkeys(rel for e in measured for rel in e.sources)))
 
 
-def section(suite: str, title: str, runs: Sequence[RunRef], *, unit: str, by_kind: bool = False) -> Section:
+def section(suite: str, title: str, runs: Sequence[TypedRun], *, unit: str, by_kind: bool = False) -> Section:
     """A retrieval suite's section: per dataset, bars with intervals, every metric, the paired comparisons,
     (with `by_kind`) commits touching code against the rest, the per-unit hit map; runs that did not
     finish are named and left out. `unit` names a unit in captions (`commit`, `case`)."""
@@ -377,10 +382,10 @@ def section(suite: str, title: str, runs: Sequence[RunRef], *, unit: str, by_kin
     return sec
 
 
-def leaderboard(run: RunRef) -> list[Attempt]:
+def leaderboard(run: TypedRun) -> list[Attempt]:
     """One valid attempt per engine of a finished run, with every metric's mean over its units (and the
     units' values and ids, for the leaderboard's interval and tied groups)."""
-    seed = int(run.spec.get("seed") or 0)
+    seed = int(run.spec.seed or 0)
     out = []
     for e in engine_figures(run):
         values = []
@@ -402,7 +407,27 @@ def _direction(metric: str) -> bool:
         return True
 
 
-def item_rows(run: RunRef) -> list[dict]:
+@dataclass(frozen=True)
+class CaseRow:
+    """One request and engine of a finished retrieval run (a per-case.csv input)."""
+
+    case: str
+    """The unit's id (a commit, a case)."""
+    request: str
+    """Its request text."""
+    system: str
+    """The engine."""
+    scored: bool
+    """Whether it had something to score."""
+    passed: bool
+    """Whether it passed `pass_metric`."""
+    pass_metric: str
+    """Hit at the run's smallest k."""
+    lane: str
+    """`known-gaps` for the known-gaps lane, else ''."""
+
+
+def item_rows(run: TypedRun) -> list[CaseRow]:
     """Per unit and engine: scored or not, and whether it passed (hit at the smallest k)."""
     k0 = ks_of(run)[0]
     rows = []
@@ -412,10 +437,9 @@ def item_rows(run: RunRef) -> list[dict]:
             figures = e.units.get(uid)
             scored = figures is not None and any(v is not None for v in figures.values())
             unit = by_id.get(uid)
-            rows.append({"case": uid, "request": (unit.request if unit else None) or "", "system": e.engine,
-                         "scored": scored, "passed": bool(scored and figures.get(f"hit@{k0}")),
-                         "pass_metric": f"hit@{k0}",
-                         "lane": KNOWN_GAPS if unit is not None and known_gap(unit) else ""})
+            rows.append(CaseRow(uid, (unit.request if unit else None) or "", e.engine, scored,
+                                bool(scored and figures.get(f"hit@{k0}")), f"hit@{k0}",
+                                KNOWN_GAPS if unit is not None and known_gap(unit) else ""))
     return rows
 
 

@@ -9,15 +9,14 @@ read). The anchor is inspect_ai's log model (`EvalSample`, `EvalResults`, `EvalL
 `SUITES` is the one table suite -> classes. Importing this package registers nothing and opens nothing.
 A fifth suite adds its module and its entry; a suite without an entry is read as plain JSON.
 
+`TypedRun` (`typed(ref)`) is a run as every reader receives it: its spec, results and units as instances
+of these classes.
+
     suites (write) ─▶ results ─▶ records        report, export, cli (read) ─▶ results
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
-
-from ctxgauge.results import _cases, _determinism, _qa, _replay
 from ctxgauge.results._base import OMIT_EMPTY, OMIT_NONE, Record, RecordError, shape_of
 from ctxgauge.results._cases import CasesComparison, CasesResults, CasesSpec, CasesUnit, CorpusRef, PassLine
 from ctxgauge.results._determinism import DeterminismResults, DeterminismSpec, DeterminismUnit, EngineResult
@@ -26,35 +25,13 @@ from ctxgauge.results._replay import (
     Gate, GateLine, KindSummary, ReplayComparison, ReplayCounts, ReplayResults, ReplaySpec, ReplayUnit,
 )
 from ctxgauge.results._retrieval import Comparison, EngineIdentity, Paired, Ranked, RetrievalUnit, UnitBase, VsPart
-
-
-@dataclass(frozen=True)
-class SuiteClasses:
-    """The typed classes of one suite's record."""
-
-    spec: type[Record]
-    """run.json's `spec`."""
-    unit: type[Record]
-    """A units.jsonl line."""
-    results: type[Record]
-    """run.json's `results`."""
-
-
-def _entry(module: Any) -> tuple[str, SuiteClasses]:
-    return module.SUITE, SuiteClasses(*module.CLASSES)
-
-
-SUITES: dict[str, SuiteClasses] = dict(_entry(m) for m in (_replay, _cases, _determinism, _qa))
-"""Suite name -> its classes (the names come from each module's SUITE)."""
-
-
-def classes(suite: str) -> SuiteClasses | None:
-    """The classes of `suite`, or None for a suite without typed classes (read as plain JSON)."""
-    return SUITES.get(suite)
+from ctxgauge.results._run import TypedRun, typed
+from ctxgauge.results._table import SUITES, SuiteClasses, classes
 
 
 __all__ = [
-    "OMIT_EMPTY", "OMIT_NONE", "Record", "RecordError", "SUITES", "SuiteClasses", "classes", "shape_of",
+    "OMIT_EMPTY", "OMIT_NONE", "Record", "RecordError", "SUITES", "SuiteClasses", "TypedRun", "classes", "shape_of",
+    "typed",
     "CasesComparison", "CasesResults", "CasesSpec", "CasesUnit", "CorpusRef", "PassLine",
     "DeterminismResults", "DeterminismSpec", "DeterminismUnit", "EngineResult",
     "ArmSummary", "QAFigures", "QAResults", "QARun", "QASpec", "QAUnit", "Verdict",

@@ -81,6 +81,11 @@ class CasesUnit(RetrievalUnit):
         """Files of the unit's any-of groups, in order."""
         return [p for group in self.expected_any_of or [] for p in group]
 
+    @property
+    def in_known_gaps(self) -> bool:
+        """Whether the case is in the known-gaps lane (reported, never averaged)."""
+        return bool(self.known_gap)
+
 
 @dataclass
 class PassLine(Record):

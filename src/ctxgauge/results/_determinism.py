@@ -20,6 +20,8 @@ from ctxgauge.results._retrieval import EngineIdentity, UnitBase
 
 SUITE = "determinism"
 """The suite's name: what run.json's `suite` says."""
+FAMILY_OK = "ok"
+"""A family's status when it was measured."""
 
 
 @dataclass
@@ -100,6 +102,144 @@ class DeterminismUnit(UnitBase):
     """Flags raised for the engine (on its last family's unit only)."""
 
 
+# -- a family's figures, typed per family (stored as a map under `figures`; read through
+#    `FamilyResult.typed_figures(family)`) --------------------------------------------------------------
+@dataclass
+class RebuildFigures(Record):
+    """The rebuild family: the same corpus built R times, each artifact hashed."""
+
+    rebuilds: int | None = field(default=None, metadata=OMIT_NONE)
+    """Builds made."""
+    distinct_hashes: int | None = field(default=None, metadata=OMIT_NONE)
+    """Distinct artifact hashes over them (1: identical artifacts)."""
+    identical: bool | None = field(default=None, metadata=OMIT_NONE)
+    """Whether every build's artifact hashed the same."""
+    hashes: list[str] | None = field(default=None, metadata=OMIT_NONE)
+    """The distinct hashes."""
+    hashed: str | None = field(default=None, metadata=OMIT_NONE)
+    """What was hashed (the engine's artifact file, or its whole out directory)."""
+    work_cache: Any = field(default=None, metadata=OMIT_NONE)
+    """Whether the work cache was used (`off`: every build was fresh)."""
+    rebuilds_done: int | None = field(default=None, metadata=OMIT_NONE)
+    """A failed family: builds finished before the failure."""
+
+
+@dataclass
+class QueryTrialFigures(Record):
+    """One query asked T times against one build."""
+
+    query: str
+    """The query."""
+    exact_match_rate: float | None = None
+    """Share of trials whose ranking equals the first trial's."""
+    span_exact_match_rate: float | None = field(default=None, metadata=OMIT_NONE)
+    """Share of trials whose answer (ranking and spans) equals the first trial's."""
+    jaccard: float | None = None
+    """Mean pairwise Jaccard@k of the trials' rankings."""
+    tau: float | None = None
+    """Mean pairwise Kendall tau of the trials' rankings."""
+    results: int | None = None
+    """Results the first trial returned."""
+
+
+@dataclass
+class QueryFigures(Record):
+    """The query family: every query asked T times against one build."""
+
+    queries: int | None = field(default=None, metadata=OMIT_NONE)
+    """Queries asked."""
+    trials: int | None = field(default=None, metadata=OMIT_NONE)
+    """Trials per query."""
+    exact_match_rate: float | None = field(default=None, metadata=OMIT_NONE)
+    """EMR: mean over queries of the share of trials equal to the first."""
+    span_exact_match_rate: float | None = field(default=None, metadata=OMIT_NONE)
+    """The same over whole answers (rankings and spans)."""
+    mean_jaccard: float | None = field(default=None, metadata=OMIT_NONE)
+    """Mean over queries of the trials' pairwise Jaccard@k."""
+    mean_kendall_tau: float | None = field(default=None, metadata=OMIT_NONE)
+    """Mean over queries of the trials' pairwise Kendall tau."""
+    empty_results: int | None = field(default=None, metadata=OMIT_NONE)
+    """Queries that returned nothing."""
+    unstable_queries: int | None = field(default=None, metadata=OMIT_NONE)
+    """Queries whose rankings differed between trials."""
+    unstable_spans: int | None = field(default=None, metadata=OMIT_NONE)
+    """Queries with stable rankings but differing spans."""
+    per_query: list[QueryTrialFigures] = field(default_factory=list, metadata=OMIT_NONE)
+    """Every query's own figures."""
+    work_cache: Any = field(default=None, metadata=OMIT_NONE)
+    """Whether the work cache was used."""
+    queries_done: int | None = field(default=None, metadata=OMIT_NONE)
+    """A failed family: queries finished before the failure."""
+
+
+@dataclass
+class UpdateFigures(Record):
+    """The update family: an index built at an older revision and updated, against a fresh build."""
+
+    from_rev: str | None = field(default=None, metadata=OMIT_NONE)
+    """The revision updated from."""
+    to_rev: str | None = field(default=None, metadata=OMIT_NONE)
+    """The revision updated to (the corpus's)."""
+    changes: dict[str, int] = field(default_factory=dict, metadata=OMIT_NONE)
+    """Change kind (added, modified, deleted, ...) -> files."""
+    update_hash: str | None = field(default=None, metadata=OMIT_NONE)
+    """The updated artifact's hash."""
+    rebuild_hash: str | None = field(default=None, metadata=OMIT_NONE)
+    """The fresh build's artifact hash."""
+    artifact_identical: bool | None = field(default=None, metadata=OMIT_NONE)
+    """Whether the two artifacts hash the same."""
+    queries: int | None = field(default=None, metadata=OMIT_NONE)
+    """Queries compared."""
+    queries_identical: int | None = field(default=None, metadata=OMIT_NONE)
+    """Queries answered the same by both."""
+    mean_jaccard: float | None = field(default=None, metadata=OMIT_NONE)
+    """Mean Jaccard@k of the updated index's rankings against the fresh build's."""
+    identical: bool | None = field(default=None, metadata=OMIT_NONE)
+    """Whether artifacts and every answer are identical."""
+    work_cache: Any = field(default=None, metadata=OMIT_NONE)
+    """Whether the work cache was used, per path."""
+
+
+@dataclass
+class CrossMachineFigures(Record):
+    """The cross-machine family: this machine's fingerprint against others'."""
+
+    verdict: str | None = field(default=None, metadata=OMIT_NONE)
+    """The overall verdict (`PASS`, ...)."""
+    comparisons: list[dict[str, Any]] = field(default_factory=list, metadata=OMIT_NONE)
+    """One comparison per fingerprint compared against (against, env, verdict, reasons, warnings)."""
+
+
+@dataclass
+class NoiseDrift(Record):
+    """The drift family's figures for one noise kind."""
+
+    drift: float | None = field(default=None, metadata=OMIT_NONE)
+    """1 - mean Jaccard@k against the base build."""
+    mean_jaccard_vs_base: float | None = field(default=None, metadata=OMIT_NONE)
+    """Mean Jaccard@k of each query's results against the base build."""
+    mean_kendall_tau: float | None = field(default=None, metadata=OMIT_NONE)
+    """Mean Kendall tau against the base build."""
+    about: str | None = field(default=None, metadata=OMIT_NONE)
+    """What the noise file is."""
+    noise_file: str | None = field(default=None, metadata=OMIT_NONE)
+    """Where it was added in the corpus."""
+    noise_bytes: int | None = field(default=None, metadata=OMIT_NONE)
+    """Its size."""
+    noise_in_top_k: int | None = field(default=None, metadata=OMIT_NONE)
+    """Queries whose top k held the noise file."""
+    queries: int | None = field(default=None, metadata=OMIT_NONE)
+    """Queries asked."""
+    work_cache: Any = field(default=None, metadata=OMIT_NONE)
+    """Whether the work cache was used."""
+
+
+FAMILY_FIGURES: dict[str, type[Record]] = {
+    "rebuild": RebuildFigures, "query": QueryFigures, "update": UpdateFigures, "cross-machine": CrossMachineFigures,
+}
+"""Family -> the class of its figures (drift's are a map noise kind -> `NoiseDrift`, `drift_figures`)."""
+
+
 @dataclass
 class FamilyResult(Record):
     """One family's result for one engine."""
@@ -110,6 +250,21 @@ class FamilyResult(Record):
     """Its figures (see the module docstring)."""
     reason: str | None = None
     """Why it was not measured."""
+
+    @property
+    def measured(self) -> bool:
+        """Whether the family was measured (status `ok`): only then are its figures read."""
+        return self.status == FAMILY_OK
+
+    def typed_figures(self, family: str) -> Record | None:
+        """The figures as `FAMILY_FIGURES[family]` (None for a family without a class: drift, see
+        `drift_figures`)."""
+        cls = FAMILY_FIGURES.get(family)
+        return None if cls is None else cls.from_json(self.figures, f"family {family}", "figures")
+
+    def drift_figures(self) -> dict[str, NoiseDrift]:
+        """The drift family's figures: noise kind -> its figures."""
+        return {kind: NoiseDrift.from_json(v, "family drift", f"figures.{kind}") for kind, v in self.figures.items()}
 
 
 @dataclass
@@ -164,6 +319,14 @@ class EngineResult(Record):
     """The engine's identity."""
     fingerprint: str | None = None
     """Its fingerprint file, relative to the run."""
+
+    def family(self, name: str) -> tuple[Any, str | None]:
+        """(`name`'s typed figures, None) when the family was measured; (None, why not: its status, or `not
+        measured` when the record has no result for it) otherwise."""
+        fam = self.families.get(name)
+        if fam is not None and fam.measured:
+            return fam.typed_figures(name), None
+        return None, (fam.status if fam is not None else None) or "not measured"
 
 
 @dataclass

@@ -148,6 +148,8 @@ class Verdict(Record):
     """Judge tokens read from cache."""
     judge_tokens_cache_write: int = 0
     """Judge tokens written to cache."""
+    aggregate: float | None = field(default=None, metadata=OMIT_NONE)
+    """A graded rubric's aggregate score (rubric verdicts only; not written otherwise)."""
 
 
 @dataclass

@@ -143,3 +143,8 @@ class RetrievalUnit(UnitBase):
     def any_of_members(self) -> list[str]:
         """Files of the unit's any-of groups, in order (none here; cases' units have groups)."""
         return []
+
+    @property
+    def in_known_gaps(self) -> bool:
+        """Whether the unit is in the known-gaps lane (reported, never averaged; only cases have one)."""
+        return False

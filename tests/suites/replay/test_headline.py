@@ -55,7 +55,7 @@ def test_repos_with_vs_shows_both_engines_and_the_headline_in_the_terminal(listi
 
 
 def test_single_replay_report_draws_the_same_headline(repo_builder, tmp_path):
-    from ctxgauge.records import load_runs
+    from ctxgauge.report import load_runs
     from ctxgauge.report._retrieval import headline
 
     b = repo_builder("solo")

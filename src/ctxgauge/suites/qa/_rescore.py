@@ -15,7 +15,8 @@ from typing import Mapping
 from ctxgauge.errors import UserError
 from ctxgauge.records import check_not_written
 from ctxgauge.report import read_checked
-from ctxgauge.results import QAResults, QASpec
+from ctxgauge.results import QAResults, QASpec, Verdict
+from ctxgauge.results._qa_files import QAContext, SourceIdentity
 from ctxgauge.suites.qa.arms._arms import parse_arm
 from ctxgauge.suites.qa.sources._battery import Battery
 from ctxgauge.suites.qa.judging._grounding import plan_grounding
@@ -38,25 +39,26 @@ def read_answer(run_dir: Path, answer_file: str) -> str:
     return _HEADER.sub("", path.read_text(encoding="utf-8"), count=1).rstrip("\n")
 
 
-def find_source(run_dir: Path, context: dict, spec: dict, override: str | Path | None = None):
+def find_source(run_dir: Path, context: QAContext, spec: QASpec, override: str | Path | None = None):
     """The run's battery or question set, wherever the rescore is run from: `override` if given, else the
     path recorded relative to the run directory, else the source as the run was given it (a bundled name,
     an absolute path, or a path from the directory the run was started in). The first whose hash matches
     the recorded one wins; a changed battery is refused, since another key reproduces nothing."""
-    recorded = (context.get("source_identity") or {}).get("hash")
-    given = context.get("source") or spec["source"]
+    recorded = context.source_identity.hash if context.source_identity is not None else None
+    given = context.source or spec.source or ""
     tried, changed = [], None
     candidates = [str(override)] if override is not None else [
-        *([str(run_dir / context["source_from_run"])] if context.get("source_from_run") else []), given]
+        *([str(run_dir / context.source_from_run)] if context.source_from_run else []), given]
     for cand in candidates:
         try:
             source = load_source(cand)
         except UserError as exc:
             tried.append(f"{cand} ({exc})")
             continue
-        if not recorded or source.identity()["hash"] == recorded:
+        found = SourceIdentity.from_json(source.identity(), cand, "identity").hash
+        if not recorded or found == recorded:
             return source
-        changed = changed or (cand, source.identity()["hash"])
+        changed = changed or (cand, found)
     if changed:
         raise UserError(f"{run_dir}: the battery at {changed[0]} changed since the run (hash {changed[1]} != "
                         f"{recorded}); rescoring against another key would not reproduce anything")
@@ -81,10 +83,9 @@ def rescore_run(run_dir: str | Path, *, judge: str | None = None, battery: str |
         raise UserError(f"{run_dir}: a {record.suite} run, not a qa run")
     if not record.results:
         raise UserError(f"{run_dir}: the run has no results ({record.status}); resume it first")
-    where = str(run_dir / "run.json")
-    spec = QASpec.from_json(record.spec, where, "spec")
-    results = QAResults.from_json(record.results, where, "results")
-    source = find_source(run_dir, record.context, record.spec, battery)
+    spec, results = ref.spec, ref.results  # read through the suite's typed classes (`read_checked`)
+    source = find_source(run_dir, QAContext.from_json(record.context or {}, str(run_dir / "run.json"), "context"),
+                         spec, battery)
     judge_model = judge or spec.judge
     if not judge_model:
         raise UserError(f"{run_dir}: the run had no judge; give --judge MODEL to rescore it")
@@ -103,17 +104,16 @@ def rescore_run(run_dir: str | Path, *, judge: str | None = None, battery: str |
     units, changed = [], []
     try:
         for unit in ref.units():
-            u = unit.to_json()
-            if u.get("answer_status") == "ok" and u.get("answer_file"):
-                text = read_answer(run_dir, u["answer_file"])
-                new = score_text(by_qid[u["qid"]], text, battery, source, judge_obj, rubric, scorer, grounding)
-                old = u.get("verdict") or {}
-                if (old.get("result"), old.get("tier"), old.get("aggregate")) != (
-                        new.get("result"), new.get("tier"), new.get("aggregate")):
-                    changed.append({"unit": u["id"], "recorded": old.get("result"), "rescored": new.get("result"),
-                                    "reason": new.get("reason")})
-                u["verdict"] = new
-            units.append(u)
+            if unit.answer_status == "ok" and unit.answer_file:
+                text = read_answer(run_dir, unit.answer_file)
+                got = score_text(by_qid[unit.qid], text, battery, source, judge_obj, rubric, scorer, grounding)
+                old, new = unit.verdict or Verdict(), Verdict.from_json(got, "rescore", "verdict")
+                if (old.result, old.tier, old.aggregate) != (new.result, new.tier, new.aggregate):
+                    changed.append({"unit": unit.id, "recorded": old.result, "rescored": new.result,
+                                    "reason": new.reason})
+                units.append({**unit.to_json(), "verdict": got})  # the writer's JSON form, as `summarize` reads it
+                continue
+            units.append(unit.to_json())
     finally:
         client.close()
     evidence = {q.qid: battery.gold[q.qid].evidence_files for q in source.questions} if battery else {}

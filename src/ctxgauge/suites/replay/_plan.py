@@ -142,7 +142,7 @@ def plan(config: ReplayConfig) -> Plan:
         ref = read_checked(config.baseline)
         if ref.suite != SUITE:
             raise UserError(f"{config.baseline}: not a replay run (suite {ref.suite!r})")
-        baseline = [ReplayUnit.from_json(u.to_json(), str(config.baseline)) for u in ref.units()]
+        baseline = ref.units()  # ReplayUnit instances: the run is read through the suite's typed classes
         baseline_id = ref.record.run_id
     repo = Repo(config.repo)
     try:

@@ -23,6 +23,7 @@ from ctxgauge.records import RUN_FILE, hash_files, lock_dir, read_run, read_unit
 from ctxgauge.results import QAResults, QASpec
 from ctxgauge.report import read_checked
 from ctxgauge.suites.qa.sources._battery import Battery
+from ctxgauge.results._qa_files import QAContext
 from ctxgauge.suites.qa._rescore import find_source
 from ctxgauge.suites.qa._record import derive
 from ctxgauge.suites.qa._summary import ADJUDICATIONS_FILE
@@ -87,7 +88,7 @@ def _rederive(run_dir: Path, record) -> QAResults:
     where = str(run_dir / RUN_FILE)
     spec = QASpec.from_json(record.spec, where, "spec")
     results = QAResults.from_json(record.results, where, "results")
-    source = find_source(run_dir, record.context or {}, record.spec)
+    source = find_source(run_dir, QAContext.from_json(record.context or {}, where, "context"), spec)
     battery = source if isinstance(source, Battery) else None
     evidence = {q.qid: battery.gold[q.qid].evidence_files for q in source.questions} if battery else {}
     identity = results.identity or {"battery": source.identity(), "protocol": spec.protocol}
