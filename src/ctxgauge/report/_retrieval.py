@@ -33,7 +33,8 @@ FIGURES = MapOf(Opt(NUMBER))
 _PAIRED = Obj({k: NUMBER for k in ("mean_a", "mean_b", "mean_diff", "ci_low", "ci_high", "wins", "ties", "losses")}
               | {"p_value": Opt(NUMBER)},
               required=("mean_a", "mean_b", "mean_diff", "ci_low", "ci_high", "p_value", "wins", "ties", "losses"))
-SPEC_SHAPE = Obj({"metrics": Opt(ListOf(STRING)), "ks": Opt(ListOf(INT)), "seed": Opt(INT)})
+SPEC_SHAPE = Obj({"metrics": Opt(ListOf(STRING)), "ks": Opt(ListOf(INT)), "seed": Opt(INT),
+                  "budgets": Opt(ListOf(INT))})
 """What the retrieval readers read of a replay or cases run's `spec` (checked when the record is read)."""
 RESULTS_SHAPE = Obj({
     "summary": Opt(FIGURES), "vs_summary": Opt(FIGURES), "known_gap_summary": Opt(FIGURES),
@@ -181,9 +182,17 @@ def _bars(engines: Sequence[EngineFigures], metrics: Sequence[str], title: str) 
                       "interval of the mean (seed = the run's --seed) drawn as a whisker.")
 
 
+def context_metric(run: RunRef) -> str | None:
+    """The context figure the table shows: line coverage at the run's middle token budget
+    (`line_coverage_tokens@4000` by default); None for a run without budgets (recorded before them)."""
+    budgets = sorted(int(b) for b in run.spec.get("budgets") or [])
+    return f"line_coverage_tokens@{budgets[len(budgets) // 2]}" if budgets else None
+
+
 def _table(engines: Sequence[EngineFigures], unit: str) -> Table:
     # A row per metric and a column per engine: eleven metrics fit down a page, not across it.
     metrics = list(dict.fromkeys(m for e in engines for m in metrics_of(e.run)))
+    metrics += [m for m in dict.fromkeys(context_metric(e.run) for e in engines) if m is not None]
     labels = label_systems([(e.engine, e.run) for e in engines])
     rows = [[Cell(f"{unit}s scored")] + [num(e.scored, 0) for e in engines]]
     for m in metrics:

@@ -3,7 +3,8 @@ against its gold files and lines at each k and under each token budget (`ctxgaug
 
 Per unit and engine (on the worker, beside the ranking metrics), `score_context` reads the ranked files at
 the corpus revision, packs the hits (from `--depth`, in rank order, each hit's spans or the whole file)
-under every budget of the run and of the area's curve (`metrics.packing.pack`, one packing function), and
+under every budget of the run and of the area's curve (`metrics.packing.pack_budgets`: `pack`, the one
+packing function, for many budgets in one walk), and
 returns an engine part's `context`:
 
     figures   macro families, one value per unit (`line_coverage@10`, `line_coverage_tokens@4000`,
@@ -19,8 +20,9 @@ returns an engine part's `context`:
 Gold: the unit's labelled files the corpus indexes (file level) and their gold lines (line level; a file
 without lines counts at file level only). Any-of groups count in the ranking metrics only.
 
-Cost: a file's bytes are read once per unit; token counts are cached per line text for the whole process
-(`_Counter`), so a replay pays the tokenizer only for lines it has not met in an earlier commit.
+Cost: file bytes are cached by blob id and read in batches (`_Blobs`), token counts are cached per line
+text (`_Counter`), both for the whole process, so a replay pays git and the tokenizer only for the blobs
+and lines it has not met in an earlier commit.
 """
 
 from __future__ import annotations
@@ -114,21 +116,67 @@ class _Hit:
     spans: tuple[tuple[int, int], ...]
 
 
-def score_context(ranking: Sequence[Mapping], gold: Gold, read: Callable[[str], bytes], spec: ContextSpec,
+class _Blobs:
+    """File bytes by blob id, kept across units (bounded by `LIMIT` bytes, oldest dropped first): a replay's
+    next commit reads only the blobs that changed. Missing blobs are read in batches of `BATCH` hits, in
+    rank order from the one asked for (one `git cat-file --batch` round trip, not one per file)."""
+
+    LIMIT = 64 << 20
+    BATCH = 16
+
+    def __init__(self) -> None:
+        self.data: dict[str, bytes] = {}
+        self.size = 0
+
+    def put(self, blob: str, data: bytes) -> None:
+        if blob in self.data:
+            return
+        self.data[blob] = data
+        self.size += len(data)
+        while self.size > self.LIMIT and len(self.data) > 1:
+            old = next(iter(self.data))
+            self.size -= len(self.data.pop(old))
+
+    def reader(self, corpus: Any, paths: Sequence[str]) -> Callable[[str], bytes]:
+        """`read(path)` for the ranked `paths` of one unit on `corpus`."""
+        rank = {p: i for i, p in enumerate(paths)}
+
+        def read(path: str) -> bytes:
+            f = corpus.get(path)
+            if f is None:
+                return corpus.read(path)  # KeyError: not indexed (a checked hit always is)
+            got = self.data.get(f.blob)
+            if got is not None:
+                return got
+            want = [f]
+            for p in paths[rank.get(path, len(paths)) + 1:]:
+                if len(want) >= self.BATCH:
+                    break
+                g = corpus.get(p)
+                if g is not None and g.blob not in self.data and g not in want:
+                    want.append(g)
+            for g, data in corpus.iter_bytes(want):
+                self.put(g.blob, data)
+                if g.blob == f.blob:
+                    got = data
+            return got if got is not None else corpus.read(path)
+
+        return read
+
+
+_BLOBS = _Blobs()
+
+
+def score_context(ranking: Sequence[Mapping], gold: Gold, corpus: Any, spec: ContextSpec,
                   tokenizer: Any) -> dict:
     """One engine's context on one unit (the module's `context` dict): `ranking` the checked hits
-    (`{path, score, spans?}`, rank order, to the run's depth), `read(path)` a file's bytes at the corpus
-    revision, `tokenizer` with `count(text)` (`metrics.tokens.default_tokenizer`)."""
+    (`{path, score, spans?}`, rank order, to the run's depth), `corpus` the corpus they rank (files read at
+    its revision), `tokenizer` with `count(text)` (`metrics.tokens.default_tokenizer`)."""
     from ctxgauge.metrics._lines import line_count
-    from ctxgauge.metrics.packing import pack
+    from ctxgauge.metrics.packing import pack_budgets
 
     hits = [_Hit(h["path"], tuple((int(s), int(e)) for s, e in h.get("spans") or ())) for h in ranking]
-    data: dict[str, bytes] = {}
-
-    def read_once(path: str) -> bytes:
-        if path not in data:
-            data[path] = read(path)
-        return data[path]
+    read_once = _BLOBS.reader(corpus, [h.path for h in hits])
 
     top = max(spec.ks) if spec.ks else 0
     ranked = []
@@ -142,9 +190,10 @@ def score_context(ranking: Sequence[Mapping], gold: Gold, read: Callable[[str], 
     done: dict[int, tuple[Packing, bool]] = {}
 
     def packed(budget: int) -> Packing:
-        if budget not in done:
-            p = pack(hits, read_once, budget, count)
-            done[budget] = (Packing(p.lines(), p.tokens), p.ran_out)
+        if budget not in done:  # every budget of the run and of the curve in one walk (`pack_budgets`)
+            wanted = sorted({*spec.budgets, *AUC_BUDGETS, budget} - set(done))
+            for b, p in pack_budgets(hits, read_once, wanted, count).items():
+                done[b] = (Packing(p.lines(), p.tokens), p.ran_out)
         return done[budget][0]
 
     ctx = SpanContext(tuple(ranked), packed)

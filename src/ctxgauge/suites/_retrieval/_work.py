@@ -292,7 +292,7 @@ def run_task(task: Task) -> Iterator[dict]:
                             figures=score_ranking([h["path"] for h in ranking], labels, task.metrics))
                 if task.context is not None:
                     t4 = time.perf_counter()
-                    context = score_context(ranking, gold_of(labels.relevant, part["gold_lines"]), corpus.read,
+                    context = score_context(ranking, gold_of(labels.relevant, part["gold_lines"]), corpus,
                                             task.context, default_tokenizer())
                     part["figures"].update(context.pop("figures"))
                     part["context"] = context
