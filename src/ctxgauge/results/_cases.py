@@ -3,7 +3,9 @@
 
 Layout history: records before schema 2 named a unit's request `query` (migrated by `ctxgauge.records`
 before these classes see it) and kept `suite_version` in `spec` (likewise); an external-run score
-(`cases --score`) writes `run` and a null `engine` in its spec and `ranked` in its units.
+(`cases --score`) writes `run` and a null `engine` in its spec and `ranked` in its units. suite_version 2
+adds the context figures as replay's do (units' `gold_lines` and `context`, ranking `spans`, the spec's
+`budgets` and `tokenizer`, `results.budget_curve`); a version 1 record reads with those empty.
 """
 
 from __future__ import annotations

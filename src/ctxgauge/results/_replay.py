@@ -1,9 +1,11 @@
 """replay's record, typed: its settings (`ReplaySpec`), one commit (`ReplayUnit`) and its results
 (`ReplayResults`). Written by `ctxgauge.suites.replay`, read by every reader of a replay run.
 
-Layout history (suite_version 1 throughout; the run.json schema's own history is in `ctxgauge.records`):
-records before schema 2 kept `suite_version` inside `spec`; `ctxgauge.records` migrates that before these
-classes see it.
+Layout history (the run.json schema's own history is in `ctxgauge.records`): records before schema 2 kept
+`suite_version` inside `spec`; `ctxgauge.records` migrates that before these classes see it. suite_version
+2 adds the context figures (issue 37): each unit's `gold_lines` and `context`, ranking entries' `spans`,
+the spec's `budgets`, `tokenizer` and `gold_lines` rule, and `results.budget_curve`; a version 1 record
+reads with those empty (None, `{}`, `[]`).
 """
 
 from __future__ import annotations
