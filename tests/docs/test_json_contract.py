@@ -69,8 +69,8 @@ def test_the_section_is_parsed():
     shapes = documented()
     assert {"query", "engines", "replay", "cases", "determinism", "qa run", "cache show", "cache prune",
             "replay --repos", "compare"} <= set(shapes)
-    assert shapes["replay"][1] == {"comparison", "gate", "misses"} and "run_dir" in shapes["replay"][0]
-    assert shapes["cases"][1] == {"comparison", "misses"}
+    assert shapes["replay"][1] == {"comparison", "gate", "misses", "budget_curve"} and "run_dir" in shapes["replay"][0]
+    assert shapes["cases"][1] == {"comparison", "misses", "budget_curve"}
 
 
 def _cli(*args: str, cwd: Path, codes: tuple[int, ...] = (0, 1, 6, 7)) -> dict:
@@ -120,3 +120,21 @@ def test_a_commands_json_keys_are_the_documented_ones(printed, command):
     got = set(printed[command])
     assert got - required - optional == set(), f"{command}: printed but not in README's --json section"
     assert required - got == set(), f"{command}: documented but not printed"
+
+
+@pytest.mark.parametrize("command, units", [("replay", "commits"), ("cases", "cases")])
+def test_the_context_keys_readme_names_are_printed(printed, command, units):
+    """README names, for replay and cases, the context keys of issue 37: the summary's context figures,
+    each unit's gold lines and context, and the budget curve per engine."""
+    out = printed[command]
+    for key in ("line_coverage@5", "file_coverage@5", "line_precision@5", "file_precision@5",
+                "line_coverage_tokens@4000", "file_precision_tokens@16000", "gold_lines_per_1k_tokens@1000",
+                "line_coverage_auc", "line_coverage_micro@5", "line_coverage_tokens_micro@4000"):
+        assert key in out["summary"], key
+    assert all("gold_lines" in u and set(u["context"]) == {"pairs", "packed", "curve"}
+               for u in out[units] if u["status"] == "ok")
+    if not any(u.get("gold_lines") for u in out[units]):  # the sample's cases.yaml labels no lines
+        assert "budget_curve" not in out
+        return
+    assert set(out["budget_curve"]) == {"grep", "bm25"}
+    assert set(out["budget_curve"]["grep"][0]) == {"budget", "mean", "low", "high"}

@@ -24,6 +24,7 @@ def cases(
     vs: Optional[str] = typer.Option(None, "--vs", help="A second engine, run on the same cases and compared."),
     k: List[int] = typer.Option([5, 10], "-k", help="Cutoff to score at; repeat for several (default 5 and 10)."),
     depth: int = typer.Option(100, "--depth", help="Files each query asks for."),
+    budget: List[int] = typer.Option([1000, 4000, 16000], "--budget", help="Token budget to pack each ranking's spans under for the context figures (line_coverage_tokens@B, ...); repeat for several (default 1000, 4000 and 16000)."),
     pass_: List[str] = typer.Option([], "--pass", help="A pass line METRIC=VALUE (e.g. recall@5=0.6); repeatable."),
     repos: Optional[Path] = typer.Option(None, "--repos", help="Where SWE-bench or ContextBench repositories are cloned (default: beside FILE)."),
     qrels: Optional[Path] = typer.Option(None, "--qrels", help="TREC qrels: with --queries and --corpus, cases; with --run, a ranking to score."),
@@ -47,6 +48,7 @@ def cases(
     from ctxgauge.suites import cases as api
 
     config = api.CasesConfig(engine=engine, vs=vs, ks=tuple(dict.fromkeys(k)), depth=depth, seed=seed,
+                             budgets=tuple(dict.fromkeys(budget)),
                              pass_lines=_pass_lines(pass_), out=out, resume=resume, trec=trec,
                              missing_as_miss=missing_as_miss, executor=executor, slice_size=slice_size or None)
     dropped: dict[str, int] = {}

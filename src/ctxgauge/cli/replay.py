@@ -26,6 +26,7 @@ def replay(
     rev: str = typer.Option("HEAD", "--rev", help="Walk the ancestors of this revision (git rev-list order)."),
     k: List[int] = typer.Option([5, 10], "-k", help="Cutoff to score at; repeat for several (default 5 and 10)."),
     depth: int = typer.Option(100, "--depth", help="Files each query asks for (MRR reads all of them)."),
+    budget: List[int] = typer.Option([1000, 4000, 16000], "--budget", help="Token budget to pack each ranking's spans under for the context figures (line_coverage_tokens@B, ...); repeat for several (default 1000, 4000 and 16000)."),
     commits: int = typer.Option(100, "--commits", help="Replay the N newest eligible commits (0: all)."),
     max_files: int = typer.Option(8, "--max-files", help="Skip commits with more expected files than this."),
     since: Optional[str] = typer.Option(None, "--since", help="Only commits newer than this date (as git log --since)."),
@@ -50,6 +51,7 @@ def replay(
         raise UserError("name one repository (REPO) or a file of them (--repos FILE), not both or neither")
     config = ReplayConfig(
         repo=repo or Path("."), engine=engine, vs=vs, rev=rev, ks=tuple(dict.fromkeys(k)), depth=depth,
+        budgets=tuple(dict.fromkeys(budget)),
         commits=commits or None, max_files=max_files, since=since, seed=seed, out=out, resume=resume,
         trec=trec, baseline=baseline, max_drop=max_drop, executor=executor, slice_size=slice_size or None,
     )

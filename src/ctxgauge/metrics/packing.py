@@ -78,6 +78,58 @@ def pack(hits: Sequence[Any], read_file: Callable[[str], bytes], budget: int, to
     return Packed("".join(parts), used, _frozen(included), budget, ran_out=True)
 
 
+def pack_budgets(hits: Sequence[Any], read_file: Callable[[str], bytes], budgets: Sequence[int],
+                 tokenizer: Any) -> dict[int, Packed]:
+    """`{budget: pack(hits, read_file, budget, tokenizer)}` for every budget, in one walk of the ranking.
+
+    Equal to calling `pack` once per budget (tested): until a budget stops, every budget still packing has
+    taken the same whole spans, so they share one prefix; a span that does not fit whole under the smallest
+    budget left is cut for that budget (`_fit`, as `pack` cuts it) and that budget stops there. Each file is
+    read and split once and each line counted once, whatever the number of budgets."""
+    for budget in budgets:
+        if isinstance(budget, bool) or not isinstance(budget, int) or budget < 0:
+            raise ValueError(f"budget must be a whole number of tokens, got {budget!r}")
+    count = tokenizer.count
+    pending = sorted(set(budgets))
+    out: dict[int, Packed] = {}
+    parts: list[str] = []
+    included: list[tuple[str, list[Span]]] = []
+    used = 0
+
+    def stop(budget: int, path: str, start: int, end: int, lines: list[str]) -> None:
+        kept, cost = _fit(path, start, end, lines, budget - used, count)
+        text, spans = "".join(parts), [(p, list(x)) for p, x in included]
+        if kept >= start:
+            text += header(path, start, kept) + "".join(lines[start - 1:kept])
+            if spans and spans[-1][0] == path:
+                spans[-1][1].append((start, kept))
+            else:
+                spans.append((path, [(start, kept)]))
+        out[budget] = Packed(text, used + (cost if kept >= start else 0), _frozen(spans), budget, ran_out=False)
+
+    for hit in hits:
+        if not pending:
+            break
+        path = hit.path
+        lines = [ln.rstrip(b"\n").decode("utf-8", "replace") + "\n" for ln in split_lines(read_file(path))]
+        for start, end in (tuple(getattr(hit, "spans", ()) or ()) or whole(len(lines))):
+            cost = count(header(path, start, end)) + sum(count(lines[i - 1]) for i in range(start, end + 1))
+            while pending and used + cost > pending[0]:
+                stop(pending.pop(0), path, start, end, lines)
+            if not pending:
+                break
+            parts.append(header(path, start, end) + "".join(lines[start - 1:end]))
+            used += cost
+            if included and included[-1][0] == path:
+                included[-1][1].append((start, end))
+            else:
+                included.append((path, [(start, end)]))
+    text, frozen = "".join(parts), _frozen(included)
+    for budget in pending:
+        out[budget] = Packed(text, used, frozen, budget, ran_out=True)
+    return out
+
+
 def _fit(path: str, start: int, end: int, lines: list[str], room: int, count) -> tuple[int, int]:
     """The last line of `start..end` that fits in `room` tokens with its header, and the cost of the span
     so cut; `start - 1` when not one line fits. Lines are counted only until their sum alone overflows

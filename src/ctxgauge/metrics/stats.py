@@ -23,6 +23,7 @@ __all__ = [
     "clustered_bootstrap_ci",
     "paired_comparison",
     "paired_randomization_test",
+    "paired_ratio_comparison",
     "win_tie_loss",
 ]
 
@@ -257,3 +258,65 @@ def cohens_d(a: Sequence[float], b: Sequence[float]) -> float | None:
     if pooled == 0.0:
         return 0.0 if diff == 0.0 else None
     return diff / pooled
+
+
+def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    """Row-wise sum(num) / sum(den), 0 where the denominator sums to 0 (an empty context scores 0)."""
+    n, d = num.sum(axis=-1), den.sum(axis=-1)
+    return np.divide(n, d, out=np.zeros_like(n, dtype=float), where=d != 0)
+
+
+def paired_ratio_comparison(
+    a: Sequence[tuple[float, float]],
+    b: Sequence[tuple[float, float]],
+    seed: int,
+    n_resamples: int = 10000,
+    confidence: float = 0.95,
+    *,
+    higher_is_better: bool = True,
+) -> PairedComparison:
+    """`paired_comparison` of a micro average: each unit gives each side a (numerator, denominator) pair,
+    and a side's figure is the ratio of sums (sum of numerators / sum of denominators, 0 over a zero sum).
+
+    mean_a and mean_b are those ratios, mean_diff their difference. The interval resamples units with
+    replacement and recomputes both ratios on each resample (percentile bootstrap of the difference of
+    ratios); the p-value swaps the two sides' pairs within each unit with probability 1/2 (the paired
+    randomization test of a ratio statistic, the observed assignment counted once); wins, ties and losses
+    compare the units' own ratios. One seed, drawn from in that order, as `paired_comparison` does.
+    """
+    if len(a) != len(b):
+        raise ValueError(f"paired samples differ in length: {len(a)} vs {len(b)}")
+    pa = np.asarray(a, dtype=float).reshape(-1, 2)
+    pb = np.asarray(b, dtype=float).reshape(-1, 2)
+    for arr, what in ((pa, "a"), (pb, "b")):
+        _as_values(arr.ravel(), what)
+    _check_count(n_resamples, "n_resamples")
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must be strictly between 0 and 1, got {confidence!r}")
+    seed = _check_seed(seed)
+    na, da, nb, db = pa[:, 0], pa[:, 1], pb[:, 0], pb[:, 1]
+    n = na.size
+    ra, rb = float(_ratio(na, da)), float(_ratio(nb, db))
+    observed = ra - rb
+    rng = np.random.default_rng(seed)
+    diffs = np.empty(n_resamples)
+    for start, stop in _blocks(n_resamples, n):
+        index = rng.integers(0, n, size=(stop - start, n))
+        diffs[start:stop] = _ratio(na[index], da[index]) - _ratio(nb[index], db[index])
+    alpha = 1.0 - confidence
+    low, high = np.quantile(diffs, [alpha / 2, 1.0 - alpha / 2])
+    rng = np.random.default_rng(seed)
+    slack = 1e-9 * max(1.0, abs(observed))
+    extreme = 0
+    for start, stop in _blocks(n_resamples, n):
+        swap = rng.integers(0, 2, size=(stop - start, n)).astype(bool)
+        sa = _ratio(np.where(swap, nb, na), np.where(swap, db, da))
+        sb = _ratio(np.where(swap, na, nb), np.where(swap, da, db))
+        extreme += int(np.count_nonzero(np.abs(sa - sb) >= abs(observed) - slack))
+    p_value = (1 + extreme) / (1 + n_resamples)
+    ua = np.divide(na, da, out=np.zeros_like(na), where=da != 0)
+    ub = np.divide(nb, db, out=np.zeros_like(nb), where=db != 0)
+    wins, ties, losses = win_tie_loss(ua, ub, higher_is_better=higher_is_better)
+    return PairedComparison(n=int(n), mean_a=ra, mean_b=rb, mean_diff=observed, ci_low=float(low),
+                            ci_high=float(high), p_value=p_value, wins=wins, ties=ties, losses=losses, seed=seed,
+                            n_resamples=n_resamples, confidence=confidence)

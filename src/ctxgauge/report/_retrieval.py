@@ -181,9 +181,17 @@ def _bars(engines: Sequence[EngineFigures], metrics: Sequence[str], title: str) 
                       "interval of the mean (seed = the run's --seed) drawn as a whisker.")
 
 
+def context_metric(run: TypedRun) -> str | None:
+    """The context figure the table shows: line coverage at the run's middle token budget
+    (`line_coverage_tokens@4000` by default); None for a run without budgets (recorded before them)."""
+    budgets = sorted(int(b) for b in run.spec.budgets or [])
+    return f"line_coverage_tokens@{budgets[len(budgets) // 2]}" if budgets else None
+
+
 def _table(engines: Sequence[EngineFigures], unit: str) -> Table:
     # A row per metric and a column per engine: eleven metrics fit down a page, not across it.
     metrics = list(dict.fromkeys(m for e in engines for m in metrics_of(e.run)))
+    metrics += [m for m in dict.fromkeys(context_metric(e.run) for e in engines) if m is not None]
     labels = label_systems([(e.engine, e.run) for e in engines])
     rows = [[Cell(f"{unit}s scored")] + [num(e.scored, 0) for e in engines]]
     for m in metrics:

@@ -24,7 +24,10 @@ from ctxgauge.results._qa import ArmSummary, QAFigures, QAResults, QARun, QASpec
 from ctxgauge.results._replay import (
     Gate, GateLine, KindSummary, ReplayComparison, ReplayCounts, ReplayResults, ReplaySpec, ReplayUnit,
 )
-from ctxgauge.results._retrieval import Comparison, EngineIdentity, Paired, Ranked, RetrievalUnit, UnitBase, VsPart
+from ctxgauge.results._retrieval import (
+    Comparison, CurvePoint, EngineIdentity, PackedBudget, Paired, Ranked, RetrievalUnit, TokenizerRef, UnitBase,
+    UnitContext, VsPart,
+)
 from ctxgauge.results._run import TypedRun, typed
 from ctxgauge.results._table import SUITES, SuiteClasses, classes
 
@@ -36,5 +39,6 @@ __all__ = [
     "DeterminismResults", "DeterminismSpec", "DeterminismUnit", "EngineResult",
     "ArmSummary", "QAFigures", "QAResults", "QARun", "QASpec", "QAUnit", "Verdict",
     "Gate", "GateLine", "KindSummary", "ReplayComparison", "ReplayCounts", "ReplayResults", "ReplaySpec",
-    "ReplayUnit", "Comparison", "EngineIdentity", "Paired", "Ranked", "RetrievalUnit", "UnitBase", "VsPart",
+    "ReplayUnit", "Comparison", "CurvePoint", "EngineIdentity", "PackedBudget", "Paired", "Ranked", "RetrievalUnit",
+    "TokenizerRef", "UnitBase", "UnitContext", "VsPart",
 ]

@@ -3,15 +3,17 @@
 
 Layout history: records before schema 2 named a unit's request `query` (migrated by `ctxgauge.records`
 before these classes see it) and kept `suite_version` in `spec` (likewise); an external-run score
-(`cases --score`) writes `run` and a null `engine` in its spec and `ranked` in its units.
+(`cases --score`) writes `run` and a null `engine` in its spec and `ranked` in its units. suite_version 2
+adds the context figures as replay's do (units' `gold_lines` and `context`, ranking `spans`, the spec's
+`budgets` and `tokenizer`, `results.budget_curve`); a version 1 record reads with those empty.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ctxgauge.results._base import OMIT_NONE, Record, omit_unless
-from ctxgauge.results._retrieval import Comparison, EngineIdentity, RetrievalUnit
+from ctxgauge.results._base import OMIT_EMPTY, OMIT_NONE, Record, omit_unless
+from ctxgauge.results._retrieval import Comparison, CurvePoint, EngineIdentity, RetrievalUnit, TokenizerRef
 
 SUITE = "cases"
 """The suite's name: what run.json's `suite` says."""
@@ -48,6 +50,11 @@ class CasesSpec(Record):
     missing_as_miss: bool | None = field(default=None, metadata=OMIT_NONE)
     """`--missing-as-miss`: expected files absent from the corpus stay in the labels (misses); written only
     when set."""
+    budgets: list[int] | None = field(default=None, metadata=OMIT_NONE)
+    """Token budgets the contexts were packed under (`--budget`); None in records before context metrics
+    (and for an external run scored without an engine)."""
+    tokenizer: TokenizerRef | None = field(default=None, metadata=OMIT_NONE)
+    """The tokenizer the budgets are counted in, `{name, version}` (None where `budgets` is)."""
 
 
 @dataclass
@@ -127,6 +134,10 @@ class CasesResults(Record):
     """Counted cases whose engine call failed."""
     comparison: CasesComparison | None = field(default=None, metadata=OMIT_NONE)
     """With `--vs`: the paired comparison per metric over the counted cases."""
+    budget_curve: dict[str, list[CurvePoint]] = field(default_factory=dict, metadata=OMIT_EMPTY)
+    """Engine spec -> its line coverage under each budget of `metrics.spans.AUC_BUDGETS`, each
+    `{budget, mean, low, high}` over the units with gold lines (seeded 95% bootstrap interval), for the
+    report's budget curve; an engine no unit had gold lines for is absent (empty in older records)."""
 
 
 CLASSES = (CasesSpec, CasesUnit, CasesResults)

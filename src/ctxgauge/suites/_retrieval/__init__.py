@@ -10,6 +10,7 @@ exists here once:
 | work | `_work.Task`, `run_task` | one engine x consecutive steps (case + where its corpus is), runnable on any worker |
 | index | `_index.LiveIndex` | one index per engine moved from revision to revision by the changed files |
 | query, score | `_work.run_task` | checked hits at `depth`, scored by `ctxgauge.metrics.scoring` |
+| context | `_context.score_context` | the hits packed under token budgets, scored against gold files and lines |
 | merge, record | `_batch.Batch`, `execute_many` | the engines' parts of a case merged, in a fixed order, whatever the executor |
 | compare | `_compare.comparison` | the paired comparison of the two engines over the units holding both |
 | TREC | `_trec.write_trec` | `run.trec`, `run-vs.trec`, `qrels.txt` |
@@ -22,6 +23,9 @@ contract; tested unit for unit for replay and cases).
 
 from ctxgauge.suites._retrieval._batch import Batch, auto_slice, execute_many, record_unit
 from ctxgauge.suites._retrieval._compare import comparison
+from ctxgauge.suites._retrieval._context import (
+    ContextSpec, budget_curve, check_budgets, context_summary, macro_names, micro_names, score_context,
+)
 from ctxgauge.suites._retrieval._engines import close_engines, open_engine, open_engines
 from ctxgauge.suites._retrieval._index import LiveIndex
 from ctxgauge.suites._retrieval._trec import write_trec
@@ -30,7 +34,8 @@ from ctxgauge.suites._retrieval._work import (
 )
 
 __all__ = [
-    "Batch", "LabelledCase", "LiveIndex", "Step", "Task", "Where", "auto_slice", "close_engines", "comparison",
+    "Batch", "ContextSpec", "LabelledCase", "LiveIndex", "Step", "Task", "Where", "auto_slice", "budget_curve", "check_budgets", "close_engines", "comparison",
+    "context_summary", "macro_names", "micro_names", "score_context",
     "drop_live", "execute_many", "open_engine", "open_engines", "record_unit", "run_task", "score_ranking", "share_live",
     "slices", "write_trec",
 ]

@@ -15,6 +15,7 @@ from typing import Any, Callable, Sequence
 from ctxgauge.executors import Executor, InlineExecutor
 from ctxgauge.records import RunDir
 from ctxgauge.results import UnitBase
+from ctxgauge.suites._retrieval._context import ContextSpec
 from ctxgauge.suites._retrieval._work import Step, Task, drop_live, run_task, slices
 
 
@@ -51,12 +52,15 @@ class Batch:
     A source sets `todo` (its steps still to run, in visiting order) and implements `merge`; `take` records
     a case's unit once every engine's part is in."""
 
-    def __init__(self, run: RunDir, specs: Sequence[str], depth: int, metrics: Sequence[str]):
+    def __init__(self, run: RunDir, specs: Sequence[str], depth: int, metrics: Sequence[str],
+                 context: ContextSpec | None = None):
         self.run = run
         self.specs = list(specs)
         """Engine specs, the measured one first."""
         self.depth = depth
         self.metrics = tuple(metrics)
+        self.context = context
+        """What each case's context is scored at (None: file metrics only)."""
         self.todo: list[Step] = []
         self.units: dict[str, dict] = {}
         self._parts: dict[str, dict[int, tuple[dict, str]]] = {}
@@ -97,7 +101,7 @@ class Batch:
             else:
                 by_source.append([group])
         return [Task(engine=spec, role=role, steps=tuple(s for g in chunk for s in g), depth=self.depth,
-                     metrics=self.metrics, live=self._live)
+                     metrics=self.metrics, live=self._live, context=self.context)
                 for groups in by_source for chunk in slices(groups, slice_size)
                 for role, spec in enumerate(self.specs)]
 

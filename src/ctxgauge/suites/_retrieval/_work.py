@@ -17,8 +17,11 @@ An `EnginePart` (what a worker sends back for one step and one engine):
     engine        the engine's name
     status        ok | failed | missing-object (the corpus cannot be listed: an object is missing)
     reason        why it failed (None otherwise)
-    figures       metric -> value (empty unless ok)
-    ranking       [{path, score}] (empty unless ok)
+    figures       metric -> value (empty unless ok); with a `ContextSpec`, the context metrics' macro values too
+    ranking       [{path, score}] (empty unless ok), plus `spans` ([[start, end]]) for a hit that has them
+    gold_lines    with a `ContextSpec`: {path: [[start, end]]}, the case's gold lines (`gold_lines`)
+    context       with a `ContextSpec` and ok: `_context.score_context`'s {figures, pairs, packed, curve},
+                  its figures left in `figures`
     coverage_gap  expected files (or whole any-of groups) the corpus does not index
     timing        {corpus_s, index_s, query_s}
 """
@@ -37,6 +40,8 @@ from ctxgauge.corpus import Corpus, open_corpus
 from ctxgauge.errors import EngineError, UserError
 from ctxgauge.git import Repo
 from ctxgauge.metrics.scoring import Labels, score
+from ctxgauge.metrics.tokens import default_tokenizer
+from ctxgauge.suites._retrieval._context import ContextSpec, gold_of, score_context
 from ctxgauge.suites._retrieval._engines import open_engine
 from ctxgauge.suites._retrieval._index import LiveIndex
 
@@ -54,6 +59,10 @@ class LabelledCase(Protocol):
 
     def judge(self, corpus: Corpus) -> tuple[Labels, tuple[str, ...]]:
         """The labels scored against `corpus` and the coverage gap (expected files it does not index)."""
+
+    # Optional: `gold_lines(corpus, repo) -> {path: [(start, end), ...]}`, the case's gold lines (replay: the
+    # commit's pre-image lines, read with `repo`, its repository; cases: the case's `lines`). A case without
+    # it has none: its context is scored at file level only.
 
 
 @dataclass(frozen=True)
@@ -102,6 +111,8 @@ class Task:
     live: str = ""
     """Key of objects already open in the planning process (`share_live`); a worker that does not hold
     them opens its own."""
+    context: ContextSpec | None = None
+    """Score each ranking's context too (spans, token budgets: `_context`); None: file metrics only."""
 
 
 @dataclass
@@ -144,6 +155,16 @@ def score_ranking(paths: Sequence[str], labels: Labels, metrics: Sequence[str]) 
     """The figures of one ranking (file paths, best first) against one case's labels: the one place the
     pipeline scores, whether the ranking came from an engine here or from a run made elsewhere."""
     return score(list(paths), labels, metrics)
+
+
+def _gold_lines(case: Any, corpus: Corpus, repo: Repo | None) -> dict[str, list[list[int]]]:
+    """A case's gold lines as JSON writes them, `{path: [[start, end], ...]}` sorted by path, files without
+    a line left out (they count at file level only)."""
+    fn = getattr(case, "gold_lines", None)
+    if fn is None:
+        return {}
+    got = fn(corpus, repo)
+    return {p: [[int(s), int(e)] for s, e in got[p]] for p in sorted(got) if got[p]}
 
 
 def slices(items: Sequence[Any], size: int | None) -> list[tuple[Any, ...]]:
@@ -211,6 +232,10 @@ class _Corpora:
             last = w.key
         return out
 
+    def repo(self, where: Where) -> Repo | None:
+        """The repository of a git step (opened here when the plan did not share one), else None."""
+        return self._repo(where.source) if where.git else None
+
     def _repo(self, source: str) -> Repo:
         if self.live is not None and source in self.live.repos:
             return self.live.repos[source]
@@ -251,6 +276,8 @@ def run_task(task: Task) -> Iterator[dict]:
                     continue
                 labels, gap = case.judge(corpus)
                 part["coverage_gap"] = list(gap)
+                if task.context is not None:
+                    part["gold_lines"] = _gold_lines(case, corpus, corpora.repo(where))
                 try:
                     index.advance(where.key, where.lineage, corpus)
                     t2 = time.perf_counter()
@@ -263,6 +290,13 @@ def run_task(task: Task) -> Iterator[dict]:
                 part["timing"].update(index_s=round(t2 - t1, 6), query_s=round(t3 - t2, 6))
                 part.update(status="ok", ranking=ranking,
                             figures=score_ranking([h["path"] for h in ranking], labels, task.metrics))
+                if task.context is not None:
+                    t4 = time.perf_counter()
+                    context = score_context(ranking, gold_of(labels.relevant, part["gold_lines"]), corpus,
+                                            task.context, default_tokenizer())
+                    part["figures"].update(context.pop("figures"))
+                    part["context"] = context
+                    part["timing"]["context_s"] = round(time.perf_counter() - t4, 6)
                 if index.notes is not None:
                     part["reading"] = index.notes
                 yield part

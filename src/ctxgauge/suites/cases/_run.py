@@ -16,9 +16,13 @@ records' own (id, status, reason, figures):
     coverage_gap   expected files (or whole groups) the corpus does not index
     known_gap      whether the case is in the known-gaps lane (reported, never counted in pass lines)
     ranking        the engine's top `depth` files: [{path, score}], plus `spans` for a hit that has them
+    gold_lines     {path: [[start, end]]}: the case's `lines` (hand-labelled, or a SWE-bench gold patch's
+                   pre-image lines) in the expected files the corpus indexes
+    context        the engine's context: {pairs, packed, curve} (`suites._retrieval._context`); its macro
+                   figures (line coverage at each k and budget, ...) are in `figures`
     reading        only from an engine that reads someone else's answer (mcp): how it read it
                    (`engines.query_notes`)
-    vs             with --vs: {engine, figures, ranking} (and its `reading`, when it has one)
+    vs             with --vs: {engine, figures, ranking, context} (and its `reading`, when it has one)
     workers        the workers that ran the case, one per engine, measured engine first (left out of
                    comparisons, as timing: `records.VOLATILE_UNIT_FIELDS`)
 
@@ -36,19 +40,25 @@ from ctxgauge.engines import ask_identity
 from ctxgauge.errors import UserError
 from ctxgauge.executors import open_executor, parse_executor
 from ctxgauge.records import RunDir, Subject, default_run_dir, figures_headline, unknown
-from ctxgauge.results import CasesComparison, CasesResults, CasesSpec, CasesUnit, CorpusRef, PassLine as PassReport, Ranked, VsPart
+from ctxgauge.results import (
+    CasesComparison, CasesResults, CasesSpec, CasesUnit, CorpusRef, CurvePoint, PassLine as PassReport, Ranked,
+    UnitContext, VsPart,
+)
 from ctxgauge.suites._progress import Progress
 from ctxgauge.suites._retrieval import (
-    Batch, Step, Where, close_engines, comparison, execute_many, open_engines, record_unit, score_ranking, share_live,
-    write_trec,
+    Batch, ContextSpec, Step, Where, budget_curve, check_budgets, close_engines, comparison, context_summary,
+    execute_many, macro_names, micro_names, open_engines, record_unit, score_ranking, share_live, write_trec,
 )
 from ctxgauge.suites.cases._corpora import by_repository, missing_expected, open_corpora
 from ctxgauge.suites.cases._model import Case, CaseFile, split_corpus
 from ctxgauge.metrics.scoring import Labels, PassLine, metric_names, summarise
+from ctxgauge.metrics.spans import DEFAULT_BUDGETS
+from ctxgauge.metrics.tokens import default_tokenizer
 
 SUITE = "cases"
-SUITE_VERSION = 1
-"""Bumped whenever a rule that changes the cases suite's figures changes; recorded in the run spec."""
+SUITE_VERSION = 2
+"""Bumped whenever a rule that changes the cases suite's figures changes; recorded in the run spec.
+2: each case also records its gold lines and the context metrics (spans, token budgets)."""
 
 # progress(cases done, cases in all, case name), the one protocol of suites/_progress.py
 
@@ -65,6 +75,8 @@ class CasesConfig:
     """Cutoffs every metric is scored at."""
     depth: int = 100
     """Files each query asks for."""
+    budgets: tuple[int, ...] = DEFAULT_BUDGETS
+    """Token budgets each case's ranking is packed under (`--budget`), for the `_tokens@B` figures."""
     seed: int = 0
     """Seed of the paired bootstrap and randomization test."""
     pass_lines: tuple[PassLine, ...] = ()
@@ -124,6 +136,7 @@ def _check(config: CasesConfig, lines: Sequence[PassLine]) -> int:
         raise UserError("--resume needs --out RUN_DIR (the run to continue)")
     if config.slice_size is not None and config.slice_size < 1:
         raise UserError("--slice must be at least 1 corpus (or leave it out)")
+    check_budgets(config.budgets)
     parse_executor(config.executor)
     return need
 
@@ -134,20 +147,46 @@ def _pass_report(lines: Sequence[PassLine], summary: dict) -> list[PassReport]:
             for line in lines]
 
 
+def _summary(parts: Sequence[Any], metrics: list[str], context: ContextSpec | None) -> dict[str, float | None]:
+    """Ranking metrics' means, then (with `context`) the context metrics: macro means, micro ratios."""
+    out = summarise([p.figures for p in parts], metrics)
+    if context is not None:
+        out.update(context_summary([(p.figures, p.context.pairs if p.context is not None else {})
+                                    for p in parts], context))
+    return out
+
+
+def _curves(ok: Sequence[CasesUnit], engine_names: list[str], seed: int) -> dict[str, list[CurvePoint]]:
+    """`results.budget_curve`: per engine, line coverage under each budget of the area's over the counted
+    cases with gold lines (seeded bootstrap interval); an engine without such a case is left out."""
+    sides = [[u.context.curve if u.context is not None else None for u in ok]]
+    if len(engine_names) > 1:
+        sides.append([u.vs.context.curve if u.vs is not None and u.vs.context is not None else None for u in ok])
+    out = {}
+    for name, rows in zip(engine_names, sides):
+        points = budget_curve(rows, seed)
+        if points:
+            out[name] = [CurvePoint(**pt) for pt in points]
+    return out
+
+
 def _finish(run: RunDir, written: list[dict], metrics: list[str], lines: Sequence[PassLine], seed: int,
-            trec: Path | None, engine_names: list[str]) -> CasesResult:
+            trec: Path | None, engine_names: list[str], context: ContextSpec | None = None) -> CasesResult:
     units = [CasesUnit.from_json(u, str(run.path)) for u in written]
     counted = [u for u in units if not u.known_gap]
     ok = [u for u in counted if u.ok]
     gaps = [u for u in units if u.known_gap and u.ok]
-    summary = summarise([u.figures for u in ok], metrics)
+    summary = _summary(ok, metrics, context)
     report = _pass_report(lines, summary)
     failed = sum(1 for u in counted if u.status == "failed")
+    compared = [*metrics, *macro_names(context)] if context is not None else metrics
     results = CasesResults(
-        summary=summary, known_gap_summary=summarise([u.figures for u in gaps], metrics), pass_lines=report,
+        summary=summary, known_gap_summary=_summary(gaps, metrics, context), pass_lines=report,
         passed=failed == 0 and all(line.holds for line in report), failed=failed,
-        comparison=comparison(ok, metrics, seed, engine_names[0], CasesComparison, "cases")
+        comparison=comparison(ok, compared, seed, engine_names[0], CasesComparison, "cases",
+                              micro_names(context) if context is not None else ())
         if len(engine_names) > 1 else None,
+        budget_curve=_curves(ok, engine_names, seed) if context is not None else {},
     )
     if trec is not None:
         write_trec(Path(trec), units, engine_names[0], engine_names[1] if len(engine_names) > 1 else None)
@@ -168,7 +207,8 @@ def run_cases(case_file: CaseFile, config: CasesConfig, progress: Progress | Non
     corpora: dict[str, Corpus] = {}
     try:
         corpora = open_corpora(case_file)
-        return _run(case_file, config, corpora, engines, lines, depth, metrics, progress)
+        context = ContextSpec(tuple(config.ks), tuple(sorted(set(config.budgets))))
+        return _run(case_file, config, corpora, engines, lines, depth, metrics, progress, context)
     finally:
         for corpus in corpora.values():
             corpus.close()
@@ -176,7 +216,8 @@ def run_cases(case_file: CaseFile, config: CasesConfig, progress: Progress | Non
 
 
 def _run(case_file: CaseFile, config: CasesConfig, corpora: dict[str, Corpus], engines: list[Any],
-         lines: list[PassLine], depth: int, metrics: list[str], progress: Progress | None) -> CasesResult:
+         lines: list[PassLine], depth: int, metrics: list[str], progress: Progress | None,
+         context: ContextSpec) -> CasesResult:
     missing = missing_expected(case_file, corpora, config.missing_as_miss)
     # A failed identity is the engine's failure, not the user's: the run is recorded with every case failed
     # (the identity kept `unknown`, so `--resume` takes the mended engine's) instead of ending without one.
@@ -185,7 +226,8 @@ def _run(case_file: CaseFile, config: CasesConfig, corpora: dict[str, Corpus], e
             "engine": engines[0].name, "engine_identity": identity if broken is None else unknown(str(broken)),
             "vs": engines[1].name if len(engines) > 1 else None, "ks": list(config.ks), "depth": depth,
             "seed": config.seed, "pass": {line.metric: line.value for line in lines}, "metrics": metrics,
-            "corpora": sorted({corpora[c.corpus].content_hash() for c in case_file.cases})}
+            "corpora": sorted({corpora[c.corpus].content_hash() for c in case_file.cases}),
+            "budgets": list(context.budgets), "tokenizer": default_tokenizer().spec}
     if config.missing_as_miss:
         spec["missing_as_miss"] = True
     spec = CasesSpec.from_json(spec, case_file.source, "spec").to_json()  # the typed settings every reader reads
@@ -195,10 +237,12 @@ def _run(case_file: CaseFile, config: CasesConfig, corpora: dict[str, Corpus], e
     with open_executor(config.executor) as executor, \
             RunDir.start(out, suite=SUITE, suite_version=SUITE_VERSION, subject=subject, spec=spec,
                          resume=config.resume) as run:
-        batch = CasesBatch(run, case_file, corpora, engines, specs, depth, metrics, missing, broken, progress)
+        batch = CasesBatch(run, case_file, corpora, engines, specs, depth, metrics, missing, broken, progress,
+                           context)
         execute_many([batch], executor, config.slice_size)
         ordered = [batch.units[c.name] for c in case_file.cases]
-        return _finish(run, ordered, metrics, lines, config.seed, config.trec, [e.name for e in engines])
+        return _finish(run, ordered, metrics, lines, config.seed, config.trec, [e.name for e in engines],
+                       context)
 
 
 @dataclass(frozen=True)
@@ -220,6 +264,10 @@ class CaseQuery:
     def judge(self, corpus: Corpus) -> tuple[Labels, tuple[str, ...]]:
         return self.case.labels(set(corpus.paths) | set(self.missing))
 
+    def gold_lines(self, corpus: Corpus, repo: Any) -> dict[str, list[tuple[int, int]]]:
+        """The case's gold lines (`lines`: hand-labelled, or a SWE-bench gold patch's pre-image lines)."""
+        return self.case.gold_lines()
+
 
 def _where(key: str, corpus: Corpus) -> Where:
     """Where a case's corpus is, for any worker: a git repository at the full commit the planner resolved
@@ -236,8 +284,8 @@ class CasesBatch(Batch):
 
     def __init__(self, run: RunDir, case_file: CaseFile, corpora: dict[str, Corpus], engines: list[Any],
                  specs: list[str], depth: int, metrics: list[str], missing: dict[str, tuple[str, ...]],
-                 broken: Exception | None, progress: Progress | None):
-        super().__init__(run, specs, depth, metrics)
+                 broken: Exception | None, progress: Progress | None, context: ContextSpec | None = None):
+        super().__init__(run, specs, depth, metrics, context)
         self.case_file = case_file
         self.engines = engines
         self.by_key = corpora
@@ -295,11 +343,16 @@ class CasesBatch(Batch):
             unit.status, unit.reason, unit.figures, unit.ranking = "failed", failed["reason"] or failed["status"], {}, []
         else:
             unit.figures, unit.ranking = dict(first["figures"]), [Ranked.from_json(h) for h in first["ranking"]]
+            if "context" in first:
+                unit.context = UnitContext.from_json(first["context"], "engine part")
+                unit.gold_lines = dict(first["gold_lines"])
             if "reading" in first:  # an engine that reads someone else's answer (mcp): how it read it
                 unit.extra["reading"] = first["reading"]
             if len(parts) > 1:
                 unit.vs = VsPart(engine=parts[1]["engine"], figures=dict(parts[1]["figures"]),
                                  ranking=[Ranked.from_json(h) for h in parts[1]["ranking"]])
+                if "context" in parts[1]:
+                    unit.vs.context = UnitContext.from_json(parts[1]["context"], "engine part")
                 if "reading" in parts[1]:
                     unit.vs.extra["reading"] = parts[1]["reading"]
         unit.workers = list(workers)

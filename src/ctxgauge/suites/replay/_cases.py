@@ -9,9 +9,10 @@ An expected file the parent's corpus does not index is a coverage gap (see `Comm
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from ctxgauge.corpus import Corpus, path_key
-from ctxgauge.git import Commit
+from ctxgauge.git import Commit, commit_pre_image_lines
 from ctxgauge.suites.replay._kinds import classify
 from ctxgauge.suites._requests import clean_subject
 from ctxgauge.metrics.scoring import Labels
@@ -60,6 +61,14 @@ class ReplayCase:
         """The labels scored against the parent's corpus and the coverage gap (see `label`)."""
         labelled = label(self, corpus)
         return labelled.labels, labelled.gap
+
+    def gold_lines(self, corpus: Corpus, repo: Any) -> dict[str, list[tuple[int, int]]]:
+        """The commit's gold lines in its expected files: the pre-image lines of `git diff -U0` against its
+        parent (`git._hunks.commit_pre_image_lines`, the rule of docs/replay.md), by the parent's paths."""
+        if repo is None or not self.parent:
+            return {}
+        lines = commit_pre_image_lines(repo, self.parent, self.sha)
+        return {p: list(lines[p]) for p in self.expected if lines.get(p)}
 
     @property
     def pack(self) -> tuple[str, ...]:

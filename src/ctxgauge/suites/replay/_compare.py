@@ -11,14 +11,20 @@ from typing import Sequence
 from ctxgauge.errors import UserError
 from ctxgauge.metrics.scoring import higher_is_better
 from ctxgauge.results import Gate, GateLine, ReplayComparison, ReplayUnit
+from ctxgauge.suites._retrieval import ContextSpec, macro_names, micro_names
 from ctxgauge.suites._retrieval import comparison as _comparison
 
 __all__ = ["comparison", "gate"]
 
 
-def comparison(units: Sequence[ReplayUnit], metrics: Sequence[str], seed: int, engine: str) -> ReplayComparison | None:
-    """`--vs`: the paired comparison over the commits both engines scored (None when none)."""
-    return _comparison(units, metrics, seed, engine, ReplayComparison, "commits")
+def comparison(units: Sequence[ReplayUnit], metrics: Sequence[str], seed: int, engine: str,
+               context: ContextSpec | None = None) -> ReplayComparison | None:
+    """`--vs`: the paired comparison over the commits both engines scored (None when none), context
+    metrics included with `context`."""
+    if context is None:
+        return _comparison(units, metrics, seed, engine, ReplayComparison, "commits")
+    return _comparison(units, [*metrics, *macro_names(context)], seed, engine, ReplayComparison, "commits",
+                       micro_names(context))
 
 
 def gate(units: Sequence[ReplayUnit], baseline_units: Sequence[ReplayUnit], metrics: Sequence[str],

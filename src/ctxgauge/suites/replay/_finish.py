@@ -9,8 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from ctxgauge.records import RunDir, Subject, figures_headline
-from ctxgauge.results import ReplayResults, ReplaySpec, ReplayUnit
-from ctxgauge.suites._retrieval import write_trec
+from ctxgauge.results import CurvePoint, ReplayResults, ReplaySpec, ReplayUnit
+from ctxgauge.suites._retrieval import budget_curve, write_trec
 from ctxgauge.suites.replay._compare import comparison, gate
 from ctxgauge.suites.replay._plan import SUITE, SUITE_VERSION, Plan
 from ctxgauge.suites.replay._report import (
@@ -26,19 +26,36 @@ def start_run(p: Plan, out: Path, resume: bool, context: dict | None = None) -> 
                         resume=resume, context=context)
 
 
+def curves(units: list[ReplayUnit], engine: str, vs: str | None, seed: int) -> dict[str, list[CurvePoint]]:
+    """`results.budget_curve`: per engine, line coverage under each budget of the area's, over the ok
+    commits with gold lines (seeded bootstrap interval); an engine without such a commit is left out."""
+    ok = [u for u in units if u.ok]
+    sides = {engine: [u.context.curve if u.context is not None else None for u in ok]}
+    if vs is not None:
+        sides[vs] = [u.vs.context.curve if u.vs is not None and u.vs.context is not None else None for u in ok]
+    out = {}
+    for name, rows in sides.items():
+        points = budget_curve(rows, seed)
+        if points:
+            out[name] = [CurvePoint(**pt) for pt in points]
+    return out
+
+
 def results_of(p: Plan, units: list[ReplayUnit]) -> ReplayResults:
     """The typed results of a replay from its units (every unit, newest eligible commit first)."""
     config = p.config
     engine = p.engines[0].name
     vs = p.engines[1].name if len(p.engines) > 1 else None
+    ctx = p.context
     return ReplayResults(
         engine=engine, vs=vs,
-        summary=summary(units, p.metrics),
-        vs_summary=vs_summary(units, p.metrics),
-        by_kind=by_kind(units, p.metrics),
+        summary=summary(units, p.metrics, ctx),
+        vs_summary=vs_summary(units, p.metrics, ctx),
+        by_kind=by_kind(units, p.metrics, ctx),
         skipped=skipped_counts(units),
         counts=counts(units),
-        comparison=comparison(units, p.metrics, config.seed, engine) if vs else None,
+        comparison=comparison(units, p.metrics, config.seed, engine, ctx) if vs else None,
+        budget_curve=curves(units, engine, vs, config.seed) if ctx is not None else {},
         gate=gate(units, p.baseline, p.metrics, config.max_drop, p.baseline_id)
         if p.baseline is not None else None,
     )

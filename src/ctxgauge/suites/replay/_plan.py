@@ -17,13 +17,18 @@ from ctxgauge.errors import UserError
 from ctxgauge.executors import parse_executor
 from ctxgauge.git import Repo
 from ctxgauge.metrics.scoring import metric_names
+from ctxgauge.metrics.spans import DEFAULT_BUDGETS
+from ctxgauge.metrics.tokens import default_tokenizer
 from ctxgauge.results import ReplayUnit
-from ctxgauge.suites._retrieval import close_engines, open_engines
+from ctxgauge.suites._retrieval import ContextSpec, check_budgets, close_engines, open_engines
 from ctxgauge.suites.replay._select import Selection, select_commits
 
 SUITE = "replay"
-SUITE_VERSION = 1
-"""Bumped whenever a rule that changes replay's cases or figures changes; recorded in every run's spec."""
+SUITE_VERSION = 2
+"""Bumped whenever a rule that changes replay's cases or figures changes; recorded in every run's spec.
+2: each commit also records its gold lines and the context metrics (spans, token budgets)."""
+GOLD_LINE_RULE = "pre-image lines of git diff -U0 -M50% against the first parent (docs/replay.md, Gold lines)"
+"""The gold-line rule a run records in its spec (`gold_lines`)."""
 
 
 @dataclass(frozen=True)
@@ -42,6 +47,8 @@ class ReplayConfig:
     """Cutoffs every metric is scored at."""
     depth: int = 100
     """How many files each commit's query asks for (MRR reads the whole depth)."""
+    budgets: tuple[int, ...] = DEFAULT_BUDGETS
+    """Token budgets each commit's ranking is packed under (`--budget`), for the `_tokens@B` figures."""
     commits: int | None = 100
     """Replay the N newest eligible commits (None: all)."""
     max_files: int = 8
@@ -88,6 +95,8 @@ class Plan:
     failure: str | None = None
     """Why an engine cannot be measured at all (its `identity` request failed: it exited at once, crashed
     or never answered): every commit is then recorded as failed with this reason, none is run."""
+    context: ContextSpec | None = None
+    """What each commit's context is scored at (the run's cutoffs and budgets)."""
 
     def close(self) -> None:
         """End the engines' processes and the repository's blob reader."""
@@ -98,6 +107,7 @@ class Plan:
 def _check(config: ReplayConfig) -> None:
     if not config.ks or any(k < 1 for k in config.ks):
         raise UserError("-k must be at least 1 (e.g. -k 5 -k 10)")
+    check_budgets(config.budgets)
     if config.depth < max(config.ks):
         raise UserError(f"--depth {config.depth} is below the largest -k {max(config.ks)}: raise --depth")
     if config.commits is not None and config.commits < 1:
@@ -167,6 +177,8 @@ def plan(config: ReplayConfig) -> Plan:
             raise UserError(f"{config.baseline}: the baseline run scored none of these commits; replay the same "
                             "repository, --rev and --commits as the baseline")
     metrics = metric_names(config.ks, pack=True)
+    budgets = tuple(sorted(set(config.budgets)))
+    tokenizer = default_tokenizer()  # the run records which one counted its budgets
     # A failed identity is the engine's failure, not the user's: the run is recorded with every commit failed
     # (the identity kept `unknown`, so `--resume` takes the mended engine's) instead of ending without one.
     asked = [ask_identity(e) for e in engines]
@@ -187,7 +199,11 @@ def plan(config: ReplayConfig) -> Plan:
         "since": config.since,
         "seed": config.seed,
         "metrics": metrics,
+        "budgets": list(budgets),
+        "tokenizer": tokenizer.spec,
+        "gold_lines": GOLD_LINE_RULE,
         # Only for a folder inside a work tree (docs/replay.md, "SOURCE"): a whole repository's spec is unchanged.
         **({"subtree": repo.location.prefix} if repo.location.prefix else {}),
     }
-    return Plan(config, repo, head, engines, selection, metrics, baseline, baseline_id, spec, failure)
+    return Plan(config, repo, head, engines, selection, metrics, baseline, baseline_id, spec, failure,
+                ContextSpec(tuple(config.ks), budgets))

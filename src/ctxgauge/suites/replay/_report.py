@@ -12,6 +12,7 @@ from typing import Sequence
 
 from ctxgauge.metrics.scoring import summarise
 from ctxgauge.results import KindSummary, ReplayCounts, ReplayResults, ReplayUnit
+from ctxgauge.suites._retrieval import ContextSpec, context_summary
 from ctxgauge.suites.replay._select import SKIP_REASONS
 
 COVERAGE_GAP = "coverage_gap"
@@ -25,30 +26,43 @@ def _gap_share(units: Sequence[ReplayUnit]) -> float | None:
     return gap / expected if expected else None
 
 
-def summary(units: Sequence[ReplayUnit], metrics: Sequence[str]) -> dict[str, float | None]:
-    """Metric -> mean over the ok units where it is defined, plus `coverage_gap`."""
+def _context(parts: Sequence, context: ContextSpec | None) -> dict[str, float | None]:
+    """The context figures over the parts (the units, or their `vs`): macro means and micro ratios."""
+    if context is None:
+        return {}
+    return context_summary([(p.figures, p.context.pairs if p.context is not None else {}) for p in parts], context)
+
+
+def summary(units: Sequence[ReplayUnit], metrics: Sequence[str],
+            context: ContextSpec | None = None) -> dict[str, float | None]:
+    """Metric -> mean over the ok units where it is defined, plus `coverage_gap`, then, with `context`,
+    the context metrics (`suites._retrieval.context_summary`)."""
     ok = [u for u in units if u.ok]
     out = summarise([u.figures for u in ok], metrics)
     out[COVERAGE_GAP] = _gap_share(ok)
+    out.update(_context(ok, context))
     return out
 
 
-def vs_summary(units: Sequence[ReplayUnit], metrics: Sequence[str]) -> dict[str, float | None] | None:
+def vs_summary(units: Sequence[ReplayUnit], metrics: Sequence[str],
+               context: ContextSpec | None = None) -> dict[str, float | None] | None:
     """The same summary for the `--vs` engine (None without one)."""
     ok = [u for u in units if u.ok and u.vs is not None]
     if not ok:
         return None
     out = summarise([u.vs.figures for u in ok], metrics)
     out[COVERAGE_GAP] = _gap_share(ok)
+    out.update(_context([u.vs for u in ok], context))
     return out
 
 
-def by_kind(units: Sequence[ReplayUnit], metrics: Sequence[str]) -> dict[str, KindSummary]:
+def by_kind(units: Sequence[ReplayUnit], metrics: Sequence[str],
+            context: ContextSpec | None = None) -> dict[str, KindSummary]:
     """`code` and `other`: commits touching code files vs the rest."""
     out = {}
     for kind, flag in (("code", True), ("other", False)):
         group = [u for u in units if u.ok and bool(u.code) is flag]
-        out[kind] = KindSummary(commits=len(group), summary=summary(group, metrics))
+        out[kind] = KindSummary(commits=len(group), summary=summary(group, metrics, context))
     return out
 
 
@@ -79,6 +93,9 @@ def commit_entry(unit: ReplayUnit) -> dict:
         "coverage_gap_share": _gap_share([unit]), "code": unit.code,
         "figures": unit.figures, "ranking": [r.to_json() for r in unit.ranking or []],
     }
+    if unit.context is not None:
+        entry["gold_lines"] = unit.gold_lines
+        entry["context"] = unit.context.to_json()
     if unit.vs is not None:
         entry["vs"] = unit.vs.to_json()
     return entry

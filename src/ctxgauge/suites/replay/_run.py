@@ -23,9 +23,13 @@ ok or failed unit, besides the records' own (id, status, reason, figures, timing
     code           whether an expected file is code (the code-vs-rest split)
     ranking        the measured engine's top `depth` files: [{path, score}], plus `spans` ([[start, end]])
                    for a hit that hands over lines
+    gold_lines     {path: [[start, end]]}: the commit's pre-image lines in the expected files it indexes
+                   (docs/replay.md, "Gold lines"); a file without any counts at file level only
+    context        the measured engine's context: {pairs, packed, curve} (`suites._retrieval._context`);
+                   its macro figures are in `figures`
     reading        only from an engine that reads someone else's answer (mcp): how it read it,
                    `{how, truncated, unparsed_lines, scores}` (`engines.query_notes`)
-    vs             with --vs: {engine, figures, ranking} of the other engine on the same corpus and request
+    vs             with --vs: {engine, figures, ranking, context} of the other engine on the same corpus and request
                    (and its `reading`, when it has one)
     timing         seconds: corpus, index (per engine), query (per engine)
     workers        the workers that ran the commit, one per engine, measured engine first (like timing,
@@ -38,7 +42,7 @@ from typing import Sequence
 
 from ctxgauge.executors import Executor, InlineExecutor
 from ctxgauge.records import RunDir
-from ctxgauge.results import Ranked, ReplayUnit, VsPart
+from ctxgauge.results import Ranked, ReplayUnit, UnitContext, VsPart
 from ctxgauge.suites._progress import Progress
 from ctxgauge.suites._retrieval import Batch, Step, Where, auto_slice, execute_many, record_unit, share_live
 from ctxgauge.suites.replay._cases import ReplayCase
@@ -78,7 +82,8 @@ def merge(case: ReplayCase, parts: Sequence[dict], workers: Sequence[str]) -> Re
         return unit
     timing = {"corpus_s": first["timing"]["corpus_s"]}
     for prefix, part in zip(("", "vs_"), parts):
-        timing.update({prefix + k: part["timing"][k] for k in ("index_s", "query_s") if k in part["timing"]})
+        timing.update({prefix + k: part["timing"][k] for k in ("index_s", "query_s", "context_s")
+                       if k in part["timing"]})
     unit = ReplayUnit(id=case.sha, status="ok", request=case.request, subject=case.subject, parent=case.parent,
                       expected=list(case.expected), tests=list(case.tests),
                       coverage_gap=list(first["coverage_gap"]), code=case.code, timing=timing,
@@ -88,10 +93,14 @@ def merge(case: ReplayCase, parts: Sequence[dict], workers: Sequence[str]) -> Re
         unit.status, unit.reason, unit.figures, unit.ranking = "failed", failed["reason"], {}, []
         return unit
     unit.figures, unit.ranking = dict(first["figures"]), _ranking(first)
+    if "context" in first:
+        unit.context, unit.gold_lines = UnitContext.from_json(first["context"], "engine part"), dict(first["gold_lines"])
     if "reading" in first:  # an engine that reads someone else's answer (mcp): how it read it
         unit.extra["reading"] = first["reading"]
     if len(parts) > 1:
         unit.vs = VsPart(engine=parts[1]["engine"], figures=dict(parts[1]["figures"]), ranking=_ranking(parts[1]))
+        if "context" in parts[1]:
+            unit.vs.context = UnitContext.from_json(parts[1]["context"], "engine part")
         if "reading" in parts[1]:
             unit.vs.extra["reading"] = parts[1]["reading"]
     return unit
@@ -102,7 +111,7 @@ class RepoRun(Batch):
 
     def __init__(self, plan: Plan, run: RunDir, progress: Progress | None = None):
         specs = [plan.config.engine] + ([plan.config.vs] if plan.config.vs is not None else [])
-        super().__init__(run, specs, plan.config.depth, plan.metrics)
+        super().__init__(run, specs, plan.config.depth, plan.metrics, plan.context)
         self.plan = plan
         self.progress = progress
         for sha, reason in plan.selection.skipped:
