@@ -153,8 +153,19 @@ def engine_figures(run: RunRef, *, gaps: bool = False) -> list[EngineFigures]:
 def distinct(engines: Sequence[EngineFigures]) -> list[EngineFigures]:
     """Each measurement once: an engine measured the same way in two runs (the demo replays bm25 alone and
     again against grep, on the same commits) is one bar, one column and one grid row, from both runs."""
+    # A bar, a column and a grid row link to the run that measured the engine itself, not to a run that
+    # only compared against it: the demo's hybrid row linked to `replay-fusion-vs-hybrid`, the first run
+    # holding hybrid's figures in path order, instead of `replay-hybrid` (issue 39).
+    own: dict[tuple, EngineFigures] = {}
+    for e in engines:
+        if e.role == "engine":
+            own.setdefault(e.same_as(), e)
     out = []
     for e, runs in merge_same(engines, EngineFigures.same_as, lambda e: e.run):
+        measured = own.get(e.same_as())
+        if measured is not None and measured is not e:
+            runs = [measured.run] + [r for r in runs if r.rel != measured.run.rel]
+            e = measured
         e.also = runs[1:]
         out.append(e)
     return out
