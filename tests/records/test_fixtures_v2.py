@@ -51,6 +51,8 @@ Markdown, HTML and export stay byte for byte.
 And issue 39's item 9 in report.html: ctxgauge's own Markdown code spans in a caption are drawn as code
 (`<code>-</code>` where 5d251ae wrote `` `-` ``); record values stay escaped text. `old_html` turns each
 `<code>` inside a `<p class="caption">` back into backticks (the footer's own `<code>` was there already).
+And the third system colour (`report._svg.PALETTE`) is `#c2569b` where 5d251ae drew `#3f9c5a`, a green like a
+grid's `hit`; `old_html` swaps it back (the new colour appears nowhere else on a page).
 
 And issue 39's item 9 in qa's trust gate: the checks not measured are one line under the table (its
 caption) instead of one row each, the title counts them instead of naming them, and why each was not
@@ -139,6 +141,7 @@ CAPTION = re.compile(rb'<p class="caption">.*?</p>', re.S)
 
 def old_html(html: bytes) -> bytes:
     """report.html as 5d251ae wrote it, as far as issue 39's item 9 changed it (the module's docstring)."""
+    html = html.replace(b"#c2569b", b"#3f9c5a")
     return CAPTION.sub(lambda m: re.sub(rb"<code>(.*?)</code>", rb"`\1`", m.group(0)), html)
 
 
