@@ -15,7 +15,7 @@ import io
 import os
 import threading
 import time
-from typing import Any
+from typing import Any, Callable
 
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColumn, TextColumn, TimeRemainingColumn
 from rich.console import Console
@@ -94,10 +94,11 @@ class _Lines:
         now = time.monotonic()
         with self._lock:
             state, (since, base) = self._state, self._phase
-        unit = f" {self._unit}" if self._unit else ""
         if state is None:
             return f"{self._title}: starting, {duration(now - self._start)} elapsed"
         done, total, label = state
+        word = self._unit(label) if callable(self._unit) else self._unit
+        unit = f" {word}" if word else ""
         text = f"{self._title}: {done}/{total}{unit}"
         rate = (done - base) / (now - since) if now > since and done > base else None
         if final:
@@ -125,10 +126,22 @@ class _Lines:
             self._write(self.line(final=True))
 
 
-class ProgressDisplay:
-    """`with ProgressDisplay("replay", unit="commits") as progress: replay(config, progress=progress)`."""
+def demo_unit(label: str) -> str:
+    """The unit of the demo's phase a progress label names (`replay bm25 a1b2c3`, `determinism: ...`,
+    `qa: ...`, `report`): the demo's lines count commits, then steps, then answers."""
+    for prefix, word in (("replay", "commits"), ("determinism", "steps"), ("qa", "answers")):
+        if label.startswith(prefix):
+            return word
+    return "steps"
 
-    def __init__(self, title: str, console: Any = None, *, unit: str = ""):
+
+class ProgressDisplay:
+    """`with ProgressDisplay("replay", unit="commits") as progress: replay(config, progress=progress)`.
+
+    `unit` names what a line counts (`replay: 120/400 commits`): a word, or a function of the label for a
+    pipeline whose phases count different things (`demo_unit`)."""
+
+    def __init__(self, title: str, console: Any = None, *, unit: "str | Callable[[str], str]" = ""):
         self._title, self._console, self._unit = title, console or err_console, unit
         self._total: int | None = None
         self._done = 0

@@ -9,7 +9,7 @@ import typer
 
 from ctxgauge.cli._common import console, plain, print_json
 from ctxgauge.cli._options import check_resume, out_option, resume_option
-from ctxgauge.cli._progress import ProgressDisplay
+from ctxgauge.cli._progress import ProgressDisplay, demo_unit
 
 
 def register(app: typer.Typer) -> None:
@@ -29,7 +29,7 @@ def demo(
     from ctxgauge.engines import REFERENCE_ENGINES
 
     cfg = DemoConfig(out=out, engines=tuple(engine or REFERENCE_ENGINES), commits=commits, resume=resume)
-    with ProgressDisplay("demo") as progress:
+    with ProgressDisplay("demo", unit=demo_unit) as progress:
         result = run_demo(cfg, progress)
     if json_out:
         print_json(result.to_dict())
