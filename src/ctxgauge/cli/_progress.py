@@ -126,20 +126,11 @@ class _Lines:
             self._write(self.line(final=True))
 
 
-def demo_unit(label: str) -> str:
-    """The unit of the demo's phase a progress label names (`replay bm25 a1b2c3`, `determinism: ...`,
-    `qa: ...`, `report`): the demo's lines count commits, then steps, then answers."""
-    for prefix, word in (("replay", "commits"), ("determinism", "steps"), ("qa", "answers")):
-        if label.startswith(prefix):
-            return word
-    return "steps"
-
-
 class ProgressDisplay:
     """`with ProgressDisplay("replay", unit="commits") as progress: replay(config, progress=progress)`.
 
     `unit` names what a line counts (`replay: 120/400 commits`): a word, or a function of the label for a
-    pipeline whose phases count different things (`demo_unit`)."""
+    pipeline whose phases count different things (`ctxgauge.demo.phase_unit`)."""
 
     def __init__(self, title: str, console: Any = None, *, unit: "str | Callable[[str], str]" = ""):
         self._title, self._console, self._unit = title, console or err_console, unit

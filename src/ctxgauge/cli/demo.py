@@ -9,7 +9,7 @@ import typer
 
 from ctxgauge.cli._common import console, plain, print_json
 from ctxgauge.cli._options import check_resume, out_option, resume_option
-from ctxgauge.cli._progress import ProgressDisplay, demo_unit
+from ctxgauge.cli._progress import ProgressDisplay
 
 
 def register(app: typer.Typer) -> None:
@@ -25,11 +25,11 @@ def demo(
 ) -> None:
     """Replay, compare, grade determinism and run the battery on the bundled sample; write the HTML report."""
     check_resume(resume, out)
-    from ctxgauge.demo import DemoConfig, run_demo
+    from ctxgauge.demo import DemoConfig, phase_unit, run_demo
     from ctxgauge.engines import REFERENCE_ENGINES
 
     cfg = DemoConfig(out=out, engines=tuple(engine or REFERENCE_ENGINES), commits=commits, resume=resume)
-    with ProgressDisplay("demo", unit=demo_unit) as progress:
+    with ProgressDisplay("demo", unit=phase_unit) as progress:
         result = run_demo(cfg, progress)
     if json_out:
         print_json(result.to_dict())
