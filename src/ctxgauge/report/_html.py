@@ -19,7 +19,7 @@ from ctxgauge._output import MARK_LINE
 from ctxgauge.records import RUN_FILE
 import ctxgauge.report._svg as _svg
 from ctxgauge.report._common import nice_top, pval
-from ctxgauge.report._model import BarsFigure, Block, Cell, GridFigure, PairedFigure, Report, Section, Table
+from ctxgauge.report._model import BarsFigure, Block, Cell, CurveFigure, GridFigure, PairedFigure, Report, Section, Table
 from ctxgauge.report._style import CSS
 
 
@@ -122,7 +122,13 @@ def _grid(fig: GridFigure, links: Links) -> str:
 
 
 def _block(block: Block, links: Links, colours: _svg.Colours, n: int) -> str:
-    if isinstance(block, Table):
+    if isinstance(block, CurveFigure):
+        from ctxgauge.report._budget import curve_svg
+
+        # The curve, and its numbers folded under it (the table the terminal and Markdown show).
+        body = (f'<div class="scroll">{curve_svg(block, colours, links)}</div>'
+                f"<details><summary>the numbers</summary>{_table(block, links)}</details>")
+    elif isinstance(block, Table):
         body = _table(block, links)
     elif isinstance(block, BarsFigure):
         body = _bars(block, links, colours)
@@ -130,8 +136,9 @@ def _block(block: Block, links: Links, colours: _svg.Colours, n: int) -> str:
         body = _paired(block, colours)
     else:
         body = _grid(block, links)
-    tag = "div" if isinstance(block, Table) else "figure"
-    cls = "card" if isinstance(block, Table) else "card plot"
+    table = isinstance(block, Table) and not isinstance(block, CurveFigure)
+    tag = "div" if table else "figure"
+    cls = "card" if table else "card plot"
     said = " ".join(filter(None, [block.caption, getattr(block, "hover", None)]))
     data = [*block.sources, *(getattr(block, k, "") for k in ("a", "b"))]  # the record values a caption quotes
     caption = f'<p class="caption">{own_text(said, data)}</p>' if said else ""

@@ -20,6 +20,7 @@ from typing import Sequence
 
 from ctxgauge.metrics.ranking import mean_over
 from ctxgauge.records import ANY, INT, NUMBER, STRING, ListOf, MapOf, Obj, Opt, RunRef, Unit
+from ctxgauge.report._budget import budget_figure
 from ctxgauge.report._common import defined, dnf_note, fmt, interval, label_systems, merge_same, num, pct
 from ctxgauge.report._leaderboard import Attempt, Value
 from ctxgauge.report._misses import misses_table
@@ -364,6 +365,9 @@ def section(suite: str, title: str, runs: Sequence[RunRef], *, unit: str, by_kin
         engines = distinct([e for r in group for e in engine_figures(r)])
         sec.blocks.append(_bars(engines, headline(group[0]), f"{name}: per-engine metrics"))
         sec.blocks.append(_table(engines, unit))
+        curve = budget_figure(group, f"{name}: line coverage by context budget")
+        if curve is not None:  # only runs that record `results.budget_curve` (issue 37); older ones: nothing
+            sec.blocks.append(curve)
         for r in group:
             for extra in (_paired(r), _gate(r)):
                 if extra is not None:
