@@ -110,6 +110,16 @@ def _rank_key(name: str, summary: dict) -> tuple:
     return (*(-(summary.get(m) or 0.0) for m in headline_metrics(summary)), name)
 
 
+PHASE_UNITS = (("replay ", "commits"), ("determinism: ", "steps"), ("qa: ", "answers"))
+"""What the progress of each phase counts, by the label prefix `_run_demo` gives it."""
+
+
+def phase_unit(label: str) -> str:
+    """The unit a demo progress label counts (`replay bm25 a1b2c3`: commits; `determinism: ...`: steps;
+    `qa: ...`: answers; the report: steps), for the command line's progress lines."""
+    return next((word for prefix, word in PHASE_UNITS if label.startswith(prefix)), "steps")
+
+
 def run_demo(config: DemoConfig, progress: Progress = silent) -> DemoResult:
     """Run every phase on the bundled sample; see the module docstring. `progress(done, total, label)` is
     told each phase's steps (suites/_progress.py)."""

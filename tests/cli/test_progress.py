@@ -120,3 +120,55 @@ def test_replay_with_both_streams_piped_reports_progress_on_stderr_only(tmp_path
     report = subprocess.run([sys.executable, "-m", "ctxgauge", "report", str(tmp_path / "run")],
                             capture_output=True, text=True)
     assert r.stdout == report.stdout  # stdout is the report and nothing else
+
+
+def test_determinism_with_both_streams_piped_counts_steps(tmp_path, repo_builder):
+    """Issue 39, item 9: determinism's lines name their unit, as replay's say commits."""
+    import json
+    import os
+    import re
+    import subprocess
+    import sys
+
+    b = repo_builder("small")
+    b.commit("init", {"src/loans.py": "def overdue_fee(): pass\n", "src/members.py": "class Member: pass\n"})
+    (tmp_path / "q.json").write_text(json.dumps(["overdue fee"]))
+    env = {**os.environ, "CTXGAUGE_PROGRESS_INTERVAL": "0.01"}
+    r = subprocess.run([sys.executable, "-m", "ctxgauge", "determinism", str(b.path), "--engine", "grep",
+                        "--queries", str(tmp_path / "q.json"), "--families", "rebuild,query", "--rebuilds", "2",
+                        "--trials", "2", "--out", str(tmp_path / "run")],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    assert r.returncode in (0, 1), r.stderr
+    lines = [line for line in r.stderr.splitlines() if line.startswith("determinism: ")]
+    assert lines and re.fullmatch(r"determinism: (\d+)/\1 steps, \d+s in all \(.+\)", lines[-1]), r.stderr
+
+
+def test_demo_lines_name_each_phases_unit(monkeypatch):
+    """The demo counts commits while it replays, steps while determinism runs, answers in qa."""
+    import re
+
+    import ctxgauge.demo
+    from typer.testing import CliRunner
+
+    from ctxgauge.cli import app
+
+    monkeypatch.setenv("CTXGAUGE_PROGRESS_INTERVAL", "0.01")
+    seen = []
+
+    def fake(config, progress):
+        import time
+
+        for done, total, label in [(1, 4, "replay bm25 a1b2c3"), (3, 7, "determinism: bm25: rebuild 1/2"),
+                                   (5, 9, "qa: context:bm25@5"), (1, 1, "report")]:
+            progress(done, total, label)
+            time.sleep(0.05)
+        seen.append(True)
+        raise SystemExit(0)
+
+    monkeypatch.setattr(ctxgauge.demo, "run_demo", fake)
+    r = CliRunner().invoke(app, ["demo", "--out", "unused"])
+    assert seen
+    text = r.stderr
+    for pattern in (r"demo: 1/4 commits, .*\(replay bm25 a1b2c3\)", r"demo: 3/7 steps, .*\(determinism: ",
+                    r"demo: 5/9 answers, .*\(qa: context:bm25@5\)"):
+        assert re.search(pattern, text), (pattern, text)

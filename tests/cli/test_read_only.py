@@ -100,3 +100,48 @@ def test_compare_leaves_the_fingerprints_folder_as_it_was(tmp_path):
     r = cli("compare", str(a), str(b))
     assert r.returncode == 0, r.stderr
     assert snapshot(folder) == before
+
+
+# Issue 39, item 9: the same snapshot for the commands that read a SOURCE or a battery folder.
+def _source(repo_builder) -> Path:
+    rb = repo_builder("src")
+    rb.commit("add loans", {"lib/loans.py": "def overdue_fee():\n    return 1\n", "lib/members.py": "class Member: pass\n"})
+    rb.commit("fix fee rounding", {"lib/loans.py": "def overdue_fee():\n    return round(1.5)\n"})
+    return rb.path
+
+
+@pytest.mark.parametrize("kind", ["git", "plain"])
+def test_query_and_determinism_leave_their_source_as_it_was(kind, repo_builder, tmp_path):
+    source = _source(repo_builder)
+    if kind == "plain":
+        plain = tmp_path / "plain"
+        plain.mkdir()
+        for rel in ("lib/loans.py", "lib/members.py"):
+            (plain / rel).parent.mkdir(parents=True, exist_ok=True)
+            (plain / rel).write_bytes((source / rel).read_bytes())
+        source = plain
+    queries = tmp_path / "queries.json"
+    queries.write_text(json.dumps(["overdue fee", "member"]))
+    for args in [("query", str(source), "overdue fee", "-e", "grep"),
+                 ("query", str(source / "lib"), "overdue fee", "-e", "grep", "--json"),
+                 ("determinism", str(source), "--engine", "grep", "--queries", str(queries), "--families",
+                  "rebuild,query", "--rebuilds", "2", "--trials", "2", "--out", str(tmp_path / f"det-{kind}"))]:
+        before = snapshot(source)
+        r = cli(*args)
+        assert r.returncode == 0, (args, r.stderr)
+        assert snapshot(source) == before, args
+
+
+def test_battery_validate_leaves_the_battery_and_repository_as_they_were(sample_repo, tmp_path):
+    import shutil
+
+    import ctxgauge
+
+    battery = tmp_path / "shelfd"
+    shutil.copytree(Path(ctxgauge.__file__).parent / "data" / "batteries" / "shelfd", battery)
+    before = snapshot(battery), snapshot(sample_repo)
+    for args in [("battery", "validate", str(battery), "--repo", str(sample_repo)),
+                 ("battery", "validate", str(battery), "--repo", str(sample_repo), "--json")]:
+        r = cli(*args)
+        assert r.returncode == 0, (args, r.stderr, r.stdout[-2000:])
+        assert (snapshot(battery), snapshot(sample_repo)) == before, args

@@ -87,7 +87,9 @@ def print_run_report(run_dir: Any, *, misses: bool = False) -> None:
 
 def misses_json(run_dir: Any) -> list[dict]:
     """The misses of one recorded run as `--json` rows: {unit, request, engine, expected: [{path, rank,
-    indexed}], top, depth}."""
+    indexed, gold, returned}], top, depth, top_spans} (`gold`: the unit's gold lines in that file, `returned`:
+    the spans the engine returned for it, null when not returned; `top_spans`: the spans of each of `top`,
+    empty when the ranking records none)."""
     from dataclasses import asdict
 
     from ctxgauge.report import load_runs, misses

@@ -15,7 +15,7 @@ import io
 import os
 import threading
 import time
-from typing import Any
+from typing import Any, Callable
 
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColumn, TextColumn, TimeRemainingColumn
 from rich.console import Console
@@ -94,10 +94,11 @@ class _Lines:
         now = time.monotonic()
         with self._lock:
             state, (since, base) = self._state, self._phase
-        unit = f" {self._unit}" if self._unit else ""
         if state is None:
             return f"{self._title}: starting, {duration(now - self._start)} elapsed"
         done, total, label = state
+        word = self._unit(label) if callable(self._unit) else self._unit
+        unit = f" {word}" if word else ""
         text = f"{self._title}: {done}/{total}{unit}"
         rate = (done - base) / (now - since) if now > since and done > base else None
         if final:
@@ -126,9 +127,12 @@ class _Lines:
 
 
 class ProgressDisplay:
-    """`with ProgressDisplay("replay", unit="commits") as progress: replay(config, progress=progress)`."""
+    """`with ProgressDisplay("replay", unit="commits") as progress: replay(config, progress=progress)`.
 
-    def __init__(self, title: str, console: Any = None, *, unit: str = ""):
+    `unit` names what a line counts (`replay: 120/400 commits`): a word, or a function of the label for a
+    pipeline whose phases count different things (`ctxgauge.demo.phase_unit`)."""
+
+    def __init__(self, title: str, console: Any = None, *, unit: "str | Callable[[str], str]" = ""):
         self._title, self._console, self._unit = title, console or err_console, unit
         self._total: int | None = None
         self._done = 0

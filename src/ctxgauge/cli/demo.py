@@ -25,11 +25,11 @@ def demo(
 ) -> None:
     """Replay, compare, grade determinism and run the battery on the bundled sample; write the HTML report."""
     check_resume(resume, out)
-    from ctxgauge.demo import DemoConfig, run_demo
+    from ctxgauge.demo import DemoConfig, phase_unit, run_demo
     from ctxgauge.engines import REFERENCE_ENGINES
 
     cfg = DemoConfig(out=out, engines=tuple(engine or REFERENCE_ENGINES), commits=commits, resume=resume)
-    with ProgressDisplay("demo") as progress:
+    with ProgressDisplay("demo", unit=phase_unit) as progress:
         result = run_demo(cfg, progress)
     if json_out:
         print_json(result.to_dict())

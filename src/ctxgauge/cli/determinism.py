@@ -55,7 +55,7 @@ def determinism(
         noise_dir=noise_dir, corpus_name=corpus_name, out=out, fingerprint_dir=fingerprint_dir, resume=resume,
         executor=executor,
     )
-    with ProgressDisplay("determinism") as progress:
+    with ProgressDisplay("determinism", unit="steps") as progress:
         result = run_determinism(config, progress=progress)
     data = result.to_json()
     if json_out:

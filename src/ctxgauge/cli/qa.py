@@ -113,7 +113,7 @@ def run(
                    out=out, resume=resume, repo=repo, cache_dir=cache_dir, use_cache=not no_cache, timeout=timeout,
                    retries=retries, token_budget=token_budget, rates=rates, scorer=scorer, baseline_arm=baseline_arm,
                    grounded_from_topics=grounded_from_topics, panel=panel)
-    with ProgressDisplay("qa") as progress:
+    with ProgressDisplay("qa", unit="answers") as progress:
         typed = run_qa(cfg, progress=progress)
     run_dir, gaps, result = typed.run_dir, typed.results.unfinished, typed.to_dict()
     if json_out:

@@ -22,7 +22,7 @@ def query(
     k: int = typer.Option(10, "-k", help="How many files to return (at least 1)."),
     rev: Optional[str] = typer.Option(None, "--rev", help="Revision of a git repository (not for plain directories)."),
     index_dir: Optional[Path] = typer.Option(None, "--index-dir", help="Keep the built index here (default: a temporary directory)."),
-    json_out: bool = typer.Option(False, "--json", help="Print JSON: {engine, identity, corpus, request, k, hits: [{path, score}]}."),
+    json_out: bool = typer.Option(False, "--json", help="Print JSON: {engine, identity, corpus, request, k, hits: [{path, score, spans: [[start, end], ...]}]} (spans empty: the whole file)."),
 ) -> None:
     """Rank the files of SOURCE for TEXT with one engine."""
     import os
@@ -53,20 +53,33 @@ def query(
                 shutil.rmtree(index_dir, ignore_errors=True)
             raise UserError(f"--index-dir: {reason}; nothing was kept; free space, or choose a folder you can "
                             "write") from None
+    for hit in result["hits"]:  # `[[start, end], ...]`, 1-based and inclusive; empty: the whole file
+        hit.setdefault("spans", [])
     if json_out:
         print_json(result)
         return
-    from rich.table import Table
+    from ctxgauge.report._fit import WHOLE, WORDS, Col, Fitted
 
     c = result["corpus"]
     console.print(plain(result["source"]), soft_wrap=True)
     # The engine spec, the corpus name and the paths are user text: through `plain`, never read as markup.
     console.print(f"[bold]{plain(result['engine'])}[/] on {plain(c['name'])} ({c['files']} files"
                   + (f" at {c['rev'][:10]}" if c.get("rev") else "") + ")", soft_wrap=True)
-    table = Table("#", "path", "score")
+    # The lines each hit hands a model, when the engine returns spans (a file-only engine: no such column).
+    spans = any(h["spans"] for h in result["hits"])
+    cols = [Col("#", WHOLE, right=True), Col("path", WHOLE), Col("score", WHOLE, right=True)]
+    rows = []
     for i, (hit, score) in enumerate(zip(result["hits"], score_cells([h["score"] for h in result["hits"]])), 1):
-        table.add_row(str(i), plain(hit["path"]), score)
+        rows.append([str(i), plain(hit["path"]), score] + ([span_text(hit["spans"])] if spans else []))
+    table = Fitted(cols + ([Col("lines", WORDS)] if spans else []), rows)
     console.print(table if result["hits"] else "[yellow]no file matched[/]")
+
+
+def span_text(spans: list) -> str:
+    """A hit's spans as a reader takes them in: `12-40, 88-120` (`7` for one line), `whole file` for none."""
+    if not spans:
+        return "whole file"
+    return ", ".join(f"{s}" if s == e else f"{s}-{e}" for s, e in spans)
 
 
 def score_cells(scores: list[float]) -> list[str]:

@@ -95,7 +95,7 @@ def show(
 
 
 def _print(path: Path, record: "RunRecord", integrity: dict[str, str], foreign: int) -> None:
-    from ctxgauge.report._fit import FREE, WHOLE, Col, Fitted
+    from ctxgauge.report._fit import WHOLE, Col, Fitted
 
     prov, timing, counts = record.provenance, record.timing, record.counts
     source = prov.get("source") or {}
@@ -124,12 +124,51 @@ def _print(path: Path, record: "RunRecord", integrity: dict[str, str], foreign: 
                         + (f" with {subject.model}" if subject.model else "")))
     if record.headline:
         console.print(f"figures: {plain(record.headline)}")
-    # A spec value is free text here (a long one ends in `…` at a narrow terminal; `--json` has it whole).
-    spec = [[plain(key), plain(_spec_text(value))] for key, value in sorted(record.spec.items())]
-    console.print(Fitted([Col("option", WHOLE), Col("value", FREE)], spec, title="spec"))
+    console.print(_Spec([(key, _spec_text(value)) for key, value in sorted(record.spec.items())]))
     styles = {"ok": "green", "changed": "bold red", "missing": "bold red", "unhashed": "yellow"}
     files = [[plain(name), f"[{styles.get(state, '')}]{plain(state)}[/]"] for name, state in integrity.items()]
     console.print(Fitted([Col("file", WHOLE), Col("SHA-256 check", WHOLE)], files, title="files"))
+
+
+class _Spec:
+    """The spec as `option  value` lines, every value whole (issue 39: a JSON value cut to `{"id": "sha256:3c…`
+    was the one thing a user wanted to copy). A value wraps between its words beside its option; a value with
+    a word too long to sit there goes on its own lines under its option, indented. Only a word wider than the
+    whole terminal could still fold."""
+
+    def __init__(self, rows: list[tuple[str, str]]) -> None:
+        self.rows = rows
+
+    def __rich_console__(self, console, options):
+        from rich.cells import cell_len
+        from rich.padding import Padding
+        from rich.table import Table
+        from rich.text import Text
+
+        yield Text("spec", style="bold")
+        width = options.max_width
+        keys = max((cell_len(k) for k, _ in self.rows), default=0)
+
+        def grid() -> Table:
+            table = Table.grid(padding=(0, 2))
+            table.add_column(no_wrap=True, style="dim", width=keys)
+            table.add_column(overflow="fold")
+            return table
+
+        beside = grid()
+        for key, value in self.rows:
+            # Record text: Text(...) is never read as markup.
+            longest = max((cell_len(w) for w in value.split()), default=0)
+            if keys + 2 + longest <= width:
+                beside.add_row(Text(key), Text(value))
+                continue
+            if beside.row_count:
+                yield beside
+                beside = grid()
+            yield Text(key, style="dim")
+            yield Padding(Text(value), (0, 0, 0, 2))
+        if beside.row_count:
+            yield beside
 
 
 def _spec_text(value: object) -> str:

@@ -27,6 +27,7 @@ from typing import Any, Iterable
 
 from ctxgauge.errors import UserError
 from ctxgauge.metrics._lines import line_count
+from ctxgauge.results import CasesUnit, ReplayUnit, RetrievalUnit
 
 SUITES = ("replay", "cases")
 """The suites whose units carry a ranking to export."""
@@ -100,11 +101,11 @@ class _LineCounts:
         return line_count(data)
 
 
-def _corpus(unit) -> tuple[str, str]:
+def _corpus(unit: RetrievalUnit) -> tuple[str, str]:
     """(corpus name, revision) of a unit: cases record `corpus: {name, rev}`, replay the parent commit."""
-    corpus = unit.data.get("corpus") if isinstance(unit.data.get("corpus"), dict) else {}
-    rev = unit.data.get("parent") or corpus.get("rev")
-    return str(corpus.get("name") or ""), str(rev or "")
+    corpus = unit.corpus if isinstance(unit, CasesUnit) else None
+    rev = unit.parent if isinstance(unit, ReplayUnit) else corpus.rev if corpus is not None else None
+    return (corpus.name if corpus is not None else ""), str(rev or "")
 
 
 def predictions(run_dir: str | Path, *, k: int = DEFAULT_K, repos: str | Path | None = None) -> Predictions:
@@ -126,12 +127,12 @@ def predictions(run_dir: str | Path, *, k: int = DEFAULT_K, repos: str | Path | 
             continue
         name, rev = _corpus(unit)
         hits = []
-        for h in (unit.data.get("ranking") or [])[:k]:
-            spans = tuple((int(s), int(e)) for s, e in (h.get("spans") or ()))
+        for h in (unit.ranking or [])[:k]:
+            spans = tuple((int(s), int(e)) for s, e in h.spans)
             if not spans:
-                n = counts.count(name, rev, h["path"], unit.id)
+                n = counts.count(name, rev, h.path, unit.id)
                 spans = ((1, n),) if n else ()
-            hits.append((h["path"], spans))
+            hits.append((h.path, spans))
         records.append(record(unit.id, hits))
     return Predictions(records, dict(sorted(left_out.items())), k)
 

@@ -8,16 +8,18 @@ inside an export tree links into that tree, and the links survive copying the tr
 from __future__ import annotations
 
 import os
+import re
 from urllib.parse import quote
 from html import escape
 from pathlib import Path
+from typing import Sequence
 
 import ctxgauge
 from ctxgauge._output import MARK_LINE
 from ctxgauge.records import RUN_FILE
 import ctxgauge.report._svg as _svg
 from ctxgauge.report._common import nice_top, pval
-from ctxgauge.report._model import BarsFigure, Block, Cell, GridFigure, PairedFigure, Report, Section, Table
+from ctxgauge.report._model import BarsFigure, Block, Cell, CurveFigure, GridFigure, PairedFigure, Report, Section, Table
 from ctxgauge.report._style import CSS
 
 
@@ -36,6 +38,27 @@ class Links:
         # Percent-encoded: a run directory named `javascript:alert(1)` is a relative path, not a scheme, and a
         # `)` or space cannot end a Markdown link's target early.
         return quote(target.as_posix(), safe="/")
+
+
+_CODE_SPAN = re.compile(r"`([^`\n]+)`")
+
+
+def own_text(text: str, data: Sequence[str] = ()) -> str:
+    """ctxgauge's own sentence (a caption, a tooltip line) as HTML: escaped, its Markdown code spans
+    (`` `-` ``) drawn as `<code>` (they showed as literal backticks, issue 39). The record values the
+    sentence quotes (`data`: an engine's name, a run's path) stay escaped text whatever they hold: a
+    backtick in an engine's name is never read as markup."""
+    held: list[str] = []
+
+    def hold(value: str) -> str:
+        held.append(value)
+        return f"\x00{len(held) - 1}\x00"
+
+    guarded = text.replace("\x00", "")
+    for value in sorted({d for d in data if d and "`" in d}, key=len, reverse=True):
+        guarded = guarded.replace(value, hold(value))
+    out = _CODE_SPAN.sub(lambda m: f"<code>{m.group(1)}</code>", escape(guarded))
+    return re.sub("\x00(\\d+)\x00", lambda m: escape(held[int(m.group(1))]), out)
 
 
 def _cell(c: Cell, links: Links) -> str:
@@ -99,7 +122,13 @@ def _grid(fig: GridFigure, links: Links) -> str:
 
 
 def _block(block: Block, links: Links, colours: _svg.Colours, n: int) -> str:
-    if isinstance(block, Table):
+    if isinstance(block, CurveFigure):
+        from ctxgauge.report._budget import curve_svg
+
+        # The curve, and its numbers folded under it (the table the terminal and Markdown show).
+        body = (f'<div class="scroll">{curve_svg(block, colours, links)}</div>'
+                f"<details><summary>the numbers</summary>{_table(block, links)}</details>")
+    elif isinstance(block, Table):
         body = _table(block, links)
     elif isinstance(block, BarsFigure):
         body = _bars(block, links, colours)
@@ -107,10 +136,12 @@ def _block(block: Block, links: Links, colours: _svg.Colours, n: int) -> str:
         body = _paired(block, colours)
     else:
         body = _grid(block, links)
-    tag = "div" if isinstance(block, Table) else "figure"
-    cls = "card" if isinstance(block, Table) else "card plot"
+    table = isinstance(block, Table) and not isinstance(block, CurveFigure)
+    tag = "div" if table else "figure"
+    cls = "card" if table else "card plot"
     said = " ".join(filter(None, [block.caption, getattr(block, "hover", None)]))
-    caption = f'<p class="caption">{escape(said)}</p>' if said else ""
+    data = [*block.sources, *(getattr(block, k, "") for k in ("a", "b"))]  # the record values a caption quotes
+    caption = f'<p class="caption">{own_text(said, data)}</p>' if said else ""
     title = f"<h3>{escape(block.title)}</h3>"
     if getattr(block, "detail", False):
         # A per-item table can be long: folded, opened by the reader (no script needed).
@@ -171,4 +202,4 @@ def write_html(report: Report, path: str | Path) -> Path:
     return write_text_atomic(path, render_html(report, path.parent))
 
 
-__all__ = ["Links", "render_html", "write_html"]
+__all__ = ["Links", "own_text", "render_html", "write_html"]

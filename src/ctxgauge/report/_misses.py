@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
-from ctxgauge.results import RetrievalUnit, TypedRun
+from ctxgauge.results import Ranked, RetrievalUnit, TypedRun
 from ctxgauge.report._model import Cell, Table
 
 
@@ -27,6 +27,11 @@ class ExpectedFile:
     """1-based rank in the engine's ranking; None when it is not there."""
     indexed: bool = True
     """False for a coverage gap: the corpus did not index it, so no ranking could hold it."""
+    gold: tuple[tuple[int, int], ...] = ()
+    """The unit's gold lines in this file (`gold_lines`, issue 37), `(start, end)` 1-based inclusive; empty
+    when the unit records none (a run before spans, or a file with no pre-image lines)."""
+    returned: tuple[tuple[int, int], ...] | None = None
+    """The spans the engine returned for this file (empty: the whole file), None when it did not return it."""
 
     def where(self, depth: int) -> str:
         if not self.indexed:
@@ -46,17 +51,28 @@ class Miss:
     """The engine's top k paths, best first."""
     depth: int
     """How many files the engine's ranking held (the N of "not in the top N")."""
+    top_spans: tuple[tuple[tuple[int, int], ...], ...] = ()
+    """The spans of each of `top` (empty: the whole file); empty when the ranking records no spans."""
 
 
 def _expected(unit: RetrievalUnit) -> list[str]:
     return list(dict.fromkeys([*(unit.expected or []), *unit.any_of_members()]))
 
 
-def _ranking(unit: RetrievalUnit, role: str) -> tuple[str, list[str]] | None:
+def _entries(unit: RetrievalUnit, role: str) -> list[Ranked] | None:
     if role == "vs":
-        vs = unit.vs
-        return (vs.engine, [h.path for h in vs.ranking]) if vs is not None else None
-    return "", [h.path for h in unit.ranking or []]
+        return list(unit.vs.ranking) if unit.vs is not None else None
+    return list(unit.ranking or [])
+
+
+def _spans(raw: Sequence[Sequence[int]] | None) -> tuple[tuple[int, int], ...]:
+    """`[[s, e], ...]` as pairs."""
+    return tuple((int(s), int(e)) for s, e in raw or ())
+
+
+def span_text(spans: Sequence[tuple[int, int]]) -> str:
+    """`12-40, 88-120` (`7` for one line); `whole file` for none."""
+    return ", ".join(f"{s}" if s == e else f"{s}-{e}" for s, e in spans) if spans else "whole file"
 
 
 def misses(run: TypedRun, k: int, engines: Sequence[str]) -> list[Miss]:
@@ -68,18 +84,22 @@ def misses(run: TypedRun, k: int, engines: Sequence[str]) -> list[Miss]:
             continue
         expected = _expected(unit)
         gap = set(unit.coverage_gap or [])
+        gold = unit.gold_lines or {}
         for role, name in zip(("engine", "vs"), engines):
-            got = _ranking(unit, role)
-            if got is None:
+            entries = _entries(unit, role)
+            if entries is None:
                 continue
-            ranked = got[1]
+            ranked = [h.path for h in entries]
             if any(p in ranked[:k] for p in expected):
                 continue
             rank = {p: i for i, p in reversed(list(enumerate(ranked, 1)))}
-            files = tuple(ExpectedFile(p, rank.get(p), p not in gap) for p in expected)
+            spans = {h.path: _spans(h.spans) for h in reversed(entries)}
+            files = tuple(ExpectedFile(p, rank.get(p), p not in gap, _spans(gold.get(p)),
+                                       spans.get(p) if p in rank else None) for p in expected)
             if not any(f.indexed for f in files):
                 continue  # only a coverage gap: unscorable, not a miss of the engine
-            out.append(Miss(unit.id, unit.request or "", name, files, tuple(ranked[:k]), len(ranked)))
+            top_spans = tuple(spans[p] for p in ranked[:k]) if any(h.spans for h in entries) else ()
+            out.append(Miss(unit.id, unit.request or "", name, files, tuple(ranked[:k]), len(ranked), top_spans))
     return out
 
 
@@ -115,13 +135,21 @@ def misses_table(run: TypedRun, k: int, engines: Sequence[str], unit_name: str) 
     """The misses as a report table (one row per missed request and engine)."""
     rows = []
     found = misses(run, k, engines)
+    # Gold lines beside the returned spans (issue 37): a column only when a unit records gold lines, so a
+    # run recorded before spans shows the table it always showed.
+    lines = any(f.gold for m in found for f in m.expected)
     for m in found:
         label = m.unit[:10] if unit_name == "commit" else m.unit
+        top = ([f"{p} ({span_text(sp)})" for p, sp in zip(m.top, m.top_spans)] if m.top_spans else list(m.top))
         rows.append([Cell(label, run=run.rel, wrap=False), Cell(m.request), Cell(m.engine),
                      Cell("; ".join(f"{f.path} ({f.where(m.depth)})" for f in m.expected)),
-                     Cell("; ".join(m.top) or "(nothing returned)")])
+                     Cell("; ".join(top) or "(nothing returned)")]
+                    + ([Cell("; ".join(f"{f.path}: gold {span_text(f.gold) if f.gold else '-'}, returned "
+                                       f"{'not returned' if f.returned is None else span_text(f.returned)}"
+                                       for f in m.expected))] if lines else []))
     return Table(f"Misses at {k}: {run.rel} ({misses_header(run, found, engines, unit_name)})",
-                 [unit_name, "request", "engine", "expected file (where it landed)", f"top {k} instead"], rows,
+                 [unit_name, "request", "engine", "expected file (where it landed)", f"top {k} instead"]
+                 + (["gold lines / lines returned"] if lines else []), rows,
                  sources=[run.rel], detail=True, free=[1],
                  caption=f"A {unit_name} is missed when none of its expected files is in the engine's top {k}. "
                  "Ranks are in the engine's whole ranking; 'not in the top N' means its N files never held it.")

@@ -152,6 +152,35 @@ class GridFigure:
     kind: str = "grid"
 
 
+@dataclass
+class CurvePoint:
+    """One budget of a curve: the mean at that many context tokens, with its 95% interval (None: none)."""
+
+    budget: int
+    mean: float | None
+    low: float | None = None
+    high: float | None = None
+
+
+@dataclass
+class Curve:
+    """One system's curve, linked to the run it comes from."""
+
+    label: str
+    points: list[CurvePoint]
+    run: str | None = None
+
+
+@dataclass
+class CurveFigure(Table):
+    """A value against a token budget per system (line coverage against context tokens, log x, interval
+    bands). A Table too: the terminal and Markdown show its rows (a budget per row, a system per column);
+    the HTML page draws `series` as lines over bands, with the table folded under it."""
+
+    series: list[Curve] = field(default_factory=list)
+    kind: str = "curve"
+
+
 Block = Union[Table, BarsFigure, PairedFigure, GridFigure]
 
 

@@ -16,6 +16,7 @@ import json
 from typing import Sequence
 
 from ctxgauge.results import ArmSummary, TypedRun
+from ctxgauge.results._qa import TrustCheck
 from ctxgauge.results._qa_files import PanelSummary
 from ctxgauge.report._common import started_at, dnf_note, fmt, interval, label_systems, merge_same, nice_top, num, pct, usd
 from ctxgauge.report._model import Bar, BarsFigure, Cell, GridFigure, GridRow, Panel, Section, Table
@@ -184,23 +185,40 @@ def _grid(run: TypedRun) -> GridFigure:
                       [run.rel], caption="One cell per question.", hover="Hover a cell for its id, difficulty and categories.")
 
 
-def _trust(run: TypedRun) -> Table | None:
+def _trust(run: TypedRun) -> list[Table]:
+    """The trust gate: the measured checks, one row per check, and the checks not measured collapsed into
+    one line naming them (issue 39: a demo without a model showed four bold lines of names over fourteen
+    not-measured rows); why each was not measured is a folded per-check table (`--misses`)."""
     trust = run.results.trust
     checks = trust.checks if trust is not None else []
     if not checks:
-        return None
+        return []
     style = {"pass": "good", "warn": "warn", "fail": "bad"}
+
+    def label(c: TrustCheck) -> str:
+        return f"{c.name}[{c.arm}]" if c.arm else c.name
+
+    measured = [c for c in checks if c.status != "not-measured"]
+    missing = [c for c in checks if c.status == "not-measured"]
     rows = [[Cell(c.name, wrap=False), Cell(str(c.arm or "all"), wrap=False),
              Cell(c.status, style=style.get(c.status, "muted")),
              Cell(fmt(c.value, 4), num=True), Cell(str(c.threshold or "")),
-             Cell(str(c.detail or ""))] for c in checks]
-    # The record's verdict line names what was measured; a record made before it held only a count, so
-    # its line is rebuilt from its checks (never "pass (12 not measured)", which reads as a pass).
-    missing = [f"{c.name}[{c.arm}]" if c.arm else c.name for c in checks if c.status == "not-measured"]
-    title = trust.verdict or (f"{trust.status} on {len(checks) - len(missing)} of {len(checks)} checks"
-                                     + (f"; not measured: {', '.join(missing)}" if missing else ""))
-    return Table(f"Trust gate: {title}",
-                 ["check", "arm", "status", "value", "needs", "detail"], rows, sources=[run.rel], free=[5])
+             Cell(str(c.detail or ""))] for c in measured]
+    # Never "pass (12 not measured)", which reads as a pass: what was measured, then how many were not.
+    head = (f"nothing measured (0 of {len(checks)} checks)" if not measured else
+            f"{trust.status} on {len(measured)} of {len(checks)} checks")
+    title = head + (f"; {len(missing)} not measured" if missing else "")
+    caption = (f"Not measured ({len(missing)}): {', '.join(label(c) for c in missing)}; why, per check: "
+               "report --misses (in HTML, the folded table below)." if missing else None)
+    out = [Table(f"Trust gate: {title}", ["check", "arm", "status", "value", "needs", "detail"], rows,
+                 sources=[run.rel], free=[5], caption=caption)]
+    if missing:
+        why = [[Cell(c.name, wrap=False), Cell(str(c.arm or "all"), wrap=False),
+                Cell(str(c.threshold or "")), Cell(str(c.detail or ""))] for c in missing]
+        out.append(Table(f"Trust gate: why {len(missing)} check{'s' if len(missing) != 1 else ''} "
+                         f"{'were' if len(missing) != 1 else 'was'} not measured", ["check", "arm", "needs", "why"],
+                         why, sources=[run.rel], detail=True, free=[3]))
+    return out
 
 
 def _comparisons(run: TypedRun) -> Table | None:
@@ -268,7 +286,7 @@ def section(suite: str, title: str, runs: Sequence[TypedRun]) -> Section:
             # A grid of nothing but unanswered cells says less than the note that no model answered.
             if any(c not in ("skipped", "absent") for row in grid.rows for c in row.cells):
                 sec.blocks.append(grid)
-            for table in (_comparisons(run), _panel(run), _trust(run)):
+            for table in (_comparisons(run), _panel(run), *_trust(run)):
                 if table is not None:
                     sec.blocks.append(table)
     return sec

@@ -20,6 +20,7 @@ from typing import Sequence
 
 from ctxgauge.metrics.ranking import mean_over
 from ctxgauge.results import RetrievalUnit, TypedRun
+from ctxgauge.report._budget import budget_figure
 from ctxgauge.report._common import started_at, defined, dnf_note, fmt, interval, label_systems, merge_same, num, pct
 from ctxgauge.report._leaderboard import Attempt, Value
 from ctxgauge.report._misses import misses_table
@@ -153,8 +154,19 @@ def engine_figures(run: TypedRun, *, gaps: bool = False) -> list[EngineFigures]:
 def distinct(engines: Sequence[EngineFigures]) -> list[EngineFigures]:
     """Each measurement once: an engine measured the same way in two runs (the demo replays bm25 alone and
     again against grep, on the same commits) is one bar, one column and one grid row, from both runs."""
+    # A bar, a column and a grid row link to the run that measured the engine itself, not to a run that
+    # only compared against it: the demo's hybrid row linked to `replay-fusion-vs-hybrid`, the first run
+    # holding hybrid's figures in path order, instead of `replay-hybrid` (issue 39).
+    own: dict[tuple, EngineFigures] = {}
+    for e in engines:
+        if e.role == "engine":
+            own.setdefault(e.same_as(), e)
     out = []
     for e, runs in merge_same(engines, EngineFigures.same_as, lambda e: e.run):
+        measured = own.get(e.same_as())
+        if measured is not None and measured is not e:
+            runs = [measured.run] + [r for r in runs if r.rel != measured.run.rel]
+            e = measured
         e.also = runs[1:]
         out.append(e)
     return out
@@ -366,6 +378,9 @@ def section(suite: str, title: str, runs: Sequence[TypedRun], *, unit: str, by_k
         engines = distinct([e for r in group for e in engine_figures(r)])
         sec.blocks.append(_bars(engines, headline(group[0]), f"{name}: per-engine metrics"))
         sec.blocks.append(_table(engines, unit))
+        curve = budget_figure(group, f"{name}: line coverage by context budget")
+        if curve is not None:  # only runs that record `results.budget_curve` (issue 37); older ones: nothing
+            sec.blocks.append(curve)
         for r in group:
             for extra in (_paired(r), _gate(r)):
                 if extra is not None:

@@ -14,8 +14,10 @@ from typing import Callable, Sequence
 
 from ctxgauge.report._model import Bar, GridFigure, Panel, PairedRow
 
-PALETTE = ("#3b6fb6", "#e8833a", "#3f9c5a", "#9467bd", "#2b9da6", "#b8912f", "#8c6d5a", "#c9504c")
-"""System colours (colour-blind safe order); a system keeps its colour across every figure."""
+PALETTE = ("#3b6fb6", "#e8833a", "#c2569b", "#9467bd", "#2b9da6", "#b8912f", "#8c6d5a", "#c9504c")
+"""System colours (colour-blind safe order); a system keeps its colour across every figure. No green: green
+is a state (a grid's `hit` and `pass`, a good badge), and a third system drawn green made "hit" and "X
+better" (a paired figure's key) look alike (issue 39); a system's colour says which system, never how well."""
 
 GRID_COLOURS = {
     "hit": "#2f8f46", "near": "#a8d5a2", "miss": "#f1b8b2", "unscorable": "#dcdcdc", "failed": "#3a3a3a",

@@ -85,6 +85,52 @@ def _split(cmd: Any) -> list[str]:
     return argv
 
 
+_HOME_WARNED: set[str] = set()
+
+
+def _home() -> str | None:
+    """This user's home directory as it prefixes paths, or None (unset, or `/`: every path would match)."""
+    home = os.environ.get("HOME") or os.environ.get("USERPROFILE")
+    home = home.rstrip("/\\") if home else ""
+    return home if len(home) > 1 else None
+
+
+def _tilde_places(home: str) -> re.Pattern[str]:
+    # The home directory where a path starts: at the start of an argument, after a quote, or after `=`
+    # (`--config=/root/x`), and followed by a separator or the argument's end.
+    return re.compile(r"(?:^|(?<=[\s'\"=]))" + re.escape(home) + r"(?=[/\\\s'\"]|$)")
+
+
+def _tilde(text: str) -> str:
+    home = _home()
+    return text if home is None else _tilde_places(home).sub("~", text)
+
+
+def home_as_tilde(cmd: str) -> str:
+    """`cmd` with this user's home directory written `~`, and one warning line on stderr per command.
+
+    The spec is recorded in the run (the engine's name, the fingerprint's `adapter`) and export refuses any
+    file holding a home path: a command engine named by its absolute path was accepted by the run and
+    refused only at export (issue 39). Written `~`, the record names no user and still runs here; the
+    program is started with `~` expanded (`_expand_tilde`), never through a shell."""
+    out = _tilde(cmd)
+    if out != cmd and cmd not in _HOME_WARNED:
+        _HOME_WARNED.add(cmd)
+        import sys
+
+        print(f"note: command engine: cmd names your home directory ({_home()}); recorded as ~ so the run "
+              f"can be exported: {out}", file=sys.stderr)
+    return out
+
+
+def _expand_tilde(arg: str) -> str:
+    """An argument with a leading `~` (or `~` after `=`) expanded to this user's home directory."""
+    home = _home()
+    if home is None:
+        return arg
+    return re.sub(r"(?:^|(?<==))~(?=[/\\]|$)", lambda _: home, arg)
+
+
 def _why_not_runnable(program: str) -> str | None:
     """Why `program` cannot be started (the user's to mend), or None when it can be."""
     if shutil.which(program) is not None:
@@ -122,8 +168,10 @@ class CommandEngine(Engine):
     defaults = {"cmd": Param(None, "string"), "timeout": Param(120.0, gt=0), "name": Param(None, "string")}
 
     def __init__(self, **params: Any):
+        if isinstance(params.get("cmd"), str):
+            params["cmd"] = home_as_tilde(params["cmd"])
         super().__init__(**params)
-        self.argv = _split(self.params["cmd"])
+        self.argv = [_expand_tilde(a) for a in _split(self.params["cmd"])]
         self.timeout = float(self.params["timeout"])
         label = self.params["name"]
         if label is not None and (not isinstance(label, str) or not label.strip()):
@@ -149,7 +197,7 @@ class CommandEngine(Engine):
 
     def available(self) -> tuple[bool, str | None]:
         why = _why_not_runnable(self.argv[0])
-        return (why is None), why
+        return (why is None), (None if why is None else _tilde(why))  # a skip reason is recorded
 
     # -- the protocol ---------------------------------------------------------------------------------------
     def _process(self) -> Process:
