@@ -9,7 +9,8 @@ import typer
 from ctxgauge.cli import app
 
 # `--out` names something else in these two: the export's own folder, and a JSON file of a rescore.
-OTHER_MEANING = {"export": "the export's directory", "qa rescore": "a JSON file"}
+OTHER_MEANING = {"export": "the export's directory", "qa rescore": "a JSON file",
+                 "runs contextbench": "a predictions file"}
 
 
 def _commands(group, prefix: str = ""):

@@ -20,16 +20,16 @@ def _trust(model) -> list[Table]:
 def test_not_measured_checks_are_one_line():
     model = build_report(load_runs([DEMO]))
     main, why = _trust(model)
-    checks = (load_runs([DEMO / "qa"])[0].results["trust"]["checks"])
-    missing = [c for c in checks if c["status"] == "not-measured"]
-    measured = [c for c in checks if c["status"] != "not-measured"]
+    checks = load_runs([DEMO / "qa"])[0].results.trust.checks
+    missing = [c for c in checks if c.status == "not-measured"]
+    measured = [c for c in checks if c.status != "not-measured"]
     assert len(missing) == 8 and len(measured) == 1
     assert main.title == f"Trust gate: pass on 1 of {len(checks)} checks; 8 not measured"
-    assert [r[0].text for r in main.rows] == [c["name"] for c in measured]
+    assert [r[0].text for r in main.rows] == [c.name for c in measured]
     assert main.caption.startswith("Not measured (8): questions_scored, zero_score_share, "
                                    "context_arm_mean[context:bm25@5], ")
-    assert why.detail and [r[0].text for r in why.rows] == [c["name"] for c in missing]
-    assert [r[3].text for r in why.rows] == [c["detail"] for c in missing]
+    assert why.detail and [r[0].text for r in why.rows] == [c.name for c in missing]
+    assert [r[3].text for r in why.rows] == [c.detail for c in missing]
 
     buf = io.StringIO()
     render_terminal(model, Console(file=buf, width=120, color_system=None))

@@ -27,10 +27,8 @@ from typing import Any, Iterable
 
 from ctxgauge.errors import UserError
 from ctxgauge.metrics._lines import line_count
-from ctxgauge.results import CasesUnit, ReplayUnit, RetrievalUnit
+from ctxgauge.results import CasesUnit, ReplayUnit, RetrievalUnit, classes
 
-SUITES = ("replay", "cases")
-"""The suites whose units carry a ranking to export."""
 DEFAULT_K = 10
 """Files of each ranking written when `-k` is not given."""
 # Names ContextBench's `load_pred` reads as some agent's own trajectory format instead of prediction records.
@@ -115,7 +113,8 @@ def predictions(run_dir: str | Path, *, k: int = DEFAULT_K, repos: str | Path | 
     if k < 1:
         raise UserError(f"-k {k}: write at least one file per ranking (k >= 1)")
     ref = read_checked(run_dir)
-    if ref.suite not in SUITES:
+    suite = classes(ref.suite)
+    if suite is None or not issubclass(suite.unit, RetrievalUnit):  # replay and cases: units with rankings
         raise UserError(f"{run_dir}: a {ref.suite} run has no rankings to export; give a replay or cases run")
     if not ref.finished:
         raise UserError(f"{run_dir}: the run did not finish (status {ref.status}); finish it with --resume first")
