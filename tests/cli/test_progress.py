@@ -120,3 +120,18 @@ def test_replay_with_both_streams_piped_reports_progress_on_stderr_only(tmp_path
     report = subprocess.run([sys.executable, "-m", "ctxgauge", "report", str(tmp_path / "run")],
                             capture_output=True, text=True)
     assert r.stdout == report.stdout  # stdout is the report and nothing else
+
+
+def test_at_80_columns_a_long_label_gives_way_never_the_counts_or_times():
+    # Seen at 80 columns: `demo determinism: minilm: drift (prose) build ━━╺━━ 118/… 6.3/s left 0:00… 0:06…`:
+    # Rich squeezed the count and the clocks to fit the label. The label is what is cut, the figures never.
+    console = Console(file=io.StringIO(), force_terminal=True, width=80, color_system=None)
+    with ProgressDisplay("demo", console=console) as progress:
+        progress(0, 258, "determinism: minilm: drift (prose) build")
+        time.sleep(0.05)
+        progress(118, 258, "determinism: minilm: drift (prose) build of a long engine spec(k=1,b=2)")
+        line = progress.line()
+    assert "\n" not in line and len(line) <= 80
+    assert "118/258" in line and "left" in line
+    assert line.rstrip().endswith("0:00:00")  # the elapsed clock, whole
+    assert line.startswith("demo determinism: minilm")
