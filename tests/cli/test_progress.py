@@ -135,3 +135,39 @@ def test_at_80_columns_a_long_label_gives_way_never_the_counts_or_times():
     assert "118/258" in line and "left" in line
     assert line.rstrip().endswith("0:00:00")  # the elapsed clock, whole
     assert line.startswith("demo determinism: minilm")
+
+
+def test_an_engines_own_progress_is_a_second_line_of_the_bar_never_written_under_it(monkeypatch, capsys):
+    # The demo's minilm replay wrote `\r\033[Kminilm: embedding: 13/177 chunks, ...` to stderr under the live
+    # bar: every rewrite became a line of its own above it (some 200 in one demo).
+    from ctxgauge.engines.minilm import _progress as engine_progress
+
+    monkeypatch.setattr(engine_progress, "QUIET_SECONDS", 0.0)
+    monkeypatch.setattr(engine_progress, "TTY_EVERY", 0.0)
+    monkeypatch.setattr(engine_progress, "LOG_EVERY", 0.0)
+    console = Console(file=io.StringIO(), force_terminal=True, width=80, color_system=None)
+    with ProgressDisplay("demo", console=console) as progress:
+        progress(0, 1, "replay minilm")
+        work = engine_progress.Throughput("minilm: embedding", 177)
+        work.advance(13)
+        during = progress.line()
+        work.close()
+        after = progress.line()
+    assert capsys.readouterr().err == ""
+    first, second = during.splitlines()
+    assert first.startswith("demo replay minilm") and "0/1" in first
+    assert second.startswith("demo · minilm: embedding") and "13/177" in second and len(second) <= 80
+    assert "embedding" not in after and after.startswith("demo replay minilm")
+
+
+def test_without_the_display_an_engines_progress_still_reaches_stderr(monkeypatch, capsys):
+    from ctxgauge.engines.minilm import _progress as engine_progress
+
+    monkeypatch.setattr(engine_progress, "QUIET_SECONDS", 0.0)
+    monkeypatch.setattr(engine_progress, "LOG_EVERY", 0.0)
+    monkeypatch.setattr(engine_progress, "TTY_EVERY", 0.0)
+    work = engine_progress.Throughput("minilm: embedding", 10)
+    work.advance(4)
+    work.close()
+    err = capsys.readouterr().err
+    assert "minilm: embedding: 4/10 chunks" in err and "minilm: embedding: 4 chunks in" in err

@@ -152,6 +152,13 @@ class ProgressDisplay:
                              console=self._console, transient=True, disable=not self._console.is_terminal)
         self._bar.__enter__()
         self._task = self._bar.add_task("", total=None)
+        self._engine_task = None
+        self._engine_lines = None
+        if self._console.is_terminal:
+            # An engine's own progress line (minilm's embedding) is shown in this bar, not written under it.
+            from ctxgauge.engines.minilm._progress import shown_by
+            self._engine_lines = shown_by(self._show_detail)
+            self._engine_lines.__enter__()
         if not self._console.is_terminal:
             self._lines = _Lines(self._title, self._unit, self._console, interval())
         return self
@@ -161,6 +168,17 @@ class ProgressDisplay:
         # columns): the label takes what remains, and ends in `…` when longer.
         figures = _BAR + 2 * len(str(max(total, 1))) + 1 + _FIGURES
         self._label.get_table_column().max_width = max(12, self._console.width - figures)
+
+    def _show_detail(self, label: str, done: int, total: int) -> None:
+        # A second line under the bar while an engine's long work lasts (`minilm: embedding 13/177`).
+        if not label:
+            if self._engine_task is not None:
+                self._bar.remove_task(self._engine_task)
+            self._engine_task = None
+        elif self._engine_task is None:
+            self._engine_task = self._bar.add_task(f"· {label}", total=max(total, 1), completed=done)
+        else:
+            self._bar.update(self._engine_task, total=max(total, 1), completed=done)
 
     def __call__(self, done: int, total: int, label: str) -> None:
         self._fit_label(total)
@@ -183,6 +201,8 @@ class ProgressDisplay:
         return plain.file.getvalue().strip()
 
     def __exit__(self, *exc: object) -> None:
+        if self._engine_lines is not None:
+            self._engine_lines.__exit__(None, None, None)
         if self._lines is not None:
             self._lines.close()
         self._bar.__exit__(*exc)  # type: ignore[arg-type]
