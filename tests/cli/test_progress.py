@@ -117,8 +117,10 @@ def test_replay_with_both_streams_piped_reports_progress_on_stderr_only(tmp_path
     progress = [line for line in r.stderr.splitlines() if line.startswith("replay: ")]
     assert progress and re.fullmatch(r"replay: 2/2 commits, \d+s in all \(\w+\)", progress[-1]), r.stderr
     assert not any(line.startswith("replay: ") for line in r.stdout.splitlines())
+    # The same env as the replay: without env=, the child inherits the C-level environment, where GNU readline
+    # (imported by a pytest plugin) has put COLUMNS=80 behind os.environ's back, and the report drew at 80.
     report = subprocess.run([sys.executable, "-m", "ctxgauge", "report", str(tmp_path / "run")],
-                            capture_output=True, text=True)
+                            capture_output=True, text=True, env=env)
     assert r.stdout == report.stdout  # stdout is the report and nothing else
 
 
