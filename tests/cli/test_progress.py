@@ -117,8 +117,10 @@ def test_replay_with_both_streams_piped_reports_progress_on_stderr_only(tmp_path
     progress = [line for line in r.stderr.splitlines() if line.startswith("replay: ")]
     assert progress and re.fullmatch(r"replay: 2/2 commits, \d+s in all \(\w+\)", progress[-1]), r.stderr
     assert not any(line.startswith("replay: ") for line in r.stdout.splitlines())
+    # The same env as the replay: without env=, the child inherits the C-level environment, where GNU readline
+    # (imported by a pytest plugin) has put COLUMNS=80 behind os.environ's back, and the report drew at 80.
     report = subprocess.run([sys.executable, "-m", "ctxgauge", "report", str(tmp_path / "run")],
-                            capture_output=True, text=True)
+                            capture_output=True, text=True, env=env)
     assert r.stdout == report.stdout  # stdout is the report and nothing else
 
 
@@ -172,3 +174,54 @@ def test_demo_lines_name_each_phases_unit(monkeypatch):
     for pattern in (r"demo: 1/4 commits, .*\(replay bm25 a1b2c3\)", r"demo: 3/7 steps, .*\(determinism: ",
                     r"demo: 5/9 answers, .*\(qa: context:bm25@5\)"):
         assert re.search(pattern, text), (pattern, text)
+
+
+def test_at_80_columns_a_long_label_gives_way_never_the_counts_or_times():
+    # Seen at 80 columns: `demo determinism: minilm: drift (prose) build ━━╺━━ 118/… 6.3/s left 0:00… 0:06…`:
+    # Rich squeezed the count and the clocks to fit the label. The label is what is cut, the figures never.
+    console = Console(file=io.StringIO(), force_terminal=True, width=80, color_system=None)
+    with ProgressDisplay("demo", console=console) as progress:
+        progress(0, 258, "determinism: minilm: drift (prose) build")
+        time.sleep(0.05)
+        progress(118, 258, "determinism: minilm: drift (prose) build of a long engine spec(k=1,b=2)")
+        line = progress.line()
+    assert "\n" not in line and len(line) <= 80
+    assert "118/258" in line and "left" in line
+    assert line.rstrip().endswith("0:00:00")  # the elapsed clock, whole
+    assert line.startswith("demo determinism: minilm")
+
+
+def test_an_engines_own_progress_is_a_second_line_of_the_bar_never_written_under_it(monkeypatch, capsys):
+    # The demo's minilm replay wrote `\r\033[Kminilm: embedding: 13/177 chunks, ...` to stderr under the live
+    # bar: every rewrite became a line of its own above it (some 200 in one demo).
+    from ctxgauge.engines.minilm import _progress as engine_progress
+
+    monkeypatch.setattr(engine_progress, "QUIET_SECONDS", 0.0)
+    monkeypatch.setattr(engine_progress, "TTY_EVERY", 0.0)
+    monkeypatch.setattr(engine_progress, "LOG_EVERY", 0.0)
+    console = Console(file=io.StringIO(), force_terminal=True, width=80, color_system=None)
+    with ProgressDisplay("demo", console=console) as progress:
+        progress(0, 1, "replay minilm")
+        work = engine_progress.Throughput("minilm: embedding", 177)
+        work.advance(13)
+        during = progress.line()
+        work.close()
+        after = progress.line()
+    assert capsys.readouterr().err == ""
+    first, second = during.splitlines()
+    assert first.startswith("demo replay minilm") and "0/1" in first
+    assert second.startswith("demo · minilm: embedding") and "13/177" in second and len(second) <= 80
+    assert "embedding" not in after and after.startswith("demo replay minilm")
+
+
+def test_without_the_display_an_engines_progress_still_reaches_stderr(monkeypatch, capsys):
+    from ctxgauge.engines.minilm import _progress as engine_progress
+
+    monkeypatch.setattr(engine_progress, "QUIET_SECONDS", 0.0)
+    monkeypatch.setattr(engine_progress, "LOG_EVERY", 0.0)
+    monkeypatch.setattr(engine_progress, "TTY_EVERY", 0.0)
+    work = engine_progress.Throughput("minilm: embedding", 10)
+    work.advance(4)
+    work.close()
+    err = capsys.readouterr().err
+    assert "minilm: embedding: 4/10 chunks" in err and "minilm: embedding: 4 chunks in" in err

@@ -106,7 +106,16 @@ class _WanderingSpans(_Words):
                 for h in super().query(out_dir, text, k)]
 
 
+class _NoIdentity(_Words):
+    """Crashes when asked its identity (a command engine echoing its input, `command(cmd="cat")`, did the
+    same: `check` then ended with `error: engine failed` and exit 2, without its table)."""
+
+    def identity(self):
+        raise RuntimeError("answered JSON that is not an object with a boolean 'ok'")
+
+
 @pytest.mark.parametrize("cls, breach", [
+    (_NoIdentity, "identity"),
     (_TimeStamped, "rebuild identical"),
     (_RandomTies, "query stable"),
     (_Litters, "writes only to out_dir"),

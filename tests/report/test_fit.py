@@ -106,3 +106,24 @@ def test_without_a_width_limit_every_row_is_one_line():
     body = [line for line in out.splitlines() if line.startswith("│")]
     assert len(body) == len(rows)
     assert all(rows[0][-1] in line or rows[0][-1] not in out for line in body)
+
+
+def test_split_tables_repeat_what_tells_their_rows_apart():
+    # `replay --misses` at 80 columns on logrus: one commit missed by two engines gave the first part two
+    # identical rows (`c809995ec9 │ add tinygo test case`) with no engine to tell them apart.
+    cols = [Col("commit", WHOLE), Col("request", FREE), Col("engine", WORDS), Col("expected file", WORDS),
+            Col("top 5 instead", WORDS)]
+    top = "README.md; terminal_check_notappengine.go; terminal_check_bsd.go; text_formatter.go; entry.go"
+    rows = [["c809995ec9", "add tinygo test case to the continuous integration matrix", engine,
+             f".github/workflows/ci.yaml (rank {rank})", top] for engine, rank in (("fusion", 29), ("bm25", 43))]
+    rows.append(["13afddf9da", "replace TestLogrusInterfaces with compile-time assertions", "bm25",
+                 "logrus.go (rank 6)", top])
+    out = draw(Fitted(cols, rows), 80)
+    assert lines_fit(out, 80)
+    parts = out.split("┏")[1:]
+    assert len(parts) >= 2, out
+    for part in parts:
+        body = [line for line in part.splitlines() if line.startswith("│ c809995ec9")]
+        assert len(body) == 2 and "fusion" in body[0] and "bm25" in body[1], part
+    # A first column whose cells differ is the only one repeated (the matrix case above).
+    assert Fitted(cols, rows[1:]).keys([0, 1, 2, 3, 4]) == [0]

@@ -19,6 +19,7 @@ from typing import Any, Callable
 
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColumn, TextColumn, TimeRemainingColumn
 from rich.console import Console
+from rich.table import Column
 from rich.text import Text
 
 from ctxgauge.cli._common import err_console
@@ -44,6 +45,11 @@ class _Elapsed(ProgressColumn):
         s = int(time.monotonic() - self._start)
         return Text(f"{s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}", style="progress.elapsed")
 
+
+_BAR = 10
+"""The bar's width: the count beside it says as much, so it is kept short and the label gets the room."""
+_FIGURES = len("1234.5/s") + len("left") + len("0:00:00") + len("10:00:00") + 6
+"""The rate, `left`, time left and elapsed columns at their widest, and the six spaces between columns."""
 
 ENV_INTERVAL = "CTXGAUGE_PROGRESS_INTERVAL"
 """Seconds between two progress lines without a terminal (default 10)."""
@@ -141,17 +147,45 @@ class ProgressDisplay:
     def __enter__(self) -> "ProgressDisplay":
         # markup=False: the label is user text (a case id, an engine spec, a commit subject); read as markup,
         # `a[/b]` would raise MarkupError in the refresh thread and `[bold]` would vanish.
-        self._bar = Progress(TextColumn(f"{self._title} {{task.description}}", markup=False), BarColumn(),
-                             MofNCompleteColumn(),
+        # The label is the one column that gives way (`_fit_label`): left to Rich, a long label at 80
+        # columns squeezed the count and the clocks to `118/…` and `0:00…`.
+        self._label = TextColumn(f"{self._title} {{task.description}}", markup=False,
+                                 table_column=Column(no_wrap=True, overflow="ellipsis"))
+        self._bar = Progress(self._label, BarColumn(bar_width=_BAR), MofNCompleteColumn(),
                              _Rate(), TextColumn("left"), TimeRemainingColumn(), _Elapsed(time.monotonic()),
                              console=self._console, transient=True, disable=not self._console.is_terminal)
         self._bar.__enter__()
         self._task = self._bar.add_task("", total=None)
+        self._engine_task = None
+        self._engine_lines = None
+        if self._console.is_terminal:
+            # An engine's own progress line (minilm's embedding) is shown in this bar, not written under it.
+            from ctxgauge.engines.minilm._progress import shown_by
+            self._engine_lines = shown_by(self._show_detail)
+            self._engine_lines.__enter__()
         if not self._console.is_terminal:
             self._lines = _Lines(self._title, self._unit, self._console, interval())
         return self
 
+    def _fit_label(self, total: int) -> None:
+        # Every other column at its widest (count `T/T`, rate, `left`, two clocks, one space between
+        # columns): the label takes what remains, and ends in `…` when longer.
+        figures = _BAR + 2 * len(str(max(total, 1))) + 1 + _FIGURES
+        self._label.get_table_column().max_width = max(12, self._console.width - figures)
+
+    def _show_detail(self, label: str, done: int, total: int) -> None:
+        # A second line under the bar while an engine's long work lasts (`minilm: embedding 13/177`).
+        if not label:
+            if self._engine_task is not None:
+                self._bar.remove_task(self._engine_task)
+            self._engine_task = None
+        elif self._engine_task is None:
+            self._engine_task = self._bar.add_task(f"· {label}", total=max(total, 1), completed=done)
+        else:
+            self._bar.update(self._engine_task, total=max(total, 1), completed=done)
+
     def __call__(self, done: int, total: int, label: str) -> None:
+        self._fit_label(total)
         if self._lines is not None:
             self._lines.update(done, total, label, total != self._total or done < self._done)
         if total != self._total or done < self._done:
@@ -171,6 +205,8 @@ class ProgressDisplay:
         return plain.file.getvalue().strip()
 
     def __exit__(self, *exc: object) -> None:
+        if self._engine_lines is not None:
+            self._engine_lines.__exit__(None, None, None)
         if self._lines is not None:
             self._lines.close()
         self._bar.__exit__(*exc)  # type: ignore[arg-type]

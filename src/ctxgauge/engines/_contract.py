@@ -21,7 +21,7 @@ from typing import Iterator
 
 from ctxgauge._untrusted import walk_tree
 from ctxgauge.corpus import Corpus
-from ctxgauge.engines._guards import call_engine, checked_hits
+from ctxgauge.engines._guards import ask_identity, call_engine, checked_hits
 from ctxgauge.engines._registry import engine_available
 from ctxgauge.errors import EngineError
 from ctxgauge.fingerprints import IDENTITY_SOURCES
@@ -107,9 +107,13 @@ def check_engine(engine, old: Corpus, new: Corpus, queries: list[str], *, k: int
         return report
     add(Check("available"))
 
-    ident = call_engine("identity", engine, engine.identity)
+    # A failing identity request is a breach to report like any other (a command engine that answers garbage
+    # is what `check` is run to see), not an error that ends the check without its table.
+    ident, failure = ask_identity(engine)
     report.identity = ident
-    if ident is None:
+    if failure is not None:
+        add(Check("identity", "fail", str(failure)))
+    elif ident is None:
         add(Check("identity", "skip", "undeclared: its fingerprints compare as PASS (UNVERIFIED) at best"))
     elif not isinstance(ident, dict) or not ident.get("id") or ident.get("source") not in IDENTITY_SOURCES:
         add(Check("identity", "fail", f"identity() must return {{id, source in {IDENTITY_SOURCES}}}, got {ident!r}"))

@@ -14,7 +14,8 @@ width of each column is decided before Rich sees the table:
 A header wraps between its words, never inside one. When the table cannot fit even with every column at its
 narrowest, columns are left out in their declared order (`Col.drop`: 1 first; a column without one is
 never left out), and a dim line under the table names them. When it still cannot fit (a matrix of many
-systems), its columns are shown in several tables side by side in turn, each repeating the first column;
+systems), its columns are shown in several tables side by side in turn, each repeating the first column
+(and the narrowest column that tells rows apart when first cells repeat: `Fitted.keys`);
 and when not even two columns fit, each row is printed as `header: value` lines: nothing is ever cut.
 
 The width is the one Rich gives at render time (`options.max_width`): a console on a terminal gives the
@@ -123,22 +124,38 @@ class Fitted:
         return widths([self.cols[i] for i in keep], [[r[i] for i in keep] for r in self.rows], available,
                       squeeze=squeeze)
 
+    def keys(self, keep: list[int]) -> list[int]:
+        """The columns every side-by-side table repeats: the first, and when its cells repeat (a commit
+        missed by two engines), the narrowest kept column that tells those rows apart. Without it the
+        misses at 80 columns read `c809995ec9 │ add tinygo test case` twice, with no engine to say whose."""
+        first = keep[0]
+
+        def distinct(cols: list[int]) -> bool:
+            seen = [tuple(r[i].plain for i in cols) for r in self.rows]
+            return len(set(seen)) == len(seen)
+
+        if distinct([first]):
+            return [first]
+        narrow = sorted(keep[1:], key=lambda i: (max((cell_len(r[i].plain) for r in self.rows), default=0), i))
+        return next(([first, i] for i in narrow if distinct([first, i])), [first])
+
     def groups(self, keep: list[int], available: int) -> list[tuple[list[int], list[int]]] | None:
-        """The kept columns in side-by-side tables, each repeating the first column (a matrix of many
-        systems), or None when not even the first column and one other fit."""
-        first, out, group = keep[0], [], [keep[0]]
-        for i in keep[1:]:
+        """The kept columns in side-by-side tables, each repeating the key columns (`keys`: the first,
+        for a matrix of many systems), or None when not even the keys and one other column fit."""
+        keys = self.keys(keep)
+        out, group = [], list(keys)
+        for i in [i for i in keep if i not in keys]:
             # A column joins a table while the table fits as drawn at its natural width; squeezed only alone.
-            if self._fits(group + [i], available, squeeze=len(group) == 1) is not None:
+            if self._fits(sorted(group + [i]), available, squeeze=len(group) == len(keys)) is not None:
                 group.append(i)
                 continue
-            if len(group) == 1:
+            if len(group) == len(keys):
                 return None
-            out.append(group)
-            group = [first, i]
-            if self._fits(group, available) is None:
+            out.append(sorted(group))
+            group = [*keys, i]
+            if self._fits(sorted(group), available) is None:
                 return None
-        out.append(group)
+        out.append(sorted(group))
         return [(g, self._fits(g, available) or []) for g in out]
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:

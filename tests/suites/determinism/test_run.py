@@ -166,6 +166,9 @@ def test_two_engines_whose_names_become_one_file_name_are_refused(library_repo: 
     ({"trials": 1}, "--trials must be at least 2"),
     ({"families": ("rebuild", "speed")}, "unknown family 'speed'"),
     ({"noise": ("static",)}, "unknown noise kind 'static'"),
+    # A typo gets the near name, as engine names do (`determinism --families rebuld` on logrus had none).
+    ({"families": ("rebuld",)}, r"unknown family 'rebuld' \(did you mean 'rebuild'\? known: rebuild, "),
+    ({"noise": ("Prose",)}, r"unknown noise kind 'Prose' \(did you mean 'prose'\? known: "),
     ({"engines": ("nope",)}, "unknown engine 'nope'"),
     ({"queries": ("a b", "a b")}, "listed twice"),
 ])

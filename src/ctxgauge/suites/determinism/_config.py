@@ -19,6 +19,15 @@ DEFAULT_FAMILIES = FAMILIES
 """Every family runs unless `families` says otherwise (cross-machine is not measured without `against`)."""
 
 
+def _near(word: str, known) -> str:
+    """`did you mean 'rebuild'? ` for a typo (`rebuld`, `Drift`), as engine names get; else nothing."""
+    import difflib
+
+    lowered = {k.lower(): k for k in known}
+    close = difflib.get_close_matches(word.lower(), list(lowered), n=1, cutoff=0.6)
+    return f"did you mean {lowered[close[0]]!r}? " if close else ""
+
+
 @dataclass(frozen=True)
 class DeterminismConfig:
     """Everything a determinism run depends on. Mirrors `ctxgauge determinism`'s options."""
@@ -66,12 +75,14 @@ class DeterminismConfig:
         """Raise UserError for options that cannot give evidence (one rebuild, one trial) or are unknown."""
         unknown = [f for f in self.families if f not in FAMILIES]
         if unknown:
-            raise UserError(f"unknown family {unknown[0]!r} (known: {', '.join(FAMILIES)})")
+            raise UserError(f"unknown family {unknown[0]!r} ({_near(unknown[0], FAMILIES)}known: "
+                            f"{', '.join(FAMILIES)})")
         if not self.families:
             raise UserError("--families names no family")
         bad = [n for n in self.noise if n not in NOISE_KINDS]
         if bad:
-            raise UserError(f"unknown noise kind {bad[0]!r} (known: {', '.join(NOISE_KINDS)})")
+            raise UserError(f"unknown noise kind {bad[0]!r} ({_near(bad[0], NOISE_KINDS)}known: "
+                            f"{', '.join(NOISE_KINDS)})")
         if "drift" in self.families and not self.noise:
             raise UserError("the drift family needs at least one --noise kind")
         if not self.engines:
