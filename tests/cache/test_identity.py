@@ -121,7 +121,8 @@ def test_modules_are_found_from_the_source_in_a_fresh_interpreter(tmp_path):
                          env={**__import__("os").environ, "PYTHONPATH": f"{tmp_path}:{Path(service.__file__).parents[2]}"})
     mods, imported = __import__("json").loads(out.stdout)
     own = [m for m in mods if m.startswith("idpkg")]
-    assert own == ["idpkg", "idpkg.engine", "idpkg.helpers", "idpkg.sub", "idpkg.sub.parse"]
+    # (idpkg's and idpkg.sub's __init__s only re-export: run on the way, they compute nothing)
+    assert own == ["idpkg.engine", "idpkg.helpers", "idpkg.sub.parse"]
     # ctxgauge's own modules it computes with are in, those outside the boundary are not
     assert "ctxgauge.engines._base" in mods and "ctxgauge.corpus" in mods
     assert not [m for m in mods if m == "ctxgauge" or m.startswith(("ctxgauge.cache", "ctxgauge.errors"))]
@@ -140,7 +141,7 @@ def test_the_boundary_leaves_out_what_never_decides_a_result():
 def test_code_identity_carries_the_scheme_and_config():
     a = code_identity(["ctxgauge.engines.grep"], {"x": 1})
     assert a == code_identity(["ctxgauge.engines.grep"], {"x": 1}) != code_identity(["ctxgauge.engines.grep"], {"x": 2})
-    assert IDENTITY_SCHEME == 2
+    assert IDENTITY_SCHEME == 3
     stage = stage_identity(["ctxgauge.engines._text.terms"], {"x": 1})
     assert stage["scheme"] == IDENTITY_SCHEME
     assert "ctxgauge.engines._text.tokens" in stage["modules"]  # what terms computes with, not declared
@@ -159,3 +160,103 @@ def test_compare_names_an_identity_scheme_change():
     # same scheme, different ids: a code change, and the reason does not blame the scheme
     other = compare(fp("sha256:" + "1" * 64, 2), new)
     assert other.verdict is Verdict.NOT_COMPARABLE and "scheme" not in " ".join(other.reasons)
+
+
+_PROBE = ("import json; from ctxgauge.cache import code_hashes, code_identity; "
+          "print(json.dumps([code_identity(['rxpkg.engine']), sorted(code_hashes('rxpkg.engine'))]))")
+
+
+def _identity_of(root: Path) -> tuple[str, list[str]]:
+    """The identity of `rxpkg.engine` and the modules it covers, in a fresh interpreter."""
+    out = subprocess.run([sys.executable, "-c", _PROBE], capture_output=True, text=True, timeout=60, check=True,
+                         env={**__import__("os").environ,
+                              "PYTHONPATH": f"{root}:{Path(service.__file__).parents[2]}"})
+    ident, mods = __import__("json").loads(out.stdout)
+    return ident, mods
+
+
+def test_a_re_export_package_counts_only_for_the_names_taken_from_it(tmp_path):
+    # tools/__init__ re-exports three modules, as metrics/__init__ does; the engine takes one name from it
+    # and imports another module of it directly (which runs the __init__, and so imports _stats too).
+    _package(tmp_path, "rxpkg", {
+        "__init__.py": '"""Re-exports."""\nfrom rxpkg.engine import E\n\n__all__ = ["E"]\n',
+        "engine.py": """
+            from typing import TYPE_CHECKING
+
+            from rxpkg.tools import helper
+            from rxpkg.tools._b import other
+            from rxpkg import coded
+            from rxpkg.star import s_name
+
+            if TYPE_CHECKING:
+                from rxpkg import typing_only
+            else:
+                from rxpkg import runtime_only
+
+            class E:
+                pass
+            """,
+        "tools/__init__.py": ("from rxpkg.tools._a import helper\nfrom rxpkg.tools._b import other\n"
+                              "from rxpkg.tools._stats import mean\n__all__ = ['helper', 'mean', 'other']\n"),
+        "tools/_a.py": "def helper():\n    return 1\n\ndef helper2():\n    return 2\n",
+        "tools/_b.py": "other = 2\n",
+        "tools/_stats.py": "def mean(xs):\n    return sum(xs) / len(xs)\n",
+        "coded/__init__.py": "from rxpkg.coded._x import X\nY = X + 1\n",  # code of its own: counts in full
+        "coded/_x.py": "X = 1\n",
+        "star/__init__.py": "from rxpkg.star._s import *\n",  # which names it binds is not in the source
+        "star/_s.py": "s_name = 1\n",
+        "typing_only.py": "T = 1\n",
+        "runtime_only.py": "R = 1\n",
+    })
+    base, mods = _identity_of(tmp_path)
+    assert mods == ["rxpkg.coded", "rxpkg.coded._x", "rxpkg.engine", "rxpkg.runtime_only", "rxpkg.star",
+                    "rxpkg.star._s", "rxpkg.tools", "rxpkg.tools._a", "rxpkg.tools._b"]
+
+    def edited(rel: str, edit) -> str:
+        path = tmp_path / "rxpkg" / rel
+        before = path.read_text()
+        path.write_text(edit(before))
+        try:
+            return _identity_of(tmp_path)[0]
+        finally:
+            path.write_text(before)
+
+    def append(line: str):
+        return lambda text: text + line
+
+    # outside what the engine computes with: a module only the package's __init__ imports, another re-export
+    # added to that __init__, the package the engine's module sits in, an import read only by type checkers
+    assert edited("tools/_stats.py", lambda t: t.replace("len(xs)", "max(len(xs), 1)")) == base
+    assert edited("tools/__init__.py", append("from rxpkg.tools._stats import mean as average\n")) == base
+    assert edited("__init__.py", append("from rxpkg.tools._stats import mean\n")) == base
+    assert edited("typing_only.py", append("T = 2\n")) == base
+    # inside: the module a name is bound from, a module imported directly, a name re-pointed by the __init__,
+    # a package with code of its own and what it imports, what a star import reaches, a run-time import
+    for rel, edit in [("tools/_a.py", append("Z = 1\n")), ("tools/_b.py", append("Z = 1\n")),
+                      ("tools/__init__.py", lambda t: t.replace("import helper\n", "import helper2 as helper\n")),
+                      ("coded/__init__.py", append("Z = 1\n")), ("coded/_x.py", append("Z = 1\n")),
+                      ("star/_s.py", append("Z = 1\n")), ("runtime_only.py", append("R = 2\n"))]:
+        assert edited(rel, edit) != base, rel
+
+
+def test_no_engine_hashes_the_paired_statistics_or_the_packages_it_only_passes_through():
+    for root in ("ctxgauge.engines.grep", "ctxgauge.engines.bm25._engine", "ctxgauge.engines.graph._engine",
+                 "ctxgauge.engines.history._engine", "ctxgauge.engines.fusion._engine",
+                 "ctxgauge.engines.minilm._engine", "ctxgauge.engines.hybrid"):
+        mods = computing_modules(root)
+        assert not [m for m in mods if m.startswith(("ctxgauge.metrics.", "ctxgauge.engines.mcp", "ctxgauge.git._hunks"))
+                    and m != "ctxgauge.metrics._lines"], root
+        assert "ctxgauge.engines" not in mods and "ctxgauge.metrics" not in mods, root
+        assert "ctxgauge.engines._spans_rank" in mods and "ctxgauge.engines._text.tokens" in mods, root
+    assert "ctxgauge.syntax._grammars" in computing_modules("ctxgauge.engines.graph._engine")
+
+
+def test_a_closure_given_back_as_roots_is_the_same_closure():
+    # An engine's identity hashes code_modules() (a closure) as roots; fusion and hybrid hash a union of them.
+    for root in ("ctxgauge.engines.bm25._engine", "ctxgauge.engines.graph._engine", "ctxgauge.engines.grep"):
+        mods = computing_modules(root)
+        assert "ctxgauge.git" in mods and "ctxgauge.git._hunks" not in mods  # git re-exports; corpus takes names
+        assert computing_modules(*mods) == mods
+        assert code_identity(mods) == code_identity([root])
+    # a re-export package named alone counts in full
+    assert "ctxgauge.git._hunks" in computing_modules("ctxgauge.git")

@@ -156,11 +156,12 @@ def describe_engines() -> list[EngineInfo]:
             infos.append(EngineInfo(name, origin, True, "needs cmd=...: command(cmd=\"PROGRAM ARGS\")", None))
             continue
         if name == "mcp":
-            from ctxgauge.engines.mcp import INSTALL, sdk_installed
-
-            ok = sdk_installed()
+            # By its registry name, as every built-in is loaded: listing engines computes nothing of
+            # any engine's results, so the engines that run others by name (hybrid) do not hash mcp's code.
+            mcp = importlib.import_module(BUILTINS["mcp"].split(":")[0])
+            ok = mcp.sdk_installed()
             why = ('needs cmd=... or url=...: mcp(cmd="SERVER ARGS",tool="search")' if ok
-                   else f"needs the MCP SDK: {INSTALL}")
+                   else f"needs the MCP SDK: {mcp.INSTALL}")
             infos.append(EngineInfo(name, origin, ok, why, None))
             continue
         try:

@@ -78,7 +78,7 @@ def test_the_reference_run_and_a_second_clean_run_are_refused_as_copies(referenc
     again = _run(repo, tmp_path / "again")
     assert again.returncode == 0, again.stderr[-2000:]
     assert _fingerprints(tmp_path / "again") == _fingerprints(ref)
-    assert json.loads(_fingerprints(ref)["fusion"])["ctxgauge"]["identity_scheme"] == 2
+    assert json.loads(_fingerprints(ref)["fusion"])["ctxgauge"]["identity_scheme"] == 3
     assert all(json.loads(_fingerprints(ref)[e])["queryHashes"] for e in ENGINES)  # queries really ran
 
 
