@@ -260,3 +260,13 @@ def test_a_closure_given_back_as_roots_is_the_same_closure():
         assert code_identity(mods) == code_identity([root])
     # a re-export package named alone counts in full
     assert "ctxgauge.git._hunks" in computing_modules("ctxgauge.git")
+
+
+def test_cached_work_is_keyed_by_what_its_stage_computes_with():
+    # bm25's per-blob terms and graph's parses: the keys of cached work, once moved by any metric or statistic
+    terms = stage_identity(["ctxgauge.engines._text.terms", "ctxgauge.engines._text.tokens"])["modules"]
+    parse = stage_identity(["ctxgauge.engines.graph._parse", "ctxgauge.engines.graph._definitions"])["modules"]
+    assert "ctxgauge.engines._text.tokens" in terms and "ctxgauge.syntax._grammars" in parse
+    for modules in (terms, parse):
+        assert not [m for m in modules if m.startswith(("ctxgauge.metrics", "ctxgauge.engines.mcp"))]
+        assert "ctxgauge.engines" not in modules and "ctxgauge.engines._registry" not in modules
