@@ -18,6 +18,8 @@ records' own (id, status, reason, figures):
     ranking        the engine's top `depth` files: [{path, score}], plus `spans` for a hit that has them
     gold_lines     {path: [[start, end]]}: the case's `lines` (hand-labelled, or a SWE-bench gold patch's
                    pre-image lines) in the expected files the corpus indexes
+    gold_blocks    {path: [[start, end]]}: the innermost definition of each gold line in the file at the
+                   corpus revision (left out when none: no grammar, lines outside every definition)
     context        the engine's context: {pairs, packed, curve} (`suites._retrieval._context`); its macro
                    figures (line coverage at each k and budget, ...) are in `figures`
     reading        only from an engine that reads someone else's answer (mcp): how it read it
@@ -46,8 +48,8 @@ from ctxgauge.results import (
 )
 from ctxgauge.suites._progress import Progress
 from ctxgauge.suites._retrieval import (
-    Batch, ContextSpec, Step, Where, budget_curve, check_budgets, close_engines, comparison, context_summary,
-    execute_many, macro_names, micro_names, open_engines, record_unit, score_ranking, share_live, write_trec,
+    Batch, ContextSpec, Step, Where, budget_curve, check_budgets, close_engines, comparison, compared_names,
+    context_summary, execute_many, open_engines, record_unit, score_ranking, share_live, write_trec,
 )
 from ctxgauge.suites.cases._corpora import by_repository, missing_expected, open_corpora
 from ctxgauge.suites.cases._model import Case, CaseFile, split_corpus
@@ -179,12 +181,11 @@ def _finish(run: RunDir, written: list[dict], metrics: list[str], lines: Sequenc
     summary = _summary(ok, metrics, context)
     report = _pass_report(lines, summary)
     failed = sum(1 for u in counted if u.status == "failed")
-    compared = [*metrics, *macro_names(context)] if context is not None else metrics
+    macro, micro = compared_names(context) if context is not None else ([], [])
     results = CasesResults(
         summary=summary, known_gap_summary=_summary(gaps, metrics, context), pass_lines=report,
         passed=failed == 0 and all(line.holds for line in report), failed=failed,
-        comparison=comparison(ok, compared, seed, engine_names[0], CasesComparison, "cases",
-                              micro_names(context) if context is not None else ())
+        comparison=comparison(ok, [*metrics, *macro], seed, engine_names[0], CasesComparison, "cases", micro)
         if len(engine_names) > 1 else None,
         budget_curve=_curves(ok, engine_names, seed) if context is not None else {},
     )
@@ -346,6 +347,7 @@ class CasesBatch(Batch):
             if "context" in first:
                 unit.context = UnitContext.from_json(first["context"], "engine part")
                 unit.gold_lines = dict(first["gold_lines"])
+                unit.gold_blocks = dict(first.get("gold_blocks") or {})
             if "reading" in first:  # an engine that reads someone else's answer (mcp): how it read it
                 unit.extra["reading"] = first["reading"]
             if len(parts) > 1:

@@ -11,7 +11,7 @@ from typing import Sequence
 from ctxgauge.errors import UserError
 from ctxgauge.metrics.scoring import higher_is_better
 from ctxgauge.results import Gate, GateLine, ReplayComparison, ReplayUnit
-from ctxgauge.suites._retrieval import ContextSpec, macro_names, micro_names
+from ctxgauge.suites._retrieval import ContextSpec, compared_names
 from ctxgauge.suites._retrieval import comparison as _comparison
 
 __all__ = ["comparison", "gate"]
@@ -23,8 +23,8 @@ def comparison(units: Sequence[ReplayUnit], metrics: Sequence[str], seed: int, e
     metrics included with `context`."""
     if context is None:
         return _comparison(units, metrics, seed, engine, ReplayComparison, "commits")
-    return _comparison(units, [*metrics, *macro_names(context)], seed, engine, ReplayComparison, "commits",
-                       micro_names(context))
+    macro, micro = compared_names(context)
+    return _comparison(units, [*metrics, *macro], seed, engine, ReplayComparison, "commits", micro)
 
 
 def gate(units: Sequence[ReplayUnit], baseline_units: Sequence[ReplayUnit], metrics: Sequence[str],
