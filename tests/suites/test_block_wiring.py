@@ -114,3 +114,25 @@ def test_cases_block_figures_on_hand_labelled_lines(tmp_path):
     s = result.results.summary
     assert s["block_coverage@1"] == 1.0  # the mean over the one case with a gold block
     assert s["block_unassigned_share"] == 0.5 and s["block_unassigned_share_micro"] == pytest.approx(1 / 4)
+
+
+def test_baseline_gate_on_a_context_metric(tmp_path, calc_repo):
+    import subprocess
+    import sys
+
+    base = replay(ReplayConfig(repo=calc_repo, engine="bm25(spans=false)", ks=(1,), depth=5, budgets=(100, 4000),
+                               out=tmp_path / "base"))
+    result = replay(ReplayConfig(repo=calc_repo, engine="grep", ks=(1,), depth=5, budgets=(100, 4000),
+                                 out=tmp_path / "now", baseline=tmp_path / "base",
+                                 gate=("line_coverage_tokens@100", "block_coverage_tokens_micro@4000")))
+    lines = {line.metric: line for line in result.results.gate.lines}
+    assert list(lines) == ["line_coverage_tokens@100", "block_coverage_tokens_micro@4000"]
+    line = lines["line_coverage_tokens@100"]
+    assert (line.baseline, line.current) == (base.results.summary["line_coverage_tokens@100"],
+                                             result.results.summary["line_coverage_tokens@100"])
+    # On the command line: a name the run does not score is one line, exit 2, nothing recorded.
+    bad = subprocess.run([sys.executable, "-m", "ctxgauge", "replay", str(calc_repo), "--engine", "grep",
+                          "--baseline", str(tmp_path / "base"), "--gate", "line_coverage_tokens@777",
+                          "--out", str(tmp_path / "bad")], capture_output=True, text=True, timeout=120)
+    assert bad.returncode == 2 and "--gate line_coverage_tokens@777" in bad.stderr and "Traceback" not in bad.stderr
+    assert not (tmp_path / "bad").exists()

@@ -36,6 +36,7 @@ def replay(
     resume: bool = resume_option(),
     baseline: Optional[Path] = typer.Option(None, "--baseline", help="A stored replay run: exit 1 if a metric drops against it."),
     max_drop: float = typer.Option(0.02, "--max-drop", help="Largest drop of a metric's mean against --baseline that passes."),
+    gate: List[str] = typer.Option([], "--gate", help="A metric the --baseline gate checks, ranking or context (e.g. --gate line_coverage_tokens@4000); repeat for several (default: every ranking metric)."),
     misses: bool = typer.Option(False, "--misses", help=MISSES_HELP),
     executor: str = typer.Option("local", "--executor", help=EXECUTOR_HELP),
     slice_size: int = typer.Option(0, "--slice", help="Commits per unit of work (0: about two slices per worker, one with a single worker; results do not depend on it)."),
@@ -53,7 +54,7 @@ def replay(
         repo=repo or Path("."), engine=engine, vs=vs, rev=rev, ks=tuple(dict.fromkeys(k)), depth=depth,
         budgets=tuple(dict.fromkeys(budget)),
         commits=commits or None, max_files=max_files, since=since, seed=seed, out=out, resume=resume,
-        trec=trec, baseline=baseline, max_drop=max_drop, executor=executor, slice_size=slice_size or None,
+        trec=trec, baseline=baseline, max_drop=max_drop, gate=tuple(gate), executor=executor, slice_size=slice_size or None,
     )
     if repos is not None:
         lines = read_repos_file(repos, config.commits)
