@@ -136,3 +136,32 @@ def test_baseline_gate_on_a_context_metric(tmp_path, calc_repo):
                           "--out", str(tmp_path / "bad")], capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2 and "--gate line_coverage_tokens@777" in bad.stderr and "Traceback" not in bad.stderr
     assert not (tmp_path / "bad").exists()
+
+
+def test_cases_pass_lines_on_context_figures(tmp_path):
+    corpus = tmp_path / "lib"
+    corpus.mkdir()
+    (corpus / "calc.py").write_text("".join(CALC))
+    (corpus / "notes.md").write_text(NOTES)
+    cut = _tokens(1, 4)  # lines 1-4 of calc.py: gold line 4 in, 7 and 8 out
+    (tmp_path / "cases.yaml").write_text(
+        f"pass: {{line_coverage_tokens@{cut}: 0.3, line_coverage_tokens_micro@{cut}: 0.5, block_coverage@1: 1}}\n"
+        "cases:\n"
+        "  - {name: vol, query: volume, corpus: lib, expected: [calc.py], lines: {calc.py: [[4, 4], [7, 8]]}}\n")
+    # The budget a pass line names is scored although --budget did not name it.
+    result = run_cases(load_cases(tmp_path / "cases.yaml"),
+                       CasesConfig(engine="grep", ks=(1,), depth=1, budgets=(4000,), out=tmp_path / "run"))
+    lines = {line.metric: line for line in result.results.pass_lines}
+    s = result.results.summary
+    assert s[f"line_coverage_tokens@{cut}"] == pytest.approx(1 / 3)  # the stored mean each line is held against
+    assert lines[f"line_coverage_tokens@{cut}"].value == s[f"line_coverage_tokens@{cut}"]
+    assert lines[f"line_coverage_tokens@{cut}"].holds
+    assert not lines[f"line_coverage_tokens_micro@{cut}"].holds  # 1/3 < 0.5
+    assert lines["block_coverage@1"].holds and not result.results.passed
+    assert read_run_spec(result.run_dir)["budgets"] == sorted({cut, 4000})
+
+
+def read_run_spec(run_dir):
+    from ctxgauge.records import read_run
+
+    return read_run(run_dir).spec

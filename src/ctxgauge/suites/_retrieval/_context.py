@@ -46,7 +46,8 @@ from ctxgauge.metrics.spans import (
 )
 
 __all__ = ["ContextSpec", "DEFAULT_BUDGETS", "GOLD_ONLY", "budget_curve", "check_budgets", "compared_names",
-           "context_summary", "gold_of", "macro_names", "micro_names", "score_context"]
+           "context_summary", "gold_of", "is_context", "macro_names", "micro_names", "score_context",
+           "with_metrics"]
 
 
 @dataclass(frozen=True)
@@ -95,6 +96,29 @@ def compared_names(spec: ContextSpec) -> tuple[list[str], list[str]]:
     """(macro, micro) context metrics a `--vs` comparison holds: all but the gold's own `GOLD_ONLY`."""
     return ([n for n in macro_names(spec) if not n.startswith(GOLD_ONLY)],
             [n for n in micro_names(spec) if not n.startswith(GOLD_ONLY)])
+
+
+def is_context(name: str) -> bool:
+    """Whether a metric name is a context metric (scored from the packed spans, not the ranking)."""
+    from ctxgauge.metrics import get_metric_kind, parse_metric
+
+    return get_metric_kind(parse_metric(name).name).reads == "context"
+
+
+def with_metrics(spec: ContextSpec, names: Iterable[str]) -> ContextSpec:
+    """`spec` grown to score every context metric of `names` (a pass line's): its k joins the cutoffs of
+    an `@k` family, its B the budgets of a `_tokens@B` one."""
+    from ctxgauge.metrics import parse_metric
+
+    ks, budgets = set(spec.ks), set(spec.budgets)
+    for name in names:
+        if not is_context(name):
+            continue
+        m = parse_metric(name)
+        if m.k is None:
+            continue
+        (budgets if m.name.removesuffix("_micro").endswith("_tokens") else ks).add(int(m.k))
+    return ContextSpec(tuple(sorted(ks)), tuple(sorted(budgets)))
 
 
 def gold_of(files: Iterable[str], lines: Mapping[str, Sequence[Sequence[int]]]) -> Gold:

@@ -49,7 +49,8 @@ from ctxgauge.results import (
 from ctxgauge.suites._progress import Progress
 from ctxgauge.suites._retrieval import (
     Batch, ContextSpec, Step, Where, budget_curve, check_budgets, close_engines, comparison, compared_names,
-    context_summary, execute_many, open_engines, record_unit, score_ranking, share_live, write_trec,
+    context_summary, execute_many, is_context, open_engines, record_unit, score_ranking, share_live,
+    with_metrics, write_trec,
 )
 from ctxgauge.suites.cases._corpora import by_repository, missing_expected, open_corpora
 from ctxgauge.suites.cases._model import Case, CaseFile, split_corpus
@@ -131,7 +132,9 @@ def _merge_lines(file_lines: Sequence[PassLine], extra: Sequence[PassLine]) -> l
 def _check(config: CasesConfig, lines: Sequence[PassLine]) -> int:
     if not config.ks or any(k < 1 for k in config.ks):
         raise UserError("-k must be at least 1")
-    need = max([*config.ks, *(int(line.metric.split("@")[1]) for line in lines if "@" in line.metric)])
+    # A cutoff a pass line names needs that depth; a `_tokens@B` line names a budget, not a cutoff.
+    need = max([*config.ks, *(int(line.metric.split("@")[1]) for line in lines if "@" in line.metric
+                              and not line.metric.split("@")[0].removesuffix("_micro").endswith("_tokens"))])
     if config.depth < need:
         raise UserError(f"--depth {config.depth} is below a cutoff in use ({need}): raise --depth")
     if config.resume and config.out is None:
@@ -203,12 +206,14 @@ def run_cases(case_file: CaseFile, config: CasesConfig, progress: Progress | Non
         raise UserError("--engine is needed to run cases (or give --qrels with --run to score a ranking)")
     lines = _merge_lines(case_file.pass_lines, config.pass_lines)
     depth = max(config.depth, _check(config, lines))
-    metrics = metric_names(config.ks, extra=[line.metric for line in lines])
+    metrics = metric_names(config.ks, extra=[line.metric for line in lines if not is_context(line.metric)])
     engines = open_engines(config.engine, config.vs)
     corpora: dict[str, Corpus] = {}
     try:
         corpora = open_corpora(case_file)
-        context = ContextSpec(tuple(config.ks), tuple(sorted(set(config.budgets))))
+        # A context pass line is scored like every context figure: its k or budget joins the run's.
+        context = with_metrics(ContextSpec(tuple(config.ks), tuple(sorted(set(config.budgets)))),
+                               [line.metric for line in lines])
         return _run(case_file, config, corpora, engines, lines, depth, metrics, progress, context)
     finally:
         for corpus in corpora.values():
@@ -371,6 +376,10 @@ def score_external(qrels: str | Path, run_file: str | Path, config: CasesConfig)
     judged = read_qrels(qrels)
     rankings = read_rankings(run_file)
     lines = list(config.pass_lines)
+    context = next((line.metric for line in lines if is_context(line.metric)), None)
+    if context is not None:
+        raise UserError(f"--pass {context}: a context metric needs the engine's spans and the corpus; a ranking "
+                        "scored from --run has neither (use a ranking metric such as recall@5)")
     # External rankings are scored as given, whatever their length: only the cutoffs need checking.
     _check(CasesConfig(ks=config.ks, depth=10**9, resume=config.resume, out=config.out), lines)
     metrics = metric_names(config.ks, extra=[line.metric for line in lines])
