@@ -80,3 +80,12 @@ def test_gate_metrics_are_checked_against_what_the_run_scores():
         gate_metrics(["line_coverage_tokens@2000"], ["recall@5"], ctx)
     with pytest.raises(UserError, match="--gate nonsense"):
         gate_metrics(["nonsense"], ["recall@5"], ctx)
+
+
+def test_gate_names_pack_recall_which_the_registry_does_not_hold():
+    from ctxgauge.suites.replay._compare import gate_metrics
+
+    assert gate_metrics(["pack_recall@5"], ["recall@5", "pack_recall@5"], None) == ["pack_recall@5"]
+    base = [ReplayUnit(id="a", status="ok", figures={"pack_recall@5": 1.0})]
+    now = [ReplayUnit(id="a", status="ok", figures={"pack_recall@5": 0.5})]
+    assert gate(now, base, ["pack_recall@5"], max_drop=0.0).lines[0].drop == 0.5

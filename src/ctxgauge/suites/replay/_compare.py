@@ -32,6 +32,8 @@ def comparison(units: Sequence[ReplayUnit], metrics: Sequence[str], seed: int, e
 
 def is_micro(name: str) -> bool:
     """Whether a metric is a ratio of sums over units (a `_micro` context family)."""
+    if not name.partition("@")[0].endswith("_micro"):
+        return False  # a ranking metric (pack_recall is not in the registry) or a macro context one
     return get_metric_kind(parse_metric(name).name).aggregate == "ratio"
 
 
@@ -71,7 +73,7 @@ def gate_metrics(names: Sequence[str], metrics: Sequence[str], context: ContextS
     out = []
     for raw in names:
         try:
-            name = str(parse_metric(raw))
+            name = raw if raw in known else str(parse_metric(raw))
         except ValueError as exc:
             raise UserError(f"--gate {raw}: {exc}") from None
         if name not in known:
