@@ -41,8 +41,9 @@ def _units(run_dir: Path) -> list[dict]:
 
 
 # What issue 37 added on purpose since 5d251ae, and only that (each checked present in full, then dropped):
-CONTEXT_UNIT_FIELDS = ("gold_lines", "context")
-"""An ok unit's gold lines and its context (micro pairs, packing per budget, the budget curve)."""
+CONTEXT_UNIT_FIELDS = ("gold_lines", "gold_blocks", "context")
+"""An ok unit's gold lines, its gold blocks (when a gold line is in a definition) and its context (micro
+pairs, packing per budget, the budget curve)."""
 CONTEXT_SPEC_FIELDS = ("budgets", "tokenizer", "gold_lines")
 """The budgets, the tokenizer that counted them and (replay) the gold-line rule."""
 CONTEXT_RESULTS_FIELDS = ("budget_curve",)

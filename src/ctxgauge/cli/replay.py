@@ -36,6 +36,7 @@ def replay(
     resume: bool = resume_option(),
     baseline: Optional[Path] = typer.Option(None, "--baseline", help="A stored replay run: exit 1 if a metric drops against it."),
     max_drop: float = typer.Option(0.02, "--max-drop", help="Largest drop of a metric's mean against --baseline that passes."),
+    gate: List[str] = typer.Option([], "--gate", help="A metric the --baseline gate checks, ranking or context (e.g. --gate line_coverage_tokens@4000); repeat for several (default: every ranking metric)."),
     misses: bool = typer.Option(False, "--misses", help=MISSES_HELP),
     executor: str = typer.Option("local", "--executor", help=EXECUTOR_HELP),
     slice_size: int = typer.Option(0, "--slice", help="Commits per unit of work (0: about two slices per worker, one with a single worker; results do not depend on it)."),
@@ -53,7 +54,7 @@ def replay(
         repo=repo or Path("."), engine=engine, vs=vs, rev=rev, ks=tuple(dict.fromkeys(k)), depth=depth,
         budgets=tuple(dict.fromkeys(budget)),
         commits=commits or None, max_files=max_files, since=since, seed=seed, out=out, resume=resume,
-        trec=trec, baseline=baseline, max_drop=max_drop, executor=executor, slice_size=slice_size or None,
+        trec=trec, baseline=baseline, max_drop=max_drop, gate=tuple(gate), executor=executor, slice_size=slice_size or None,
     )
     if repos is not None:
         lines = read_repos_file(repos, config.commits)
@@ -91,31 +92,39 @@ def _fmt(v: float | None) -> str:
 
 
 def _render_many(m) -> None:
+    """The `--repos` table, from the typed summary (`results.ReplayManySummary`): each repository's headline
+    figures and line coverage at the middle budget, then the pooled ones with their intervals."""
     from ctxgauge.metrics.scoring import headline_metrics
     from ctxgauge.report._fit import WHOLE, Col, Fitted
 
     s = m.summary
-    shown = headline_metrics(s["metrics"])
-    sides = [(s["engine"], "summary", s["pooled"])]
-    if s.get("vs"):
-        sides.append((s["vs"], "vs_summary", s.get("vs_pooled") or {}))
+    shown = headline_metrics(s.metrics)
+    budgets = sorted(s.budgets or [])
+    middle = f"line_coverage_tokens@{budgets[len(budgets) // 2]}" if budgets else None
+    if middle is not None and middle in s.pooled:
+        shown = [*shown, middle]
+    sides = [(s.engine, "summary", s.pooled)]
+    if s.vs:
+        sides.append((s.vs, "vs_summary", s.vs_pooled or {}))
     title = " vs ".join(plain(name) for name, _, _ in sides)
+    # The middle budget's line coverage goes first when the terminal is narrow (drop=1): the ranking
+    # headline stays.
     cols = [Col("repository", WHOLE)] + ([Col("engine", WHOLE)] if len(sides) > 1 else []) + \
-        [Col(name, WHOLE, right=True) for name in ["commits", *shown]]
+        [Col(name, WHOLE, right=True, drop=1 if name == middle else None) for name in ["commits", *shown]]
     engine = (lambda name: [plain(name)]) if len(sides) > 1 else (lambda name: [])
     rows = []
-    for repo in s["repositories"]:
+    for repo in s.repositories:
         for name, key, _ in sides:
-            figures = repo.get(key) or {}
-            rows.append([plain(repo["run"]), *engine(name), str(repo["counts"]["ok"]),
+            figures = getattr(repo, key) or {}
+            rows.append([plain(repo.run), *engine(name), str(repo.counts.ok),
                          *(_fmt(figures.get(n)) for n in shown)])
-    commits = str(sum(r["counts"]["ok"] for r in s["repositories"]))
+    commits = str(sum(r.counts.ok for r in s.repositories))
     for name, _, pooled in sides:
         rows.append(["[bold]pooled[/]", *engine(name), commits,
-                     *(_fmt(pooled[n]["mean"]) if pooled.get(n) else "–" for n in shown)])
+                     *(_fmt(pooled[n].mean) if pooled.get(n) else "–" for n in shown)])
         rows.append(["95% CI", *engine(name), "",
-                     *(f"{pooled[n]['ci_low']:.3f}–{pooled[n]['ci_high']:.3f}" if pooled.get(n) else "–"
+                     *(f"{pooled[n].ci_low:.3f}–{pooled[n].ci_high:.3f}" if pooled.get(n) else "–"
                        for n in shown)])
-    console.print(Fitted(cols, rows, title=f"replay {title}: {len(s['repositories'])} repositories"))
-    console.print(f"pooled intervals resample repositories, then commits within them (seed {s['seed']}); "
+    console.print(Fitted(cols, rows, title=f"replay {title}: {len(s.repositories)} repositories"))
+    console.print(f"pooled intervals resample repositories, then commits within them (seed {s.seed}); "
                   f"runs and summary.json in {plain(m.out)}", soft_wrap=True)

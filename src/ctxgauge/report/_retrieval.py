@@ -200,6 +200,17 @@ def context_metric(run: TypedRun) -> str | None:
     return f"line_coverage_tokens@{budgets[len(budgets) // 2]}" if budgets else None
 
 
+def paired_context_metrics(run: TypedRun) -> list[str]:
+    """The context figures the paired comparison lists after the ranking ones (those `results.comparison`
+    holds): line and block coverage at the run's middle budget and the area under line coverage. A few, not
+    every family: the table stays readable at 80 columns (the rest are in `--json`)."""
+    middle = context_metric(run)
+    if middle is None:
+        return []
+    budget = middle.rsplit("@", 1)[1]
+    return [middle, f"block_coverage_tokens@{budget}", "line_coverage_auc"]
+
+
 def _table(engines: Sequence[EngineFigures], unit: str) -> Table:
     # A row per metric and a column per engine: eleven metrics fit down a page, not across it.
     metrics = list(dict.fromkeys(m for e in engines for m in metrics_of(e.run)))
@@ -252,15 +263,17 @@ def _paired(run: TypedRun) -> PairedFigure | None:
     if comp is None or not comp.metrics:
         return None
     metrics = comp.metrics
+    names = [*metrics_of(run), *paired_context_metrics(run)]
     rows = [PairedRow(m, c.mean_a, c.mean_b, c.mean_diff, c.ci_low, c.ci_high, c.p_value,
-                      c.wins, c.ties, c.losses) for m in metrics_of(run) if (c := metrics.get(m))]
+                      c.wins, c.ties, c.losses) for m in names if (c := metrics.get(m))]
     a, b = str(comp.engine), str(comp.vs)
     # n: units where both engines had a value (a case with nothing scorable pairs nothing).
     n = max((r.wins + r.ties + r.losses for r in rows), default=0)
     return PairedFigure(f"{a} vs {b}, paired on the same {n} units", a, b, n, rows, [run.rel],
                         caption=f"Difference {a} − {b} per metric with its seeded 95% bootstrap interval "
                         f"(seed {comp.seed}); p: paired randomization test; win/tie/loss: units where "
-                        f"{a} scored higher / the same / lower.")
+                        f"{a} scored higher / the same / lower. Context figures (line and block coverage under the middle "
+                        "token budget, the area under line coverage) pair the units with gold lines only.")
 
 
 def _cell_state(figures: dict | None, failed: bool, k0: int, k1: int) -> str:

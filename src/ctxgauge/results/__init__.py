@@ -24,6 +24,7 @@ from ctxgauge.results._qa import ArmSummary, QAFigures, QAResults, QARun, QASpec
 from ctxgauge.results._replay import (
     Gate, GateLine, KindSummary, ReplayComparison, ReplayCounts, ReplayResults, ReplaySpec, ReplayUnit,
 )
+from ctxgauge.results._replay_many import PooledFigure, RepoFigures, ReplayManySummary
 from ctxgauge.results._retrieval import (
     Comparison, CurvePoint, EngineIdentity, PackedBudget, Paired, Ranked, RetrievalUnit, TokenizerRef, UnitBase,
     UnitContext, VsPart,
@@ -39,6 +40,6 @@ __all__ = [
     "DeterminismResults", "DeterminismSpec", "DeterminismUnit", "EngineResult",
     "ArmSummary", "QAFigures", "QAResults", "QARun", "QASpec", "QAUnit", "Verdict",
     "Gate", "GateLine", "KindSummary", "ReplayComparison", "ReplayCounts", "ReplayResults", "ReplaySpec",
-    "ReplayUnit", "Comparison", "CurvePoint", "EngineIdentity", "PackedBudget", "Paired", "Ranked", "RetrievalUnit",
+    "ReplayUnit", "PooledFigure", "RepoFigures", "ReplayManySummary", "Comparison", "CurvePoint", "EngineIdentity", "PackedBudget", "Paired", "Ranked", "RetrievalUnit",
     "TokenizerRef", "UnitBase", "UnitContext", "VsPart",
 ]

@@ -200,6 +200,11 @@ class RetrievalUnit(UnitBase):
     """Gold lines, `{path: [[start, end], ...]}` (replay: the commit's pre-image lines, docs/replay.md;
     cases: the case's `lines`); files without lines count at file level only. Written beside `context`;
     empty in records before context metrics."""
+    gold_blocks: dict[str, list[list[int]]] = field(default_factory=dict, metadata=OMIT_EMPTY)
+    """Gold blocks, `{path: [[start, end], ...]}`: the innermost tree-sitter definition of each gold line
+    in the file at the corpus revision (`metrics.spans.gold_blocks`); a file whose gold lines are all
+    outside definitions, or without a grammar, is absent (its lines count at file and line level only).
+    Empty (not written) without any, and in records before block level."""
 
     def any_of_members(self) -> list[str]:
         """Files of the unit's any-of groups, in order (none here; cases' units have groups)."""

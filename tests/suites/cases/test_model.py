@@ -64,7 +64,6 @@ def test_corpus_specs():
     ("cases:\n  - name: x\n    query: q\n    corpus: .\n    expected: [a]\n    known_gap: maybe", "`known_gap` must be true or false"),
     ("cases:\n  - {name: x, query: q, corpus: ., expected: [a]}\n  - {name: x, query: r, corpus: ., expected: [b]}", "two cases are named 'x'"),
     ("pass: {recal@5: 0.5}\ncases:\n  - {name: x, query: q, corpus: ., expected: [a]}", "pass line 'recal@5'"),
-    ("pass: {line_coverage@5: 0.5}\ncases:\n  - {name: x, query: q, corpus: ., expected: [a]}", "a context metric cannot be a pass line yet"),
     ("pass: {recall@5: high}\ncases:\n  - {name: x, query: q, corpus: ., expected: [a]}", "the threshold must be a number"),
     ("cases:\n  - name: x\n   query: bad indent", "not valid YAML at line"),
     ("cases:\n  - {name: x, query: q, corpus: ., expected: [a], lines: {b: [[1, 2]]}}", "`lines` names 'b', which is not an expected file"),

@@ -47,3 +47,45 @@ def test_gate_on_common_commits_with_the_largest_fall_first():
 def test_gate_refuses_a_baseline_without_common_commits():
     with pytest.raises(UserError, match="scored none of these commits"):
         gate([unit("a", 1.0)], [unit("b", 1.0)], ["recall@5"], max_drop=0.0)
+
+
+def _ctx(sha, coverage, pair):
+    from ctxgauge.results import UnitContext
+
+    return ReplayUnit(id=sha, status="ok", figures={"recall@5": 1.0, "line_coverage_tokens@4000": coverage},
+                      context=UnitContext(pairs={"line_coverage_tokens_micro@4000": list(pair)}))
+
+
+def test_gate_on_context_metrics_macro_means_and_micro_ratios():
+    # Macro: the mean of the commits' values; micro: the ratio of sums of their [numerator, denominator].
+    baseline = [_ctx("a", 1.0, (4, 4)), _ctx("b", 0.5, (1, 2)), _ctx("c", None, (0, 0))]
+    current = [_ctx("a", 0.25, (1, 4)), _ctx("b", 0.5, (1, 2)), _ctx("c", None, (0, 0))]
+    out = gate(current, baseline, ["line_coverage_tokens@4000", "line_coverage_tokens_micro@4000"], max_drop=0.3)
+    macro, micro = out.lines
+    assert (macro.baseline, macro.current) == ((1.0 + 0.5) / 2, (0.25 + 0.5) / 2)
+    assert macro.drop == 0.375 and not macro.holds and macro.worse == ["a"]
+    assert (micro.baseline, micro.current) == ((4 + 1 + 0) / (4 + 2 + 0), (1 + 1 + 0) / (4 + 2 + 0))
+    assert micro.drop == pytest.approx(0.5) and micro.worse == ["a"]
+
+
+def test_gate_metrics_are_checked_against_what_the_run_scores():
+    from ctxgauge.suites._retrieval import ContextSpec
+    from ctxgauge.suites.replay._compare import gate_metrics
+
+    ctx = ContextSpec((5,), (1000, 4000))
+    assert gate_metrics([], ["recall@5", "mrr"], ctx) == ["recall@5", "mrr"]
+    assert gate_metrics(["line_coverage_tokens@4000", "block_coverage_micro@5", "mrr"], ["recall@5", "mrr"],
+                        ctx) == ["line_coverage_tokens@4000", "block_coverage_micro@5", "mrr"]
+    with pytest.raises(UserError, match="--gate line_coverage_tokens@2000: not a figure this replay scores"):
+        gate_metrics(["line_coverage_tokens@2000"], ["recall@5"], ctx)
+    with pytest.raises(UserError, match="--gate nonsense"):
+        gate_metrics(["nonsense"], ["recall@5"], ctx)
+
+
+def test_gate_names_pack_recall_which_the_registry_does_not_hold():
+    from ctxgauge.suites.replay._compare import gate_metrics
+
+    assert gate_metrics(["pack_recall@5"], ["recall@5", "pack_recall@5"], None) == ["pack_recall@5"]
+    base = [ReplayUnit(id="a", status="ok", figures={"pack_recall@5": 1.0})]
+    now = [ReplayUnit(id="a", status="ok", figures={"pack_recall@5": 0.5})]
+    assert gate(now, base, ["pack_recall@5"], max_drop=0.0).lines[0].drop == 0.5

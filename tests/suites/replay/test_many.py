@@ -10,6 +10,7 @@ import pytest
 from ctxgauge.errors import UserError
 from ctxgauge.metrics.stats import clustered_bootstrap_ci
 from ctxgauge.records import comparable_unit, read_run, read_units
+from ctxgauge.results import ReplayManySummary
 from ctxgauge.suites.replay import SUMMARY_FILE, ReplayConfig, read_repos_file, replay, replay_many
 
 
@@ -61,7 +62,8 @@ def test_one_run_per_repository_equal_to_its_single_replay_and_a_pooled_summary(
         [comparable_unit(u) for u in read_units(single.run_dir)]
     assert read_run(tmp_path / "many" / "beta").counts["ok"] == 2
     summary = json.loads((tmp_path / "many" / SUMMARY_FILE).read_text())
-    assert summary == json.loads(json.dumps(many.summary))
+    assert summary == {k: v for k, v in json.loads(json.dumps(many.to_dict())).items() if k != "out"}
+    assert ReplayManySummary.from_json(summary) == many.summary  # the file reads back as the typed summary
     assert [r["label"] for r in summary["repositories"]] == ["https://example.org/team/alpha", "beta"]
     # Pooled figures by hand: every scored commit weighs the same; macro: every repository does.
     groups = [[u.figures["recall@5"] for u in read_units(tmp_path / "many" / f) if u.status == "ok"]
@@ -72,6 +74,21 @@ def test_one_run_per_repository_equal_to_its_single_replay_and_a_pooled_summary(
     assert pooled["macro_mean"] == pytest.approx((sum(groups[0]) / 5 + sum(groups[1]) / 2) / 2)
     assert (pooled["ci_low"], pooled["ci_high"]) == clustered_bootstrap_ci(groups, 0)[1:]
     assert pooled["commits"] == 7 and pooled["repositories"] == 2 and summary["vs_pooled"] is None
+    # Context metrics are pooled too: macro ones as the ranking ones are, micro ones as ratios of pooled sums.
+    assert summary["budgets"] == [1000, 4000, 16000]
+    assert "line_coverage_tokens@4000" in summary["context_metrics"]
+    units = [[u for u in read_units(tmp_path / "many" / f) if u.status == "ok"] for f in ("team+alpha", "beta")]
+    cov = [[u.figures["line_coverage_tokens@1000"] for u in g] for g in units]
+    line = summary["pooled"]["line_coverage_tokens@1000"]
+    assert line["mean"] == pytest.approx(sum(cov[0] + cov[1]) / 7)
+    assert (line["ci_low"], line["ci_high"]) == pytest.approx(clustered_bootstrap_ci(cov, 0)[1:], abs=1e-12)
+    pairs = [[u.to_json()["context"]["pairs"]["line_precision_tokens_micro@1000"] for u in g] for g in units]
+    micro = summary["pooled"]["line_precision_tokens_micro@1000"]
+    assert micro["mean"] == pytest.approx(sum(n for g in pairs for n, _ in g) / sum(d for g in pairs for _, d in g))
+    assert micro["macro_mean"] == pytest.approx(
+        sum(sum(n for n, _ in g) / sum(d for _, d in g) for g in pairs) / 2)
+    assert micro["ci_low"] <= micro["mean"] <= micro["ci_high"] and micro["commits"] == 7
+    assert summary["pooled"]["block_coverage@5"] is None  # one comment line per file: no definition, no block
 
 
 def test_a_bad_line_fails_before_anything_is_written(two_repos, tmp_path):
@@ -113,4 +130,4 @@ def test_an_interrupted_many_resumes_as_a_whole(two_repos, tmp_path):
         cut, ref = read_units(tmp_path / "cut" / folder), read_units(tmp_path / "whole" / folder)
         assert sorted(map(json.dumps, map(comparable_unit, cut))) == sorted(map(json.dumps, map(comparable_unit, ref)))
         assert len(cut) == len({u.id for u in cut})  # nothing recorded twice
-    assert resumed.summary == whole.summary and resumed.summary["vs_pooled"]["recall@5"] is not None
+    assert resumed.summary == whole.summary and resumed.summary.vs_pooled["recall@5"] is not None

@@ -24,7 +24,8 @@ contract; tested unit for unit for replay and cases).
 from ctxgauge.suites._retrieval._batch import Batch, auto_slice, execute_many, record_unit
 from ctxgauge.suites._retrieval._compare import comparison
 from ctxgauge.suites._retrieval._context import (
-    ContextSpec, budget_curve, check_budgets, context_summary, macro_names, micro_names, score_context,
+    ContextSpec, budget_curve, check_budgets, compared_names, context_summary, is_context, macro_names,
+    micro_names, score_context, with_metrics,
 )
 from ctxgauge.suites._retrieval._engines import close_engines, open_engine, open_engines
 from ctxgauge.suites._retrieval._index import LiveIndex
@@ -35,7 +36,8 @@ from ctxgauge.suites._retrieval._work import (
 
 __all__ = [
     "Batch", "ContextSpec", "LabelledCase", "LiveIndex", "Step", "Task", "Where", "auto_slice", "budget_curve", "check_budgets", "close_engines", "comparison",
-    "context_summary", "macro_names", "micro_names", "score_context",
+    "compared_names", "context_summary", "is_context", "macro_names", "micro_names", "score_context",
+    "with_metrics",
     "drop_live", "execute_many", "open_engine", "open_engines", "record_unit", "run_task", "score_ranking", "share_live",
     "slices", "write_trec",
 ]

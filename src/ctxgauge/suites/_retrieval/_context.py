@@ -16,6 +16,14 @@ returns an engine part's `context`:
               before the budget (a shorter context).
     curve     line coverage at each budget of `metrics.spans.AUC_BUDGETS` (None without gold lines): the
               report's budget curve, averaged with a bootstrap interval by `budget_curve`.
+    gold_blocks  {path: [[start, end], ...]}: the unit's gold blocks (`metrics.spans.gold_blocks`, the
+              innermost definition of each gold line); the same for every engine, so the pipeline keeps it
+              once, on the unit, beside `gold_lines`.
+
+Block level (`block_coverage@k`, `block_precision_tokens@B`, ...): definitions are read from the same files
+at the corpus revision, the one the gold lines refer to (replay: the commit's parent), parsed once per blob
+(`ctxgauge.syntax.definitions` caches by content). `block_unassigned_share` (gold lines in no definition,
+or in a file without a grammar) is a property of the gold: summarised, never compared (`compared_names`).
 
 Gold: the unit's labelled files the corpus indexes (file level) and their gold lines (line level; a file
 without lines counts at file level only). Any-of groups count in the ranking metrics only.
@@ -33,11 +41,13 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from ctxgauge.errors import UserError
 from ctxgauge.metrics.spans import (
-    AUC_BUDGETS, DEFAULT_BUDGETS, Gold, Packing, SpanContext, context_figures, unit_value,
+    AUC_BUDGETS, DEFAULT_BUDGETS, Gold, Packing, SpanContext, context_figures, file_definitions, gold_blocks,
+    unit_value,
 )
 
-__all__ = ["ContextSpec", "DEFAULT_BUDGETS", "budget_curve", "check_budgets", "context_summary", "gold_of", "macro_names",
-           "micro_names", "score_context"]
+__all__ = ["ContextSpec", "DEFAULT_BUDGETS", "GOLD_ONLY", "budget_curve", "check_budgets", "compared_names",
+           "context_summary", "gold_of", "is_context", "macro_names", "micro_names", "score_context",
+           "with_metrics"]
 
 
 @dataclass(frozen=True)
@@ -56,16 +66,21 @@ def check_budgets(budgets: Sequence[int]) -> None:
         raise UserError("--budget must be at least 1 token (e.g. --budget 1000 --budget 4000)")
 
 
-_AT_K = ("file_coverage", "file_precision", "line_coverage", "line_precision")
-_AT_B = ("file_coverage_tokens", "file_precision_tokens", "line_coverage_tokens", "line_precision_tokens")
+_AT_K = ("file_coverage", "file_precision", "line_coverage", "line_precision", "block_coverage",
+         "block_precision")
+_AT_B = ("file_coverage_tokens", "file_precision_tokens", "line_coverage_tokens", "line_precision_tokens",
+         "block_coverage_tokens", "block_precision_tokens")
+GOLD_ONLY = "block_unassigned_share"
+"""A property of a unit's gold (its gold lines in no definition), the same for every engine: summarised,
+never compared."""
 
 
 def macro_names(spec: ContextSpec) -> list[str]:
     """The macro context metrics of a run, in report order: per k the `@k` families, per budget the
-    `_tokens@B` families and gold lines per 1,000 tokens, then the area."""
+    `_tokens@B` families and gold lines per 1,000 tokens, then the area and the gold's unassigned share."""
     out = [f"{n}@{k}" for k in spec.ks for n in _AT_K]
     out += [f"{n}@{b}" for b in spec.budgets for n in (*_AT_B, "gold_lines_per_1k_tokens")]
-    out.append("line_coverage_auc")
+    out += ["line_coverage_auc", GOLD_ONLY]
     return out
 
 
@@ -73,7 +88,37 @@ def micro_names(spec: ContextSpec) -> list[str]:
     """The `_micro` families of a run, in report order (a ratio of sums over units)."""
     out = [f"{n}_micro@{k}" for k in spec.ks for n in _AT_K]
     out += [f"{n}_micro@{b}" for b in spec.budgets for n in (*_AT_B, "gold_lines_per_1k_tokens")]
+    out.append(f"{GOLD_ONLY}_micro")
     return out
+
+
+def compared_names(spec: ContextSpec) -> tuple[list[str], list[str]]:
+    """(macro, micro) context metrics a `--vs` comparison holds: all but the gold's own `GOLD_ONLY`."""
+    return ([n for n in macro_names(spec) if not n.startswith(GOLD_ONLY)],
+            [n for n in micro_names(spec) if not n.startswith(GOLD_ONLY)])
+
+
+def is_context(name: str) -> bool:
+    """Whether a metric name is a context metric (scored from the packed spans, not the ranking)."""
+    from ctxgauge.metrics import get_metric_kind, parse_metric
+
+    return get_metric_kind(parse_metric(name).name).reads == "context"
+
+
+def with_metrics(spec: ContextSpec, names: Iterable[str]) -> ContextSpec:
+    """`spec` grown to score every context metric of `names` (a pass line's): its k joins the cutoffs of
+    an `@k` family, its B the budgets of a `_tokens@B` one."""
+    from ctxgauge.metrics import parse_metric
+
+    ks, budgets = set(spec.ks), set(spec.budgets)
+    for name in names:
+        if not is_context(name):
+            continue
+        m = parse_metric(name)
+        if m.k is None:
+            continue
+        (budgets if m.name.removesuffix("_micro").endswith("_tokens") else ks).add(int(m.k))
+    return ContextSpec(tuple(sorted(ks)), tuple(sorted(budgets)))
 
 
 def gold_of(files: Iterable[str], lines: Mapping[str, Sequence[Sequence[int]]]) -> Gold:
@@ -196,13 +241,13 @@ def score_context(ranking: Sequence[Mapping], gold: Gold, corpus: Any, spec: Con
                 done[b] = (Packing(p.lines(), p.tokens), p.ran_out)
         return done[budget][0]
 
-    ctx = SpanContext(tuple(ranked), packed)
+    ctx = SpanContext(tuple(ranked), packed, file_definitions(read_once))
     pairs = context_figures(macro_names(spec), ctx, gold)
     figures = {name: unit_value(pair) for name, pair in pairs.items()}
     micro = {}
     for name in micro_names(spec):
-        family, k = name.split("@", 1)
-        pair = pairs[f"{family.removesuffix('_micro')}@{k}"]
+        family, at, k = name.partition("@")
+        pair = pairs[family.removesuffix("_micro") + at + k]
         if pair is not None:
             micro[name] = [pair[0], pair[1]]
     curve = [None if not gold.lines else
@@ -210,9 +255,10 @@ def score_context(ranking: Sequence[Mapping], gold: Gold, corpus: Any, spec: Con
              for b in AUC_BUDGETS]
     for b in spec.budgets:
         packed(b)
+    blocks = gold_blocks(read_once, {p: [(x, x) for x in sorted(v)] for p, v in gold.lines.items()})
     return {"figures": figures, "pairs": micro,
             "packed": {str(b): {"tokens": done[b][0].tokens, "ran_out": done[b][1]} for b in spec.budgets},
-            "curve": curve}
+            "curve": curve, "gold_blocks": {p: [list(b) for b in v] for p, v in blocks.items()}}
 
 
 def context_summary(rows: Sequence[tuple[Mapping[str, float | None], Mapping[str, Sequence[float]]]],

@@ -22,6 +22,8 @@ An `EnginePart` (what a worker sends back for one step and one engine):
     gold_lines    with a `ContextSpec`: {path: [[start, end]]}, the case's gold lines (`gold_lines`)
     context       with a `ContextSpec` and ok: `_context.score_context`'s {figures, pairs, packed, curve},
                   its figures left in `figures`
+    gold_blocks   with a `ContextSpec` and ok: {path: [[start, end]]}, the innermost definition of each gold
+                  line at the corpus revision (`metrics.spans.gold_blocks`)
     coverage_gap  expected files (or whole any-of groups) the corpus does not index
     timing        {corpus_s, index_s, query_s}
 """
@@ -295,6 +297,7 @@ def run_task(task: Task) -> Iterator[dict]:
                     context = score_context(ranking, gold_of(labels.relevant, part["gold_lines"]), corpus,
                                             task.context, default_tokenizer())
                     part["figures"].update(context.pop("figures"))
+                    part["gold_blocks"] = context.pop("gold_blocks")
                     part["context"] = context
                     part["timing"]["context_s"] = round(time.perf_counter() - t4, 6)
                 if index.notes is not None:

@@ -30,7 +30,7 @@ from typing import Any
 
 from ctxgauge._io import read_data
 from ctxgauge.errors import UserError
-from ctxgauge.metrics import MetricSpecError, get_metric_kind, parse_metric
+from ctxgauge.metrics import MetricSpecError, parse_metric
 from ctxgauge.metrics.scoring import Labels, PassLine
 
 _CASE_KEYS = {"name", "query", "corpus", "expected", "expected_any_of", "known_gap", "lines"}
@@ -85,7 +85,9 @@ class CaseFile:
 
 
 def parse_pass_lines(raw: Any, where: str) -> tuple[PassLine, ...]:
-    """`{metric: threshold}` into pass lines; a UserError naming `where` on a bad metric or value."""
+    """`{metric: threshold}` into pass lines; a UserError naming `where` on a bad metric or value. A metric
+    may be a ranking one (`recall@5`) or a context one (`line_coverage_tokens@4000`, `line_coverage_auc`,
+    a `_micro` family): each is held against the run's stored summary figure."""
     if raw is None:
         return ()
     if not isinstance(raw, dict):
@@ -96,9 +98,6 @@ def parse_pass_lines(raw: Any, where: str) -> tuple[PassLine, ...]:
             m = parse_metric(str(metric))
         except MetricSpecError as exc:
             raise UserError(f"{where}: pass line {metric!r}: {exc}") from None
-        if get_metric_kind(m.name).reads != "ranking":  # spans are not scored by cases yet (issue 37)
-            raise UserError(f"{where}: pass line {m}: a context metric cannot be a pass line yet; "
-                            "use a ranking metric such as recall@5")
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise UserError(f"{where}: pass line {m}: the threshold must be a number, e.g. {m}: 0.6")
         lines.append(PassLine(str(m), float(value), m.higher_is_better))

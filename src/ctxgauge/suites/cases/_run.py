@@ -18,6 +18,8 @@ records' own (id, status, reason, figures):
     ranking        the engine's top `depth` files: [{path, score}], plus `spans` for a hit that has them
     gold_lines     {path: [[start, end]]}: the case's `lines` (hand-labelled, or a SWE-bench gold patch's
                    pre-image lines) in the expected files the corpus indexes
+    gold_blocks    {path: [[start, end]]}: the innermost definition of each gold line in the file at the
+                   corpus revision (left out when none: no grammar, lines outside every definition)
     context        the engine's context: {pairs, packed, curve} (`suites._retrieval._context`); its macro
                    figures (line coverage at each k and budget, ...) are in `figures`
     reading        only from an engine that reads someone else's answer (mcp): how it read it
@@ -46,8 +48,9 @@ from ctxgauge.results import (
 )
 from ctxgauge.suites._progress import Progress
 from ctxgauge.suites._retrieval import (
-    Batch, ContextSpec, Step, Where, budget_curve, check_budgets, close_engines, comparison, context_summary,
-    execute_many, macro_names, micro_names, open_engines, record_unit, score_ranking, share_live, write_trec,
+    Batch, ContextSpec, Step, Where, budget_curve, check_budgets, close_engines, comparison, compared_names,
+    context_summary, execute_many, is_context, open_engines, record_unit, score_ranking, share_live,
+    with_metrics, write_trec,
 )
 from ctxgauge.suites.cases._corpora import by_repository, missing_expected, open_corpora
 from ctxgauge.suites.cases._model import Case, CaseFile, split_corpus
@@ -129,7 +132,9 @@ def _merge_lines(file_lines: Sequence[PassLine], extra: Sequence[PassLine]) -> l
 def _check(config: CasesConfig, lines: Sequence[PassLine]) -> int:
     if not config.ks or any(k < 1 for k in config.ks):
         raise UserError("-k must be at least 1")
-    need = max([*config.ks, *(int(line.metric.split("@")[1]) for line in lines if "@" in line.metric)])
+    # A cutoff a pass line names needs that depth; a `_tokens@B` line names a budget, not a cutoff.
+    need = max([*config.ks, *(int(line.metric.split("@")[1]) for line in lines if "@" in line.metric
+                              and not line.metric.split("@")[0].removesuffix("_micro").endswith("_tokens"))])
     if config.depth < need:
         raise UserError(f"--depth {config.depth} is below a cutoff in use ({need}): raise --depth")
     if config.resume and config.out is None:
@@ -179,12 +184,11 @@ def _finish(run: RunDir, written: list[dict], metrics: list[str], lines: Sequenc
     summary = _summary(ok, metrics, context)
     report = _pass_report(lines, summary)
     failed = sum(1 for u in counted if u.status == "failed")
-    compared = [*metrics, *macro_names(context)] if context is not None else metrics
+    macro, micro = compared_names(context) if context is not None else ([], [])
     results = CasesResults(
         summary=summary, known_gap_summary=_summary(gaps, metrics, context), pass_lines=report,
         passed=failed == 0 and all(line.holds for line in report), failed=failed,
-        comparison=comparison(ok, compared, seed, engine_names[0], CasesComparison, "cases",
-                              micro_names(context) if context is not None else ())
+        comparison=comparison(ok, [*metrics, *macro], seed, engine_names[0], CasesComparison, "cases", micro)
         if len(engine_names) > 1 else None,
         budget_curve=_curves(ok, engine_names, seed) if context is not None else {},
     )
@@ -202,12 +206,14 @@ def run_cases(case_file: CaseFile, config: CasesConfig, progress: Progress | Non
         raise UserError("--engine is needed to run cases (or give --qrels with --run to score a ranking)")
     lines = _merge_lines(case_file.pass_lines, config.pass_lines)
     depth = max(config.depth, _check(config, lines))
-    metrics = metric_names(config.ks, extra=[line.metric for line in lines])
+    metrics = metric_names(config.ks, extra=[line.metric for line in lines if not is_context(line.metric)])
     engines = open_engines(config.engine, config.vs)
     corpora: dict[str, Corpus] = {}
     try:
         corpora = open_corpora(case_file)
-        context = ContextSpec(tuple(config.ks), tuple(sorted(set(config.budgets))))
+        # A context pass line is scored like every context figure: its k or budget joins the run's.
+        context = with_metrics(ContextSpec(tuple(config.ks), tuple(sorted(set(config.budgets)))),
+                               [line.metric for line in lines])
         return _run(case_file, config, corpora, engines, lines, depth, metrics, progress, context)
     finally:
         for corpus in corpora.values():
@@ -346,6 +352,7 @@ class CasesBatch(Batch):
             if "context" in first:
                 unit.context = UnitContext.from_json(first["context"], "engine part")
                 unit.gold_lines = dict(first["gold_lines"])
+                unit.gold_blocks = dict(first.get("gold_blocks") or {})
             if "reading" in first:  # an engine that reads someone else's answer (mcp): how it read it
                 unit.extra["reading"] = first["reading"]
             if len(parts) > 1:
@@ -369,6 +376,10 @@ def score_external(qrels: str | Path, run_file: str | Path, config: CasesConfig)
     judged = read_qrels(qrels)
     rankings = read_rankings(run_file)
     lines = list(config.pass_lines)
+    context = next((line.metric for line in lines if is_context(line.metric)), None)
+    if context is not None:
+        raise UserError(f"--pass {context}: a context metric needs the engine's spans and the corpus; a ranking "
+                        "scored from --run has neither (use a ranking metric such as recall@5)")
     # External rankings are scored as given, whatever their length: only the cutoffs need checking.
     _check(CasesConfig(ks=config.ks, depth=10**9, resume=config.resume, out=config.out), lines)
     metrics = metric_names(config.ks, extra=[line.metric for line in lines])

@@ -56,7 +56,7 @@ def results_of(p: Plan, units: list[ReplayUnit]) -> ReplayResults:
         counts=counts(units),
         comparison=comparison(units, p.metrics, config.seed, engine, ctx) if vs else None,
         budget_curve=curves(units, engine, vs, config.seed) if ctx is not None else {},
-        gate=gate(units, p.baseline, p.metrics, config.max_drop, p.baseline_id)
+        gate=gate(units, p.baseline, p.gate_metrics or p.metrics, config.max_drop, p.baseline_id)
         if p.baseline is not None else None,
     )
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,9 +31,12 @@ from ctxgauge._output import EnvironmentProblem, environment_reason
 from ctxgauge._io import InputError, read_text, write_json_atomic
 from ctxgauge.errors import Interrupted, UserError
 from ctxgauge.executors import open_executor
-from ctxgauge.metrics.stats import clustered_bootstrap_ci
+from ctxgauge.metrics.ranking import mean_over
+from ctxgauge.metrics.stats import ClusteredDraws
 from ctxgauge.records import RUN_FILE, default_run_dir, is_empty_dir, lock_dir, read_run, read_units, \
     spec_differences
+from ctxgauge.results import PooledFigure, RepoFigures, ReplayManySummary
+from ctxgauge.suites._retrieval import ContextSpec, macro_names, micro_names
 from ctxgauge.suites.replay._finish import finish, start_run
 from ctxgauge.suites.replay._plan import SUITE, Plan, ReplayConfig, plan
 from ctxgauge.suites.replay._report import ReplayResult
@@ -101,49 +105,85 @@ class ManyResult:
     out: Path
     """The folder holding every repository's run and `summary.json`."""
     results: list[tuple[RepoLine, ReplayResult]]
-    summary: dict
+    summary: ReplayManySummary
     """What `summary.json` holds (see `combined_summary`)."""
 
     def to_dict(self) -> dict:
         """The `--json` shape: the combined summary and where it is."""
-        return {**self.summary, "out": str(self.out)}
+        return {**self.summary.to_json(), "out": str(self.out)}
 
 
 def combined_summary(results: list[tuple[RepoLine, ReplayResult, list[dict]]], metrics: list[str],
-                     seed: int) -> dict:
-    """`{kind, engine, vs, seed, repositories: [...], pooled: {...}, vs_pooled}`, from units only.
+                     seed: int, context: ContextSpec | None = None) -> ReplayManySummary:
+    """`summary.json` (typed: `results.ReplayManySummary`), from units only.
 
     `pooled[metric]` = {mean (every scored commit weighs the same), macro_mean (every repository weighs the
     same), ci_low, ci_high (two-stage bootstrap, seeded), commits, repositories}; None where no commit of
-    any repository defines the metric."""
-    def pooled(side: str | None) -> dict:
-        out = {}
-        for name in metrics:
+    any repository defines the metric. With `context`, the context metrics too: macro families pooled as
+    the ranking metrics are (the mean of the commits' values), `_micro` families as ratios of pooled sums
+    of each commit's [numerator, denominator] (`context.pairs`), resampled on the same draws."""
+    macro, micro = (macro_names(context), micro_names(context)) if context is not None else ([], [])
+    draws: dict[tuple[int, ...], ClusteredDraws] = {}
+
+    def drawn(groups: list) -> ClusteredDraws:
+        # Draws depend only on the group sizes and the seed: metrics defined on the same commits share them.
+        sizes = tuple(len(g) for g in groups)
+        if sizes not in draws:
+            draws[sizes] = ClusteredDraws(sizes, seed)
+        return draws[sizes]
+
+    def side_of(u: dict, side: str | None) -> dict | None:
+        if u.get("status") != "ok":
+            return None
+        return u.get("vs") if side else u
+
+    def pooled(side: str | None) -> dict[str, PooledFigure | None]:
+        out: dict[str, PooledFigure | None] = {}
+        for name in [*metrics, *macro]:
             groups = []
             for _, _, units in results:
-                values = [(u["vs"]["figures"] if side else u["figures"]).get(name) for u in units
-                          if u.get("status") == "ok" and (side is None or "vs" in u)]
-                values = [v for v in values if v is not None]
+                values = [part["figures"].get(name) for u in units if (part := side_of(u, side)) is not None]
+                values = [float(v) for v in values if v is not None]
                 if values:
                     groups.append(values)
             if not groups:
                 out[name] = None
                 continue
-            mean, low, high = clustered_bootstrap_ci(groups, seed)
-            out[name] = {"mean": mean, "macro_mean": sum(sum(g) / len(g) for g in groups) / len(groups),
-                         "ci_low": low, "ci_high": high, "commits": sum(len(g) for g in groups),
-                         "repositories": len(groups)}
+            mean, low, high = drawn(groups).mean_ci(groups)
+            out[name] = PooledFigure(mean=mean, macro_mean=mean_over(math.fsum(g) / len(g) for g in groups),
+                                     ci_low=low, ci_high=high, commits=sum(map(len, groups)),
+                                     repositories=len(groups))
+        for name in micro:
+            groups = []
+            for _, _, units in results:
+                pairs = [((part.get("context") or {}).get("pairs") or {}).get(name) for u in units
+                         if (part := side_of(u, side)) is not None]
+                pairs = [(float(n), float(d)) for n, d in (p for p in pairs if p is not None)]
+                if pairs:
+                    groups.append(pairs)
+            if not groups:
+                out[name] = None
+                continue
+            ratio, low, high = drawn(groups).ratio_ci([[n for n, _ in g] for g in groups],
+                                                      [[d for _, d in g] for g in groups])
+            own = []
+            for g in groups:
+                den = math.fsum(d for _, d in g)
+                own.append(math.fsum(n for n, _ in g) / den if den else 0.0)
+            out[name] = PooledFigure(mean=ratio, macro_mean=mean_over(own), ci_low=low, ci_high=high,
+                                     commits=sum(map(len, groups)), repositories=len(groups))
         return out
 
     first = results[0][1].results
-    return {
-        "kind": "ctxgauge.replay-many", "engine": first.engine, "vs": first.vs, "seed": seed, "metrics": metrics,
-        "repositories": [{"label": line.label, "run": line.folder, "counts": r.results.counts.to_json(),
-                          "summary": r.results.summary, "vs_summary": r.results.vs_summary}
-                         for line, r, _ in results],
-        "pooled": pooled(None),
-        "vs_pooled": pooled("vs") if first.vs else None,
-    }
+    return ReplayManySummary(
+        engine=first.engine, vs=first.vs, seed=seed, metrics=list(metrics), context_metrics=[*macro, *micro],
+        budgets=list(context.budgets) if context is not None else None,
+        repositories=[RepoFigures(label=line.label, run=line.folder, counts=r.results.counts,
+                                  summary=r.results.summary, vs_summary=r.results.vs_summary)
+                      for line, r, _ in results],
+        pooled=pooled(None),
+        vs_pooled=pooled("vs") if first.vs else None,
+    )
 
 
 def replay_many(template: ReplayConfig, lines: list[RepoLine], out: Path | None = None,
@@ -237,9 +277,9 @@ def replay_many(template: ReplayConfig, lines: list[RepoLine], out: Path | None 
                 for r in runs:
                     r.run.close()
         results = [(line, *done[i]) for i, line in enumerate(lines)]
-        summary = combined_summary(results, plans[0].metrics, template.seed)
+        summary = combined_summary(results, plans[0].metrics, template.seed, plans[0].context)
         try:
-            write_json_atomic(out / SUMMARY_FILE, summary)
+            write_json_atomic(out / SUMMARY_FILE, summary.to_json())
         except OSError as exc:
             # Every run is recorded; `--resume` on the folder reads them back and writes the summary again.
             reason = environment_reason(exc)

@@ -67,6 +67,9 @@ class ReplayConfig:
     """A stored replay run to gate against (see `_compare.gate`)."""
     max_drop: float = 0.02
     """Largest fall of a metric's mean, against the baseline on the same commits, that still passes."""
+    gate: tuple[str, ...] = ()
+    """The metrics the `--baseline` gate checks (`--gate`, ranking or context, `_micro` included); empty:
+    every ranking metric. Not part of the spec (it changes the verdict, not a figure)."""
     executor: str = "local"
     """Where the units run (`ctxgauge.executors` spec: local, local:N, dask-local[:N], dask://HOST:PORT).
     Not part of the spec: the records are the same whichever runs them."""
@@ -97,6 +100,8 @@ class Plan:
     or never answered): every commit is then recorded as failed with this reason, none is run."""
     context: ContextSpec | None = None
     """What each commit's context is scored at (the run's cutoffs and budgets)."""
+    gate_metrics: list[str] = field(default_factory=list)
+    """The metrics the `--baseline` gate checks (`_compare.gate_metrics`)."""
 
     def close(self) -> None:
         """End the engines' processes and the repository's blob reader."""
@@ -145,6 +150,12 @@ def plan(config: ReplayConfig) -> Plan:
     from ctxgauge.report import read_checked
 
     _check(config)
+    from ctxgauge.suites.replay._compare import gate_metrics
+
+    if config.gate and config.baseline is None:
+        raise UserError("--gate names the metrics of the --baseline gate: give --baseline RUN_DIR too")
+    gated = gate_metrics(config.gate, metric_names(config.ks, pack=True),
+                         ContextSpec(tuple(config.ks), tuple(sorted(set(config.budgets)))))
     baseline = baseline_id = None
     if config.baseline is not None:
         # Checked as every reader checks a run (`report.check_run`): a damaged figure is one line, not a
@@ -205,5 +216,6 @@ def plan(config: ReplayConfig) -> Plan:
         # Only for a folder inside a work tree (docs/replay.md, "SOURCE"): a whole repository's spec is unchanged.
         **({"subtree": repo.location.prefix} if repo.location.prefix else {}),
     }
-    return Plan(config, repo, head, engines, selection, metrics, baseline, baseline_id, spec, failure,
-                ContextSpec(tuple(config.ks), budgets))
+    context = ContextSpec(tuple(config.ks), budgets)
+    return Plan(config, repo, head, engines, selection, metrics, baseline, baseline_id, spec, failure, context,
+                gated)

@@ -95,6 +95,8 @@ def commit_entry(unit: ReplayUnit) -> dict:
     }
     if unit.context is not None:
         entry["gold_lines"] = unit.gold_lines
+        if unit.gold_blocks:
+            entry["gold_blocks"] = unit.gold_blocks
         entry["context"] = unit.context.to_json()
     if unit.vs is not None:
         entry["vs"] = unit.vs.to_json()

@@ -25,6 +25,8 @@ ok or failed unit, besides the records' own (id, status, reason, figures, timing
                    for a hit that hands over lines
     gold_lines     {path: [[start, end]]}: the commit's pre-image lines in the expected files it indexes
                    (docs/replay.md, "Gold lines"); a file without any counts at file level only
+    gold_blocks    {path: [[start, end]]}: the innermost definition of each gold line in the file at the
+                   corpus revision (left out when none: no grammar, lines outside every definition)
     context        the measured engine's context: {pairs, packed, curve} (`suites._retrieval._context`);
                    its macro figures are in `figures`
     reading        only from an engine that reads someone else's answer (mcp): how it read it,
@@ -95,6 +97,7 @@ def merge(case: ReplayCase, parts: Sequence[dict], workers: Sequence[str]) -> Re
     unit.figures, unit.ranking = dict(first["figures"]), _ranking(first)
     if "context" in first:
         unit.context, unit.gold_lines = UnitContext.from_json(first["context"], "engine part"), dict(first["gold_lines"])
+        unit.gold_blocks = dict(first.get("gold_blocks") or {})
     if "reading" in first:  # an engine that reads someone else's answer (mcp): how it read it
         unit.extra["reading"] = first["reading"]
     if len(parts) > 1:
