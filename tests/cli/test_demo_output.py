@@ -40,8 +40,8 @@ def test_the_demo_qa_phase_moves_its_bar_and_resume_reads_every_figure_back(tmp_
     qa = [(d, t) for d, t, label in seen if label.startswith("qa: ")]
     # A unit at a time (two arms x the battery's questions), never a bar standing at 0/1.
     assert {t for _, t in qa} == {2 * 18} and max(d for d, _ in qa) == 36 and len({d for d, _ in qa}) > 18
-    rate = first.qa["summary"]["context:bm25@5"]["retrieval_hit_rate"]
-    assert rate is not None and first.determinism["bm25"]["level"] is not None
+    rate = first.qa.summary["context:bm25@5"].retrieval_hit_rate
+    assert rate is not None and first.determinism["bm25"].level is not None
     # --resume finds every phase finished: it measures nothing again, and reads every figure from the records.
     again = run_demo(DemoConfig(out=tmp_path / "demo", engines=("bm25",), commits=3, rebuilds=2, trials=2,
                                 resume=True))
