@@ -234,7 +234,7 @@ def run_swebench(instances: Path, spec: str, out: Path, paths: dict, mirror: Pat
         shutil.rmtree(repos_dir, ignore_errors=True)
     units = [{"id": c["name"] if "name" in c else c.get("id"), "figures": c.get("figures"),
               "expected": c.get("expected"), "top": [h["path"] for h in (c.get("ranking") or [])[:10]]}
-             for c in result.cases]
+             for c in result.to_dict()["cases"]]
     data = {"identity": identity, "cpu_s": cpu, "units": units}
     cache.write_text(json.dumps(data))
     shutil.rmtree(run_dir, ignore_errors=True)

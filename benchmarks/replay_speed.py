@@ -79,7 +79,7 @@ def main(argv: list[str] | None = None) -> int:
                                      depth=args.depth, out=Path(tmp) / "run"))
         replay_total = time.perf_counter() - t0
         replay_peak = _peak_mib()
-        commits = [c for c in result.commits if c["status"] == "ok"]
+        commits = [c for c in result.to_dict()["commits"] if c["status"] == "ok"]
         if not commits:
             print("no commit replayed: nothing to compare")
             return 1

@@ -20,11 +20,13 @@ import contextlib
 import re
 import tempfile
 from dataclasses import dataclass, field
+from typing import TypeVar
 from pathlib import Path
 
 from ctxgauge.engines import REFERENCE_ENGINES, engine_available, get_engine
 from ctxgauge.errors import UserError
 from ctxgauge.records import default_run_dir, is_empty_dir, lock_dir, read_run
+from ctxgauge.results import DeterminismResults, EngineResult, QAResults, Record, ReplayComparison, ReplayResults
 from ctxgauge.sample import materialize_sample
 from ctxgauge.suites._progress import Progress, silent
 from ctxgauge.suites.determinism import SUITE as DETERMINISM
@@ -56,11 +58,15 @@ class DemoResult:
     out: Path
     runs: dict[str, Path] = field(default_factory=dict)
     skipped: dict[str, str] = field(default_factory=dict)
-    replay: dict[str, dict] = field(default_factory=dict)
+    replay: dict[str, dict[str, float | None]] = field(default_factory=dict)
+    """Engine -> its replay summary (metric -> mean)."""
     best_two: tuple[str, str] | None = None
-    comparison: dict | None = None
-    determinism: dict[str, dict] = field(default_factory=dict)
-    qa: dict | None = None
+    comparison: ReplayComparison | None = None
+    """The best two engines paired on the same commits, or None."""
+    determinism: dict[str, EngineResult] = field(default_factory=dict)
+    """Engine -> its determinism result."""
+    qa: QAResults | None = None
+    """The qa run's results (the arms that need no model), or None."""
     report_html: Path | None = None
     report_md: Path | None = None
 
@@ -68,10 +74,16 @@ class DemoResult:
         return {
             "out": str(self.out), "runs": {k: str(v) for k, v in self.runs.items()}, "skipped": self.skipped,
             REPLAY: self.replay, "best_two": list(self.best_two) if self.best_two else None,
-            "comparison": self.comparison, DETERMINISM: self.determinism, QA: self.qa,
+            "comparison": self.comparison.to_json() if self.comparison is not None else None,
+            DETERMINISM: {name: _pick(e.to_json(), ("status", "level", "drift", "flags"))
+                          for name, e in self.determinism.items()},
+            QA: _pick(self.qa.to_json(), ("summary", "skipped")) if self.qa is not None else None,
             "report_html": str(self.report_html) if self.report_html else None,
             "report_md": str(self.report_md) if self.report_md else None,
         }
+
+
+R = TypeVar("R", bound=Record)
 
 
 def _slug(spec: str) -> str:
@@ -85,9 +97,16 @@ def _finished(path: Path) -> bool:
         return False
 
 
-def _results(path: Path) -> dict:
-    """The results a finished run recorded ({} when there is no finished run there)."""
-    return (read_run(path).results or {}) if _finished(path) else {}
+def _pick(data: dict, keys: tuple[str, ...]) -> dict:
+    """The `keys` of a typed record's JSON form."""
+    return {k: data[k] for k in keys}
+
+
+def _results(path: Path, cls: type[R]) -> R | None:
+    """The typed results a finished run recorded (None when there is no finished run there)."""
+    if not _finished(path):
+        return None
+    return cls.from_json(read_run(path).results or {}, str(path / "run.json"), "results")
 
 
 def _available(specs: tuple[str, ...], skipped: dict[str, str]) -> list[str]:
@@ -154,28 +173,29 @@ def _run_demo(config: DemoConfig, out: Path, progress: Progress) -> DemoResult:
     with tempfile.TemporaryDirectory(prefix="ctxgauge-demo-") as tmp, _sharing() as share:
         sample = materialize_sample(Path(tmp) / "shelfd")
 
-        def one_replay(name: str, engine: str, vs: str | None = None) -> dict:
+        def one_replay(name: str, engine: str, vs: str | None = None) -> ReplayResults:
             path = out / name
             result.runs[name] = path
-            if _finished(path):
-                return _results(path)
+            done = _results(path, ReplayResults)
+            if done is not None:
+                return done
             cfg = ReplayConfig(repo=sample, engine=engine, vs=vs, commits=config.commits, seed=config.seed,
                                out=path, resume=(path / "run.json").exists())
             label = f"replay {engine}" + (f" vs {vs}" if vs else "")
             progress(0, 1, label)  # building the index takes most of a replay: say what runs before the first commit
-            return replay(cfg, progress=lambda done, total, sha: progress(done, total, f"{label} {sha}")).results.to_json()
+            return replay(cfg, progress=lambda done, total, sha: progress(done, total, f"{label} {sha}")).results
 
         # 1. replay; embeddings shared between engine objects (minilm, hybrid's minilm, the --vs pair)
         with share():
             for engine in engines:
                 res = one_replay(f"replay-{_slug(engine)}", engine)
-                result.replay[engine] = res.get("summary", {})
+                result.replay[engine] = res.summary
             # 2. the best two, paired on the same commits
             if len(engines) >= 2:
                 a, b = sorted(engines, key=lambda e: _rank_key(e, result.replay[e]))[:2]
                 result.best_two = (a, b)
                 res = one_replay(f"replay-{_slug(a)}-vs-{_slug(b)}", a, b)
-                result.comparison = res.get("comparison")
+                result.comparison = res.comparison
         # 3. determinism: never inside share(), Rebuild Identity must build cold
         det_engines = [e for e in (config.determinism_engines or tuple(engines)) if e in engines]
         det_path = out / DETERMINISM
@@ -186,8 +206,8 @@ def _run_demo(config: DemoConfig, out: Path, progress: Progress) -> DemoResult:
                 corpus_name="shelfd", out=det_path, resume=(det_path / "run.json").exists()),
                 progress=lambda done, total, what: progress(done, total, f"determinism: {what}"))
         # Read back from the record, whether measured now or by the run a --resume found finished.
-        result.determinism = {n: {k: e.get(k) for k in ("status", "level", "drift", "flags")}
-                              for n, e in (_results(det_path).get("engines") or {}).items()}
+        det = _results(det_path, DeterminismResults)
+        result.determinism = dict(det.engines) if det is not None else {}
         # 4. qa: the arms that need no model
         qa_path = out / QA
         result.runs[QA] = qa_path
@@ -196,8 +216,7 @@ def _run_demo(config: DemoConfig, out: Path, progress: Progress) -> DemoResult:
             with share():
                 run_qa(QAConfig(source="shelfd", arms=arms, out=qa_path, resume=(qa_path / "run.json").exists(),
                                 repo=sample), progress=lambda done, total, what: progress(done, total, f"qa: {what}"))
-        qa = _results(qa_path)
-        result.qa = {"summary": qa.get("summary"), "skipped": qa.get("skipped")} if qa else None
+        result.qa = _results(qa_path, QAResults)
 
     # 5. report over every run of the demo
     progress(0, 1, "report")

@@ -111,8 +111,8 @@ def _report(result, json_out: bool, dropped: dict[str, int], misses: bool = Fals
     else:
         print_run_report(result.run_dir, misses=misses)
         for c in result.cases:
-            if c["status"] == "failed":
-                err_console.print(f"failed {c['name']}: {c['reason']}", soft_wrap=True, markup=False)
+            if c.status == "failed":
+                err_console.print(f"failed {c.id}: {c.reason}", soft_wrap=True, markup=False)
         for reason, n in dropped.items():
             if n:
                 err_console.print(f"left out on import: {n} ({reason})", markup=False)

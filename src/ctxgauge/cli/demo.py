@@ -49,37 +49,37 @@ def _print(result) -> None:
     cols = [Col("engine", WHOLE), *(Col(m, WHOLE, right=True) for m in shown), Col("CTL", WORDS), Col("drift", WORDS)]
     table = []
     for name, s in result.replay.items():
-        det = result.determinism.get(name, {})
-        level = det.get("level")
-        drift = det.get("drift") or {}
+        det = result.determinism.get(name)
+        level = det.level if det is not None else None
+        drift = det.drift if det is not None else {}
         table.append([plain(name), *(f"{s.get(m):.3f}" if isinstance(s.get(m), (int, float)) else "-"
                                      for m in shown),
-                      "not measured" if not det else (f"CTL {level}" if level is not None else "not measured"),
+                      f"CTL {level}" if level is not None else "not measured",
                       ", ".join(f"{k} {v:.3f}" for k, v in drift.items()) or "-"])
     console.print(Fitted(cols, table, title="bundled sample (shelfd): replay of its own commits, and determinism"))
     if result.best_two and result.comparison:
         a, b = result.best_two
         for name in shown:
-            m = (result.comparison.get("metrics") or {}).get(name) or {}
-            if m:
-                console.print(f"{plain(a)} vs {plain(b)}, {name}: difference {m.get('mean_diff', 0):+.3f} "
-                              f"[95% {m.get('ci_low', 0):+.3f}, {m.get('ci_high', 0):+.3f}], "
-                              f"p={m.get('p_value', 1):.3f}, win/tie/loss {m.get('wins')}/{m.get('ties')}/{m.get('losses')}")
+            m = result.comparison.metrics.get(name)
+            if m is not None:
+                p = 1.0 if m.p_value is None else m.p_value
+                console.print(f"{plain(a)} vs {plain(b)}, {name}: difference {m.mean_diff:+.3f} "
+                              f"[95% {m.ci_low:+.3f}, {m.ci_high:+.3f}], "
+                              f"p={p:.3f}, win/tie/loss {m.wins}/{m.ties}/{m.losses}")
     console.print("CTL (Context Trust Level, 0-4): how far an engine's context is the same every time, from "
                   "repeatable rankings (1) to identical artifacts on two machines (4).")
     console.print("drift: the share of results (1 - Jaccard@k) that change when one unrelated file joins the "
                   "corpus; 0 is steady. prose: that file is everyday English words no request uses "
                   "(`ctxgauge determinism --noise` also has near-duplicate and large).")
-    summary = (result.qa or {}).get("summary") or {}
-    rates = [(arm, s["retrieval_hit_rate"]) for arm, s in summary.items()
-             if isinstance(s, dict) and s.get("retrieval_hit_rate") is not None]
+    summary = result.qa.summary if result.qa is not None else {}
+    rates = [(arm, s.retrieval_hit_rate) for arm, s in summary.items() if s.retrieval_hit_rate is not None]
     if rates:
         console.print("qa battery, no model: retrieval hit rate (a question's evidence file among the context "
                       "given) " + ", ".join(f"{plain(arm)} {rate:.3f}" for arm, rate in rates))
     # One line per reason (every context arm of a demo without a model says the same thing).
     by_reason: dict[str, list[str]] = {}
-    for arm in ((result.qa or {}).get("skipped") or []):
-        by_reason.setdefault(str(arm.get("reason")), []).append(str(arm.get("arm")))
+    for arm in (result.qa.skipped if result.qa is not None else []):
+        by_reason.setdefault(str(arm.reason), []).append(str(arm.arm))
     for reason, names in by_reason.items():
         console.print(f"qa arm{'s' if len(names) > 1 else ''} [bold]{plain(', '.join(names))}[/]: {plain(reason)}")
     console.print(f"\nruns in [bold]{plain(result.out)}[/]\nreport: [bold]{plain(result.report_html)}[/]"

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Optional
 
 import typer
 
 from ctxgauge.cli._common import err_console, exit_for_run, print_json, print_run_report
 from ctxgauge.cli._options import check_resume, out_option, resume_option
 from ctxgauge.cli._progress import ProgressDisplay
+
+if TYPE_CHECKING:
+    from ctxgauge.suites.determinism import DeterminismResult
 
 
 def register(app: typer.Typer) -> None:
@@ -57,28 +60,28 @@ def determinism(
     )
     with ProgressDisplay("determinism", unit="steps") as progress:
         result = run_determinism(config, progress=progress)
-    data = result.to_json()
     if json_out:
-        print_json(data)
+        print_json(result.to_json())
     else:
-        _report(data)
+        _report(result)
     exit_for_run(result.run_dir, True)  # no gate: 0, or 6/7 when engines failed
 
 
-def _report(data: dict[str, Any]) -> None:
+def _report(result: "DeterminismResult") -> None:
     """stdout: the run's report (byte for byte `ctxgauge report RUN_DIR`); stderr: what only this
     invocation knows (failed families' reasons, where each fingerprint and the run were written)."""
-    print_run_report(data["run_dir"])
-    for name, e in data["engines"].items():
-        for fam_name, fam in e["families"].items():
-            if fam["status"] == "failed":
-                err_console.print(f"{name}: {fam_name} failed: {fam['reason']}", soft_wrap=True, markup=False)
-        if e["fingerprint"]:
-            err_console.print(f"{name}: fingerprint {e['fingerprint']}", soft_wrap=True, markup=False)
-    from ctxgauge.corpus import source_line
-    from ctxgauge.records import read_run
+    from ctxgauge.suites.determinism import FAILED
 
-    corpus = (read_run(data["run_dir"]).context or {}).get("corpus")
-    if corpus:
-        err_console.print(source_line(corpus), soft_wrap=True, markup=False)
-    err_console.print(f"run recorded in {data['run_dir']}", soft_wrap=True, markup=False)
+    print_run_report(result.run_dir)
+    for name, e in result.engines.items():
+        for fam_name, fam in e.families.items():
+            if fam.status == FAILED:
+                err_console.print(f"{name}: {fam_name} failed: {fam.reason}", soft_wrap=True, markup=False)
+        if e.fingerprint_path is not None:
+            err_console.print(f"{name}: fingerprint {e.fingerprint_path}", soft_wrap=True, markup=False)
+    from ctxgauge.corpus import source_line
+
+    # The corpus this run measured (the summary its record's context holds).
+    if result.corpus:
+        err_console.print(source_line(result.corpus), soft_wrap=True, markup=False)
+    err_console.print(f"run recorded in {result.run_dir}", soft_wrap=True, markup=False)

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import typer
 
 from ctxgauge.cli._common import console, err_console, exit_for_run, plain, print_json, print_run_report, run_exit
 from ctxgauge.cli._options import check_resume, out_option, resume_option
 from ctxgauge.cli._progress import ProgressDisplay
+
+if TYPE_CHECKING:
+    from ctxgauge.results import QAResults
 
 qa_app = typer.Typer(help="Question batteries: arms, protocols, judging, trust gate.", no_args_is_help=True)
 baseline_app = typer.Typer(help="Save a run's figures as a baseline, or compare a run against one.",
@@ -21,6 +24,18 @@ def register(app: typer.Typer) -> None:
     app.add_typer(qa_app, name="qa")
 
 
+RUN_JSON = ("run_dir", "summary", "questions", "trust", "skipped", "notes", "comparisons")
+"""The keys of `qa run --json` taken from the run's flat JSON form (`QARun.to_dict`), beside finished,
+unfinished and exit_code (README's contract)."""
+RESCORE_JSON = ("run_dir", "judge", "reproduced", "changed", "summary", "questions", "trust", "ledger")
+"""The keys of `qa rescore --json` taken from the rescore's JSON form (`QARescore.to_json`)."""
+
+
+def _pick(data: dict, keys: tuple[str, ...]) -> dict:
+    """The `keys` of a typed result's JSON form (written by its class, exactly as read)."""
+    return {k: data[k] for k in keys}
+
+
 def _pct(x: float | None) -> str:
     return "-" if x is None else f"{100 * x:.1f}%"
 
@@ -29,50 +44,54 @@ def _money(x: float | None) -> str:
     return "-" if x is None else f"${x:.4f}"
 
 
-def _print_summary(result: dict, title: str) -> None:
+def _print_summary(results: "QAResults", title: str) -> None:
     from rich.markup import escape
 
     from ctxgauge.report._fit import WHOLE, WORDS, Col, Fitted
+    from ctxgauge.results._qa import Tokens
+    from ctxgauge.results._qa_files import PanelSummary
 
     cols = [Col("arm", WHOLE), Col("status", WHOLE), Col("passed", WORDS, right=True),
             *(Col(name, WHOLE, right=True) for name in ("accuracy", "hit rate", "tokens", "cost"))]
     table = []
-    for arm, s in result["summary"].items():
-        t = s["tokens"]
-        passed = f"{s['passed']}/{s['questions']}"
-        gaps = [f"{s[k]} {k.replace('_', ' ')}" for k in ("not_judged", "infra", "adjudicate") if s[k]]
-        score = _pct(s["accuracy"]) if s.get("mean_score") is None or s["accuracy"] is not None \
-            else f"{s['mean_score']:.1f}/100"
-        tokens = f"{t['tokens_input'] + t['tokens_cache_read']}+{t['tokens_output']}"
-        table.append([escape(arm), s["status"], passed + (f" ({', '.join(gaps)})" if gaps else ""), score,
-                      _pct(s["retrieval_hit_rate"]), tokens, _money(s["cost_usd"])])
+    for arm, s in results.summary.items():
+        t = s.tokens or Tokens()
+        passed = f"{s.passed}/{s.questions}"
+        gaps = [f"{n} {word}" for n, word in ((s.not_judged, "not judged"), (s.infra, "infra"),
+                                              (s.adjudicate, "adjudicate")) if n]
+        score = _pct(s.accuracy) if s.mean_score is None or s.accuracy is not None else f"{s.mean_score:.1f}/100"
+        tokens = f"{t.tokens_input + t.tokens_cache_read}+{t.tokens_output}"
+        table.append([escape(arm), s.status, passed + (f" ({', '.join(gaps)})" if gaps else ""), score,
+                      _pct(s.retrieval_hit_rate), tokens, _money(s.cost_usd)])
     console.print(Fitted(cols, table, title=title))
-    cmp = result.get("comparisons") or {}
-    for arm, c in (cmp.get("arms") or {}).items():
-        if not c.get("n"):
+    cmp = results.comparisons
+    for arm, c in (cmp.arms if cmp is not None else {}).items():
+        if c is None or not c.n:
             continue
-        d = "-" if c.get("cohens_d") is None else f"{c['cohens_d']:+.2f}"
-        console.print(f"{escape(arm)} vs {escape(cmp['baseline'])}: {c['mean_diff']:+.1f} points "
-                      f"[{c['ci_low']:+.1f}, {c['ci_high']:+.1f}] over {c['n']} question(s), p {c['p_value']:.3f}, "
-                      f"Cohen's d {d}")
-    for skip in result.get("skipped") or []:
-        console.print(f"[yellow]{escape(skip['arm'])}[/]: {escape(skip['reason'] or '')}")
-    for note in result.get("notes") or []:
+        d = "-" if c.cohens_d is None else f"{c.cohens_d:+.2f}"
+        p = "-" if c.p_value is None else f"{c.p_value:.3f}"
+        console.print(f"{escape(arm)} vs {escape(cmp.baseline or '')}: {c.mean_diff:+.1f} points "
+                      f"[{c.ci_low:+.1f}, {c.ci_high:+.1f}] over {c.n} question(s), p {p}, Cohen's d {d}")
+    for skip in results.skipped:
+        console.print(f"[yellow]{escape(skip.arm)}[/]: {escape(skip.reason or '')}")
+    for note in results.notes:
         console.print(f"[dim]note: {escape(note)}[/]")
-    for arm, s in result["summary"].items():
-        panel = s.get("panel")
-        if panel and panel["scored"]:
-            console.print(f"panel {escape('[' + arm + ']')}: aggregate {panel['aggregate']:.1f}, sd {panel['sd']:.1f}, "
-                          f"agreement {panel['agreement']:.2f} over {panel['scored']} answer(s); "
-                          f"{panel['flagged']} flagged for disagreement")
-    trust = result["trust"]
-    colour = {"pass": "green", "warn": "yellow", "fail": "red"}.get(trust["status"], "dim")
-    console.print(f"trust gate: [{colour}]{escape(trust['verdict'])}[/]")
-    for c in trust["checks"]:
-        value = "-" if c["value"] is None else f"{c['value']:g}"
-        where = f" {escape('[' + c['arm'] + ']')}" if c.get("arm") else ""
-        why = f" - {escape(c['detail'])}" if c.get("detail") else ""
-        console.print(f"  {c['status']:<12} {c['name']}{where} = {value} (needs {c['threshold']}){why}")
+    for arm, s in results.summary.items():
+        panel = PanelSummary.from_json(s.panel, title, f"summary.{arm}.panel") if isinstance(s.panel, dict) else None
+        if panel is not None and panel.scored:
+            console.print(f"panel {escape('[' + arm + ']')}: aggregate {panel.aggregate:.1f}, sd {panel.sd:.1f}, "
+                          f"agreement {panel.agreement:.2f} over {panel.scored} answer(s); "
+                          f"{panel.flagged} flagged for disagreement")
+    trust = results.trust
+    if trust is None:
+        return
+    colour = {"pass": "green", "warn": "yellow", "fail": "red"}.get(trust.status or "", "dim")
+    console.print(f"trust gate: [{colour}]{escape(trust.verdict or '')}[/]")
+    for c in trust.checks:
+        value = "-" if c.value is None else f"{c.value:g}"
+        where = f" {escape('[' + c.arm + ']')}" if c.arm else ""
+        why = f" - {escape(c.detail)}" if c.detail else ""
+        console.print(f"  {c.status:<12} {c.name}{where} = {value} (needs {c.threshold}){why}")
 
 
 @qa_app.command("run")
@@ -115,12 +134,11 @@ def run(
                    grounded_from_topics=grounded_from_topics, panel=panel)
     with ProgressDisplay("qa", unit="answers") as progress:
         typed = run_qa(cfg, progress=progress)
-    run_dir, gaps, result = typed.run_dir, typed.results.unfinished, typed.to_dict()
+    run_dir, gaps = typed.run_dir, typed.results.unfinished
     if json_out:
         code, _ = run_exit(run_dir)
-        print_json({**{k: result[k] for k in ("run_dir", "summary", "questions", "trust", "skipped", "notes",
-                                              "comparisons")},
-                    "finished": gaps is None, "unfinished": gaps, "exit_code": code or 0})
+        print_json({**_pick(typed.to_dict(), RUN_JSON), "finished": gaps is None, "unfinished": gaps,
+                    "exit_code": code or 0})
     else:
         # The run's report, byte for byte `ctxgauge report RUN_DIR`; what the report does not hold (which
         # units failed, the trust gate's verdict in a line, where the run lies) goes to stderr.
@@ -161,19 +179,18 @@ def rescore(
     result = rescore_run(run_dir, judge=judge, judge_provider=judge_provider, judge_base_url=judge_base_url,
                          battery=battery, scorer=scorer, cache_dir=cache_dir, use_cache=not no_cache)
     if out:
-        write_json_atomic(out, result)
+        write_json_atomic(out, result.to_json())
     if json_out:
-        print_json({k: result[k] for k in ("run_dir", "judge", "reproduced", "changed", "summary", "questions",
-                                           "trust", "ledger")})
+        print_json(_pick(result.to_json(), RESCORE_JSON))
     else:
-        _print_summary(result, f"rescore of {plain(run_dir)} with {plain(result['judge'])}")
-        if result["reproduced"]:
+        _print_summary(result.results, f"rescore of {plain(run_dir)} with {plain(result.judge)}")
+        if result.reproduced:
             console.print("[green]reproduced[/]: every verdict and figure matches the record")
         else:
-            console.print(f"[red]not reproduced[/]: {len(result['changed'])} verdict(s) changed")
-            for c in result["changed"]:
-                console.print(plain(f"  {c['unit']}: {c['recorded']} -> {c['rescored']} ({c['reason']})"), soft_wrap=True)
-    if not result["reproduced"]:
+            console.print(f"[red]not reproduced[/]: {len(result.changed)} verdict(s) changed")
+            for c in result.changed:
+                console.print(plain(f"  {c.unit}: {c.recorded} -> {c.rescored} ({c.reason})"), soft_wrap=True)
+    if not result.reproduced:
         raise typer.Exit(1)
 
 
@@ -194,11 +211,11 @@ def adjudicate_cmd(
 
     result = adjudicate(run_dir, qid, verdict, why, arm=arm, rep=rep, by=by)
     if json_out:
-        print_json(result)
+        print_json(result.to_json())
         return
-    for a in result["adjudications"]:
-        console.print(f"{plain(a['unit'])}: {plain(a['judge_result'] or '-')} -> [bold]{plain(a['verdict'])}[/] by "
-                      f"{plain(a['by'])} at {plain(a['at'])}", soft_wrap=True)
+    for a in result.adjudications:
+        console.print(f"{plain(a.unit)}: {plain(a.judge_result or '-')} -> [bold]{plain(a.verdict)}[/] by "
+                      f"{plain(a.by)} at {plain(a.at)}", soft_wrap=True)
 
 
 @baseline_app.command("save")
@@ -212,9 +229,9 @@ def baseline_save(
 
     data = save_baseline(run_dir, path)
     if json_out:
-        print_json(data)
+        print_json(data.to_json())
     else:
-        console.print(f"baseline of {len(data['arms'])} arm(s) written to {plain(path)}", soft_wrap=True)
+        console.print(f"baseline of {len(data.arms)} arm(s) written to {plain(path)}", soft_wrap=True)
 
 
 @baseline_app.command("compare")
@@ -229,14 +246,13 @@ def baseline_compare(
 
     result = compare_baseline(run_dir, path, tolerance=tolerance)
     if json_out:
-        print_json(result)
+        print_json(result.to_json())
     else:
         from ctxgauge.report._fit import WHOLE, WORDS, Col, Fitted
 
         fmt = lambda v: "-" if v is None else f"{v:.1f}"  # noqa: E731
-        rows = [[plain(r["arm"]), fmt(r["baseline"]), fmt(r["run"]), fmt(r["delta"]), plain(r["status"])]
-                for r in result["arms"]]
+        rows = [[plain(r.arm), fmt(r.baseline), fmt(r.run), fmt(r.delta), plain(r.status)] for r in result.arms]
         console.print(Fitted([Col("arm", WHOLE), *(Col(n, WHOLE, right=True) for n in ("baseline", "run", "delta")),
                               Col("status", WORDS)], rows))
-    if result["regressions"]:
+    if result.regressions:
         raise typer.Exit(1)

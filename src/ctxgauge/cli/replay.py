@@ -72,16 +72,17 @@ def replay(
         print_json({**result.to_dict(), **({"misses": misses_json(result.run_dir)} if misses else {})})
     else:
         print_run_report(result.run_dir, misses=misses)
-        failed = [x for x in result.commits if x["status"] == "failed"]
+        failed = [x for x in result.commits if x.status == "failed"]
         for x in failed[:10]:
-            err_console.print(f"failed {x['sha'][:10]} {x['request']!r}: {x['reason']}", soft_wrap=True, markup=False)
+            err_console.print(f"failed {x.id[:10]} {x.request!r}: {x.reason}", soft_wrap=True, markup=False)
         if len(failed) > 10:
             err_console.print(f"... and {len(failed) - 10} more failed commits (see the run's units)")
         from ctxgauge.records import read_run
+        from ctxgauge.results import ReplaySpec
 
-        spec = read_run(result.run_dir).spec
-        err_console.print(f"SOURCE {spec.get('repo')}@{str(spec.get('head'))[:10]}"
-                          + (f", subtree {spec['subtree']}/" if spec.get("subtree") else "")
+        spec = ReplaySpec.from_json(read_run(result.run_dir).spec, str(result.run_dir / "run.json"), "spec")
+        err_console.print(f"SOURCE {spec.repo}@{str(spec.head)[:10]}"
+                          + (f", subtree {spec.subtree}/" if spec.subtree else "")
                           + " (committed trees; uncommitted changes are not measured)", markup=False, soft_wrap=True)
         err_console.print(f"run recorded in {result.run_dir}", markup=False, soft_wrap=True)
     exit_for_run(result.run_dir, result.passed)

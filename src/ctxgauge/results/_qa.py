@@ -492,5 +492,53 @@ class QARun:
                 **self.results.to_json()}
 
 
+@dataclass
+class VerdictChange(Record):
+    """One answer whose rescored verdict differs from the recorded one (`qa rescore`)."""
+
+    unit: str
+    """The unit (arm x repetition x question)."""
+    recorded: str | None = None
+    """The verdict the run recorded (`pass`, `fail`, ...)."""
+    rescored: str | None = None
+    """The verdict the rescore reached."""
+    reason: str | None = None
+    """The rescore's reason for it."""
+
+
+@dataclass
+class QARescore:
+    """What `rescore_run` returns: the recomputed results and whether they reproduce the record."""
+
+    run_dir: str
+    """The run rescored (never written to)."""
+    judge: str
+    """The judge that rescored, `kind:model`."""
+    reproduced: bool
+    """True when no verdict changed and every arm's passed count and accuracy match the record."""
+    changed: list[VerdictChange]
+    """Every answer whose verdict changed."""
+    ledger: dict[str, Any]
+    """The judge client's ledger (calls, tokens, cache hits)."""
+    results: QAResults
+    """The recomputed results (summary, questions, runs, trust, ...)."""
+
+    def to_json(self) -> dict[str, Any]:
+        """`{run_dir, judge, reproduced, changed, ledger, summary, questions, runs, trust, ...}`: the flat
+        JSON form (`qa rescore --out` writes it, `--json` picks its keys from it)."""
+        return {"run_dir": self.run_dir, "judge": self.judge, "reproduced": self.reproduced,
+                "changed": [c.to_json() for c in self.changed], "ledger": self.ledger, **self.results.to_json()}
+
+
+@dataclass
+class QAAdjudicated(Record):
+    """What `qa adjudicate` returns: the human verdicts it recorded and the arms' figures derived again."""
+
+    adjudications: list[Adjudication] = field(default_factory=list)
+    """The verdicts recorded, one per unit adjudicated."""
+    summary: dict[str, ArmSummary] = field(default_factory=dict)
+    """Arm -> its figures with the human's verdict applied."""
+
+
 CLASSES = (QASpec, QAUnit, QAResults)
 """(settings, unit, results) of the suite: its entry in `ctxgauge.results.SUITES`."""

@@ -115,3 +115,92 @@ class PanelSummary(Record):
     """Mean agreement (1 - sd/50)."""
     flagged: int = 0
     """Answers the roles disagreed on."""
+
+
+@dataclass
+class BaselineModels(Record):
+    """The answer model and judge a qa baseline was measured with (a run compared against it must share
+    them: a new judge moves every score without the engine changing)."""
+
+    model: str | None = None
+    """The answering model."""
+    judge: str | None = None
+    """The judge model."""
+
+
+@dataclass
+class BaselineArm(Record):
+    """One arm's figures in a qa baseline."""
+
+    score: float | None = None
+    """Accuracy (pass/fail) or mean score (rubric) on a 0-100 scale, rounded to 4 places; None when the arm
+    scored nothing."""
+    questions: int = 0
+    """Questions asked."""
+    status: str | None = None
+    """`measured`, `skipped` or `failed`."""
+
+
+@dataclass
+class QABaseline(Record):
+    """A qa baseline file (`qa baseline save`), version 2. Version 1 recorded no `models`: read, then
+    refused by `compare_baseline` with the fix (save it again)."""
+
+    kind: str
+    """`ctxgauge.qa.baseline`."""
+    source: SourceIdentity
+    """The battery or question set the run read, by identity (its hash must match the compared run's)."""
+    arms: dict[str, BaselineArm | None]
+    """Arm -> its figures."""
+    version: int | None = None
+    """The file's layout version."""
+    run_id: str | None = None
+    """The run it was saved from."""
+    models: BaselineModels | None = None
+    """The answer model and judge (None in version 1)."""
+    trust: str | None = None
+    """The trust gate's status in that run."""
+
+
+@dataclass
+class BaselineRow(Record):
+    """One arm of `qa baseline compare`."""
+
+    arm: str
+    """The arm."""
+    baseline: float | None
+    """Its score in the baseline (0-100), or None."""
+    run: float | None
+    """Its score in the compared run, or None."""
+    delta: float | None
+    """run - baseline, rounded to 4 places (None when either side has no score)."""
+    status: str
+    """`ok`, `regression` (fell by more than the tolerance) or `not-measured`."""
+
+
+@dataclass
+class BaselineTrust(Record):
+    """The trust gate's status on either side of a baseline comparison."""
+
+    baseline: str | None = None
+    """In the baseline's run."""
+    run: str | None = None
+    """In the compared run."""
+
+
+@dataclass
+class BaselineComparison(Record):
+    """What `qa baseline compare` returns (its `--json`)."""
+
+    baseline: str
+    """The baseline file."""
+    run_dir: str
+    """The run compared."""
+    tolerance: float
+    """Points an arm may drop before it is a regression."""
+    arms: list[BaselineRow] = field(default_factory=list)
+    """Every arm of either side, by name."""
+    regressions: list[str] = field(default_factory=list)
+    """Arms that fell by more than the tolerance."""
+    trust: BaselineTrust = field(default_factory=BaselineTrust)
+    """The trust gate's status on either side."""

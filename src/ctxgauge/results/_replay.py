@@ -58,6 +58,9 @@ class ReplaySpec(Record):
     """The tokenizer the budgets are counted in, `{name, version}` (None where `budgets` is)."""
     gold_lines: str | None = field(default=None, metadata=OMIT_NONE)
     """The gold-line rule the run used (docs/replay.md, "Gold lines"); None where `budgets` is."""
+    subtree: str | None = field(default=None, metadata=OMIT_NONE)
+    """The folder replayed when REPO is a folder inside a work tree (docs/replay.md, "SOURCE"), relative
+    to the repository's top; None (not written) for a whole repository."""
 
 
 @dataclass

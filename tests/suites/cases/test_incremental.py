@@ -42,7 +42,7 @@ def test_cases_across_revisions_update_one_index_and_equal_fresh_builds(repo_bui
     result = run_cases(load_cases(tmp_path / "c.yaml"), CasesConfig(engine="bm25", vs="graph", out=tmp_path / "run"))
     # lib at r1 is built, then moved to r3 and to r2 (the order the case file names them); other is built
     assert sorted(updates) == sorted([r3, r2])
-    for unit, (name, rev, query, _) in zip(result.cases, cases):
+    for unit, (name, rev, query, _) in zip(result.to_dict()["cases"], cases):
         corpus = open_corpus(tmp_path / ("lib" if rev else "other"), rev)
         for spec, ranking in (("bm25", unit["ranking"]), ("graph", unit["vs"]["ranking"])):
             engine = get_engine(spec)
@@ -52,11 +52,11 @@ def test_cases_across_revisions_update_one_index_and_equal_fresh_builds(repo_bui
                 engine.build(corpus, out)
             fresh = [h.to_dict() for h in engine.query(out, query, 100)]
             assert ranking == fresh, (name, spec)
-    assert [u["figures"]["hit@5"] for u in result.cases] == [1.0] * 5
+    assert [u["figures"]["hit@5"] for u in result.to_dict()["cases"]] == [1.0] * 5
 
 
 def _rankings_of(result) -> dict[str, list[dict]]:
-    return {u["name"]: [u["ranking"], u["vs"]["ranking"]] for u in result.cases}
+    return {u["name"]: [u["ranking"], u["vs"]["ranking"]] for u in result.to_dict()["cases"]}
 
 
 def test_cases_keep_bm25_in_memory_and_rank_as_fresh_builds(repo_builder, tmp_path, monkeypatch):
@@ -87,7 +87,7 @@ def test_cases_keep_bm25_in_memory_and_rank_as_fresh_builds(repo_builder, tmp_pa
     assert writes == [atire] * 3
     assert _rankings_of(cached) == _rankings_of(off)
     monkeypatch.setattr(BM25Engine, "_write", real)
-    for unit, (name, rev, query, _) in zip(off.cases, cases):
+    for unit, (name, rev, query, _) in zip(off.to_dict()["cases"], cases):
         corpus = open_corpus(tmp_path / "lib", rev)
         for spec, ranking in (("bm25", unit["ranking"]), ("bm25(method=atire)", unit["vs"]["ranking"])):
             engine = get_engine(spec)
@@ -131,7 +131,7 @@ def test_cases_keep_at_most_one_git_reader_alive_and_none_after(repo_builder, tm
     alive: list[int] = []
     result = run_cases(load_cases(tmp_path / "c.yaml"), CasesConfig(engine="bm25", out=tmp_path / "run"),
                        progress=lambda done, total, name: alive.append(len(_cat_file_children() - before)))
-    assert [u["status"] for u in result.cases] == ["ok"] * 6
+    assert [u["status"] for u in result.to_dict()["cases"]] == ["ok"] * 6
     assert len(alive) == 6 and max(alive) == 1
     assert _cat_file_children() - before == set()
 
@@ -155,8 +155,8 @@ def test_the_revisions_of_a_repository_are_visited_oldest_commit_first(repo_buil
                         or real_update(self, o, c, ch))
     result = run_cases(load_cases(tmp_path / "c.yaml"), CasesConfig(engine="bm25", out=tmp_path / "run"))
     assert moves == [("build", r1), ("update", r2), ("update", r3)]
-    assert [u["name"] for u in result.cases] == ["c3", "c1", "c2", "c3b"]  # recorded in the file's order
-    for unit, (name, rev, query, _) in zip(result.cases, cases):
+    assert [u["name"] for u in result.to_dict()["cases"]] == ["c3", "c1", "c2", "c3b"]  # recorded in the file's order
+    for unit, (name, rev, query, _) in zip(result.to_dict()["cases"], cases):
         engine = get_engine("bm25")
         out = tmp_path / f"fresh-{name}"
         out.mkdir()

@@ -58,7 +58,7 @@ cases:
 
 def test_figures_by_hand_and_the_known_gaps_lane(lib):
     result = run_cases(load_cases(lib / "cases.yaml"), CasesConfig(engine="grep", ks=(5,), out=lib / "run"))
-    cases = {c["name"]: c for c in result.cases}
+    cases = {c["name"]: c for c in result.to_dict()["cases"]}
     fees = cases["fees"]
     assert [h["path"] for h in fees["ranking"]] == ["src/report.py", "src/loans.py"]
     assert fees["figures"]["recall@5"] == 1 / 2 and fees["figures"]["mrr"] == 1 / 2
@@ -107,7 +107,7 @@ def test_an_expected_file_the_corpus_lacks_is_an_error_not_a_silent_gap(lib):
     # With the flag it is reported and counts as a miss (recall 1/2, as if the file were never ranked).
     result = run_cases(load_cases(lib / "cases.yaml"),
                        CasesConfig(engine="grep", ks=(5,), out=lib / "run", missing_as_miss=True))
-    fees = {c["name"]: c for c in result.cases}["fees"]
+    fees = {c["name"]: c for c in result.to_dict()["cases"]}["fees"]
     assert fees["missing"] == ["src/mony.py"] and fees["coverage_gap"] == []
     assert fees["figures"]["recall@5"] == 1 / 2
 
@@ -120,7 +120,7 @@ def test_corpus_at_a_git_revision(repo_builder, tmp_path):
                                      "expected: [src/fees.py]}\n  - {name: new, query: overdue fee, corpus: lib, "
                                      "expected: [src/charges.py]}\n")
     result = run_cases(load_cases(tmp_path / "c.yaml"), CasesConfig(engine="grep", out=tmp_path / "run"))
-    assert [c["figures"]["hit@5"] for c in result.cases] == [1.0, 1.0]
+    assert [c["figures"]["hit@5"] for c in result.to_dict()["cases"]] == [1.0, 1.0]
     (tmp_path / "bad.yaml").write_text("cases:\n  - {name: x, query: q, corpus: lib@nosuch, expected: [a]}\n")
     with pytest.raises(UserError, match="no commit named 'nosuch'"):
         run_cases(load_cases(tmp_path / "bad.yaml"), CasesConfig(engine="grep", out=tmp_path / "never"))
@@ -147,7 +147,7 @@ def test_external_run_scores_as_ir_measures_does(tmp_path):
     run = list(ir_measures.read_trec_run(str(tmp_path / "run")))
     per_query = {(m.query_id, str(m.measure)): m.value for m in ir_measures.iter_calc(
         [ir_measures.R @ 2, ir_measures.RR, ir_measures.nDCG @ 2, ir_measures.P @ 2], qrels, run)}
-    ours = {c["name"]: c["figures"] for c in result.cases}
+    ours = {c["name"]: c["figures"] for c in result.to_dict()["cases"]}
     assert set(ours) == {"q1", "q2", "q3"}  # q4 has no relevant file: undefined, left out
     for q in ("q1", "q2"):
         assert ours[q]["recall@2"] == pytest.approx(per_query[(q, "R@2")], abs=1e-9)

@@ -30,9 +30,9 @@ def test_save_and_compare(mini_battery, tmp_path):
     base_dir, arm = agent_run(mini_battery, tmp_path, "base", 10)
     # The agent's answers that tier 1 cannot pass stay not-judged: only a fully scored arm has a score.
     data = save_baseline(base_dir, tmp_path / "baseline.json")
-    assert data["arms"][arm]["score"] == 100.0 and data["source"]["hash"]
+    assert data.arms[arm].score == 100.0 and data.source.hash
     same = compare_baseline(base_dir, tmp_path / "baseline.json")
-    assert same["regressions"] == [] and same["arms"][0]["delta"] == 0.0
+    assert same.regressions == [] and same.arms[0].delta == 0.0
 
 
 def test_regression_and_not_measured(mini_battery, tmp_path, openai_server):
@@ -47,8 +47,8 @@ def test_regression_and_not_measured(mini_battery, tmp_path, openai_server):
     run_qa(QAConfig(source=str(mini_battery.path), arms=[arm], judge="gpt-4o-mini",
                     base_url=openai_server.base_url, cache_dir=tmp_path / "c", out=worse), env=ENV)
     cmp = compare_baseline(worse, tmp_path / "baseline.json", tolerance=5.0)
-    assert cmp["arms"][0]["delta"] == -20.0 and cmp["regressions"] == [arm]
-    assert compare_baseline(worse, tmp_path / "baseline.json", tolerance=25.0)["regressions"] == []
+    assert cmp.arms[0].delta == -20.0 and cmp.regressions == [arm]
+    assert compare_baseline(worse, tmp_path / "baseline.json", tolerance=25.0).regressions == []
     res = CliRunner().invoke(app, ["qa", "baseline", "compare", str(worse), str(tmp_path / "baseline.json"), "--json"])
     assert res.exit_code == 1 and json.loads(res.stdout)["regressions"] == [arm]
 

@@ -34,14 +34,14 @@ def test_rescore_finds_its_battery_from_any_working_directory(mini_battery, open
     monkeypatch.chdir(elsewhere)
     again = rescore_run(mini_battery.path.parent / "runs/one", judge_base_url=openai_server.base_url,
                         cache_dir=tmp_path / "cache", env=ENV)
-    assert again["reproduced"]
+    assert again.reproduced
     # A battery that moved is found with --battery; a changed one is refused.
     moved = tmp_path / "moved"
     shutil.move(str(mini_battery.path), moved)
     with pytest.raises(Exception, match="cannot find the run's battery"):
         rescore_run(mini_battery.path.parent / "runs/one", judge_base_url=openai_server.base_url, env=ENV)
     assert rescore_run(mini_battery.path.parent / "runs/one", battery=moved, judge_base_url=openai_server.base_url,
-                       cache_dir=tmp_path / "cache", env=ENV)["reproduced"]
+                       cache_dir=tmp_path / "cache", env=ENV).reproduced
 
 
 def cli(*args: str, cwd=None):
@@ -265,7 +265,7 @@ def test_a_human_adjudication_outranks_the_judge(mini_battery, openai_server, tm
                        if '"none/rep01/q08"' in x][-1])["verdict"]["result"] == "fail"
     # A rescore re-judges, yet the human's verdict still outranks it.
     again = rescore_run(run_dir, judge_base_url=openai_server.base_url, cache_dir=tmp_path / "cache", env=ENV)
-    assert again["reproduced"] and again["summary"]["none"]["passed"] == 8
+    assert again.reproduced and again.results.summary["none"].passed == 8
     # Several arms answered? Then the arm must be named.
     bad = cli("qa", "adjudicate", str(run_dir), "q99", "--verdict", "pass", "--why", "x")
     assert bad.returncode == 2 and "no question 'q99'" in bad.stderr

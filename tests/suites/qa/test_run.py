@@ -82,11 +82,11 @@ def test_end_to_end_records_and_rescore(mini_battery, openai_server, tmp_path):
     # Rescore: the judge's verdicts come back from the cache, the answer model is never asked.
     before = openai_server.count
     again = rescore_run(run_dir, judge_base_url=openai_server.base_url, cache_dir=tmp_path / "cache", env=ENV)
-    assert again["reproduced"] and again["changed"] == [] and openai_server.count == before
-    assert again["summary"]["none"]["accuracy"] == s["none"]["accuracy"]
+    assert again.reproduced and again.changed == [] and openai_server.count == before
+    assert again.results.summary["none"].accuracy == s["none"]["accuracy"]
     # Without the cache the judge is asked again (6 calls), answers still come from the records, same verdicts.
     fresh = rescore_run(run_dir, judge_base_url=openai_server.base_url, use_cache=False, env=ENV)
-    assert fresh["reproduced"] and openai_server.count == before + 6
+    assert fresh.reproduced and openai_server.count == before + 6
 
 
 def test_second_run_is_served_by_the_cache(mini_battery, openai_server, tmp_path):

@@ -31,7 +31,7 @@ def _fresh_rankings(repo_path: Path, commits: list[dict], spec: str, depth: int,
 
 
 def test_bm25_and_grep_rankings_equal_a_full_rebuild_on_every_commit(sample_replay, sample_repo, tmp_path):
-    commits = [c for c in sample_replay.commits if c["status"] == "ok"]
+    commits = [c for c in sample_replay.to_dict()["commits"] if c["status"] == "ok"]
     assert len(commits) >= 50
     _fresh_rankings(sample_repo, commits, "bm25", 100, tmp_path, "engine")
     _fresh_rankings(sample_repo, commits, "grep", 100, tmp_path, "vs")
@@ -47,8 +47,8 @@ def test_graph_rankings_equal_a_full_rebuild_on_every_commit(sample_repo, tmp_pa
     if not ok:
         pytest.skip(f"graph engine unavailable: {why}")
     result = replay(ReplayConfig(repo=sample_repo, engine="graph", commits=None, out=tmp_path / "run"))
-    commits = [c for c in result.commits if c["status"] == "ok"]
-    assert commits and not [c for c in result.commits if c["status"] == "failed"]
+    commits = [c for c in result.to_dict()["commits"] if c["status"] == "ok"]
+    assert commits and not [c for c in result.to_dict()["commits"] if c["status"] == "failed"]
     _fresh_rankings(sample_repo, commits, "graph", 100, tmp_path, "engine")
 
 
@@ -91,7 +91,7 @@ def test_a_bm25_replay_commit_costs_the_change_not_the_repository(sample_repo, t
     monkeypatch.setattr(BM25Engine, "_matrix", lambda *a: pytest.fail("derived the whole score matrix"))
     monkeypatch.setattr(BM25Engine, "_save", lambda *a: pytest.fail("wrote the artifact"))
     result = replay(ReplayConfig(repo=sample_repo, engine="bm25", commits=None, out=tmp_path / "run"))
-    ok = [c for c in result.commits if c["status"] == "ok"]
-    assert len(ok) >= 50 and not [c for c in result.commits if c["status"] == "failed"]
+    ok = [c for c in result.to_dict()["commits"] if c["status"] == "ok"]
+    assert len(ok) >= 50 and not [c for c in result.to_dict()["commits"] if c["status"] == "failed"]
     assert len(listed) == 1  # the first parent; every later one by diff
     assert len(tokenised) == len(set(tokenised))  # every blob once

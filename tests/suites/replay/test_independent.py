@@ -69,7 +69,7 @@ def _independent_reading(repo: Path, max_files: int = 8) -> dict[str, tuple[str,
 
 
 def test_replay_agrees_with_an_independent_reading_of_git_log(sample_replay, sample_repo):
-    ours = {c["sha"]: (c["request"], sorted(c["expected"])) for c in sample_replay.commits}
+    ours = {c["sha"]: (c["request"], sorted(c["expected"])) for c in sample_replay.to_dict()["commits"]}
     theirs = _independent_reading(sample_repo)
     assert list(ours) == list(theirs)  # the same commits, in the same (newest first) order
     assert ours == theirs

@@ -54,7 +54,7 @@ def _run(tmp_path: Path, repo: Path, name: str = "run", **kw):
 def test_figures_equal_a_hand_computation(tmp_path, fees_repo):
     repo, sha = fees_repo
     result = _run(tmp_path, repo, ks=(5,))
-    by_sha = {c["sha"]: c for c in result.commits}
+    by_sha = {c["sha"]: c for c in result.to_dict()["commits"]}
     fix = by_sha[sha["fix"]]
     assert fix["request"] == "Overdue fee rounding"
     assert fix["expected"] == ["src/loans.py", "src/money.py"] and fix["tests"] == ["tests/test_loans.py"]
@@ -76,7 +76,7 @@ def test_figures_equal_a_hand_computation(tmp_path, fees_repo):
     assert result.results.summary["recall@5"] == (1 / 2 + by_sha[sha["docs"]]["figures"]["recall@5"]) / 2
     assert result.results.by_kind["code"].commits == 1 and result.results.by_kind["other"].commits == 2
     assert result.results.skipped["root"] == 1
-    assert [c["sha"] for c in result.commits] == [sha["gap"], sha["docs"], sha["fix"]]  # newest first
+    assert [c["sha"] for c in result.to_dict()["commits"]] == [sha["gap"], sha["docs"], sha["fix"]]  # newest first
 
 
 def test_the_run_record_holds_one_unit_per_commit_walked(tmp_path, fees_repo):
@@ -88,7 +88,7 @@ def test_the_run_record_holds_one_unit_per_commit_walked(tmp_path, fees_repo):
     assert "/" not in record["spec"]["repo"]  # a name, never an absolute path
     units = {u["id"]: u for u in read_units(result.run_dir)}
     assert len(units) == 4 and units[sha["fix"]]["status"] == "ok"
-    assert units[sha["fix"]]["figures"] == next(c for c in result.commits if c["sha"] == sha["fix"])["figures"]
+    assert units[sha["fix"]]["figures"] == next(c for c in result.to_dict()["commits"] if c["sha"] == sha["fix"])["figures"]
     assert record["results"]["summary"] == result.results.summary
 
 
@@ -109,12 +109,12 @@ def test_an_engine_failure_fails_one_commit_and_leaves_it_out_of_every_mean(tmp_
     monkeypatch.setattr("ctxgauge.suites._retrieval._engines.get_engine",
                         lambda spec: _Exploding() if spec == "grep" else GrepEngine())
     result = _run(tmp_path, repo, vs="grep-again")
-    failed = [c for c in result.commits if c["status"] == "failed"]
+    failed = [c for c in result.to_dict()["commits"] if c["status"] == "failed"]
     assert [c["sha"] for c in failed] == [sha["docs"]]
     assert "RuntimeError: boom" in failed[0]["reason"]
     assert result.results.counts.failed == 1 and result.results.counts.ok == 2
     # Only the fix is scored on both sides: the comparison and both summaries stand on it alone.
-    fix = next(c for c in result.commits if c["sha"] == sha["fix"])
+    fix = next(c for c in result.to_dict()["commits"] if c["sha"] == sha["fix"])
     assert result.results.summary["recall@5"] == fix["figures"]["recall@5"]
     assert result.results.comparison.commits == 2 and result.results.comparison.metrics["recall@5"].n == 1
 
@@ -129,8 +129,8 @@ def test_a_missing_blob_skips_the_commits_that_need_it(tmp_path, repo_builder):
     (b.path / ".git" / "objects" / oid[:2] / oid[2:]).unlink()  # a snapshot without that blob
     result = _run(tmp_path, b.path)
     assert result.results.skipped["missing-object"] == 2  # c2's and c3's parents hold big.txt version one
-    assert [c["sha"] for c in result.commits] == [c4]
-    assert c2 not in {c["sha"] for c in result.commits}
+    assert [c["sha"] for c in result.to_dict()["commits"]] == [c4]
+    assert c2 not in {c["sha"] for c in result.to_dict()["commits"]}
 
 
 class _Counting(GrepEngine):
@@ -160,7 +160,7 @@ def test_resume_skips_commits_done_and_ends_with_the_same_figures(tmp_path, fees
     resumed = replay(ReplayConfig(repo=repo, engine="grep", out=tmp_path / "cut", resume=True))
     assert _Counting.asked == ["Explain lending in the guide", "New logo"]  # the done commit is not redone
     assert resumed.results.summary == whole.results.summary
-    assert [c["figures"] for c in resumed.commits] == [c["figures"] for c in whole.commits]
+    assert [c["figures"] for c in resumed.to_dict()["commits"]] == [c["figures"] for c in whole.to_dict()["commits"]]
     assert read_run(tmp_path / "cut")["status"] == "success"
 
 

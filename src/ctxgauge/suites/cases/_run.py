@@ -110,8 +110,8 @@ class CasesResult:
     """Where the run is recorded."""
     results: CasesResults
     """What the run record keeps under `results` (the one typed model its readers read too)."""
-    cases: list[dict]
-    """One `--json` entry per case: name, status, request, expected, coverage_gap, known_gap, figures, ranking."""
+    cases: list[CasesUnit]
+    """Every case, in file order, as its unit (`case_entry` is its `--json` entry)."""
 
     @property
     def passed(self) -> bool:
@@ -120,7 +120,13 @@ class CasesResult:
 
     def to_dict(self) -> dict:
         """The `--json` shape: summary and cases, as replay prints summary and commits."""
-        return {**self.results.to_json(), "cases": self.cases, "run_dir": str(self.run_dir)}
+        return {**self.results.to_json(), "cases": [case_entry(u) for u in self.cases], "run_dir": str(self.run_dir)}
+
+
+def case_entry(unit: CasesUnit) -> dict:
+    """One element of `cases` in the `--json` shape: the unit's line as recorded, its id as `name`, without
+    timing and workers (a record of when and where, never compared)."""
+    return {"name": unit.id, **{k: v for k, v in unit.to_json().items() if k not in ("id", "timing", "workers")}}
 
 
 def _merge_lines(file_lines: Sequence[PassLine], extra: Sequence[PassLine]) -> list[PassLine]:
@@ -195,9 +201,7 @@ def _finish(run: RunDir, written: list[dict], metrics: list[str], lines: Sequenc
     if trec is not None:
         write_trec(Path(trec), units, engine_names[0], engine_names[1] if len(engine_names) > 1 else None)
     run.finish("success", results=results.to_json(), headline=figures_headline(summary, metrics))
-    cases = [{"name": u.id, **{k: v for k, v in line.items() if k not in ("id", "timing", "workers")}}
-             for u, line in zip(units, written)]
-    return CasesResult(run_dir=run.path, results=results, cases=cases)
+    return CasesResult(run_dir=run.path, results=results, cases=units)
 
 
 def run_cases(case_file: CaseFile, config: CasesConfig, progress: Progress | None = None) -> CasesResult:

@@ -16,6 +16,7 @@ from ctxgauge.errors import UserError
 from ctxgauge.records import check_not_written
 from ctxgauge.report import read_checked
 from ctxgauge.results import QAResults, QASpec, Verdict
+from ctxgauge.results._qa import QARescore, VerdictChange
 from ctxgauge.results._qa_files import QAContext, SourceIdentity
 from ctxgauge.suites.qa.arms._arms import parse_arm
 from ctxgauge.suites.qa.sources._battery import Battery
@@ -70,9 +71,9 @@ def rescore_run(run_dir: str | Path, *, judge: str | None = None, battery: str |
                 scorer: str | None = None, judge_provider: str | None = None,
                 judge_base_url: str | None = None, cache_dir: Path | None = None, use_cache: bool = True,
                 timeout: float = 120.0, retries: int = 3, backoff: float = 1.0,
-                env: Mapping[str, str] | None = None, sleep=None) -> dict:
-    """Re-judge every banked answer; returns `{run_dir, judge, reproduced, changed, summary, questions,
-    runs, trust}` with the recomputed figures."""
+                env: Mapping[str, str] | None = None, sleep=None) -> QARescore:
+    """Re-judge every banked answer; returns the recomputed results, the verdicts that changed and whether
+    the record is reproduced (`QARescore`; its `to_json()` is `qa rescore --out`'s file)."""
     run_dir = Path(run_dir)
     # A run another process is writing is not rescored (its units are still landing); the rescore itself
     # writes nothing into the run directory, so it takes no lock there.
@@ -109,8 +110,8 @@ def rescore_run(run_dir: str | Path, *, judge: str | None = None, battery: str |
                 got = score_text(by_qid[unit.qid], text, battery, source, judge_obj, rubric, scorer, grounding)
                 old, new = unit.verdict or Verdict(), Verdict.from_json(got, "rescore", "verdict")
                 if (old.result, old.tier, old.aggregate) != (new.result, new.tier, new.aggregate):
-                    changed.append({"unit": unit.id, "recorded": old.result, "rescored": new.result,
-                                    "reason": new.reason})
+                    changed.append(VerdictChange(unit=unit.id, recorded=old.result, rescored=new.result,
+                                                 reason=new.reason))
                 units.append({**unit.to_json(), "verdict": got})  # the writer's JSON form, as `summarize` reads it
                 continue
             units.append(unit.to_json())
@@ -127,5 +128,5 @@ def rescore_run(run_dir: str | Path, *, judge: str | None = None, battery: str |
     same = not changed and all(
         a in results.summary and results.summary[a].passed == s.passed and results.summary[a].accuracy == s.accuracy
         for a, s in new.summary.items())
-    return {"run_dir": str(run_dir), "judge": f"{client.kind}:{client.model}", "reproduced": same,
-            "changed": changed, "ledger": client.ledger.to_dict(), **new_results}
+    return QARescore(run_dir=str(run_dir), judge=f"{client.kind}:{client.model}", reproduced=same,
+                     changed=changed, ledger=client.ledger.to_dict(), results=new)

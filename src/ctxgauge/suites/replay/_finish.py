@@ -14,7 +14,7 @@ from ctxgauge.suites._retrieval import budget_curve, write_trec
 from ctxgauge.suites.replay._compare import comparison, gate
 from ctxgauge.suites.replay._plan import SUITE, SUITE_VERSION, Plan
 from ctxgauge.suites.replay._report import (
-    ReplayResult, by_kind, commit_entry, counts, skipped_counts, summary, vs_summary,
+    ReplayResult, by_kind, counts, skipped_counts, summary, vs_summary,
 )
 
 
@@ -70,4 +70,4 @@ def finish(p: Plan, run: RunDir, lines: list[dict]) -> ReplayResult:
         write_trec(Path(p.config.trec), units, results.engine, results.vs)
     run.finish("success", results=results.to_json(), headline=figures_headline(results.summary, p.metrics))
     return ReplayResult(run_dir=run.path, results=results,
-                        commits=[commit_entry(u) for u in units if u.status in ("ok", "failed")])
+                        commits=[u for u in units if u.status in ("ok", "failed")])

@@ -298,7 +298,6 @@ def _finished_run(run_dir: Path, p: Plan, line: RepoLine) -> tuple[ReplayResult,
     """A finished run read back (a resumed `--repos` whose run was done), its units in the plan's order, so
     the combined summary is the same as if it had just been run."""
     from ctxgauge.results import ReplayResults, ReplayUnit
-    from ctxgauge.suites.replay._report import commit_entry
 
     record = read_run(run_dir)
     if record.spec != json.loads(json.dumps(p.spec)):
@@ -311,5 +310,5 @@ def _finished_run(run_dir: Path, p: Plan, line: RepoLine) -> tuple[ReplayResult,
     results = ReplayResults.from_json(record.results, str(run_dir / "run.json"), "results")
     typed = [ReplayUnit.from_json(u, str(run_dir)) for u in units]
     result = ReplayResult(run_dir=run_dir, results=results,
-                          commits=[commit_entry(u) for u in typed if u.status in ("ok", "failed")])
+                          commits=[u for u in typed if u.status in ("ok", "failed")])
     return result, units

@@ -112,8 +112,9 @@ class ReplayResult:
     """Where the run is recorded."""
     results: ReplayResults
     """What the run record keeps under `results` (the one typed model its readers read too)."""
-    commits: list[dict]
-    """One `--json` entry per replayed commit (ok or failed), newest first."""
+    commits: list[ReplayUnit]
+    """Every replayed commit (ok or failed), newest first, as its unit (`commit_entry` is its `--json`
+    entry)."""
 
     @property
     def passed(self) -> bool:
@@ -123,4 +124,5 @@ class ReplayResult:
     def to_dict(self) -> dict:
         """The `--json` shape: the results (summary, skipped, counts, comparison with --vs, gate with
         --baseline ...), commits and run_dir."""
-        return {**self.results.to_json(), "commits": self.commits, "run_dir": str(self.run_dir)}
+        return {**self.results.to_json(), "commits": [commit_entry(u) for u in self.commits],
+                "run_dir": str(self.run_dir)}

@@ -184,5 +184,5 @@ def test_rescore_of_a_panel_run_reproduces_from_the_cache(openai_server, tmp_pat
     n = openai_server.count
     again = rescore_run(tmp_path / "run", judge_base_url=openai_server.base_url, cache_dir=tmp_path / "c", env=ENV)
     # Same judge, same grounding (the flag is in the spec), same panel: every request is a cache hit.
-    assert again["reproduced"] and again["changed"] == [] and openai_server.count == n
-    assert again["summary"]["none"]["panel"]["scored"] == 3
+    assert again.reproduced and again.changed == [] and openai_server.count == n
+    assert again.results.summary["none"].panel["scored"] == 3

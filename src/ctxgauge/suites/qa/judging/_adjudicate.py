@@ -21,6 +21,7 @@ from ctxgauge._io import write_json_atomic
 from ctxgauge.errors import UserError
 from ctxgauge.records import RUN_FILE, hash_files, lock_dir, read_run, read_units, utc_now
 from ctxgauge.results import QAResults, QASpec
+from ctxgauge.results._qa import Adjudication, QAAdjudicated
 from ctxgauge.report import read_checked
 from ctxgauge.suites.qa.sources._battery import Battery
 from ctxgauge.results._qa_files import QAContext
@@ -32,9 +33,9 @@ VERDICTS = ("pass", "fail")
 
 
 def adjudicate(run_dir: str | Path, qid: str, verdict: str, why: str, *, arm: str | None = None,
-               rep: int | None = None, by: str | None = None) -> dict:
+               rep: int | None = None, by: str | None = None) -> QAAdjudicated:
     """Record a human verdict on the answer(s) to `qid` (of one arm and repetition when given) and derive
-    the run's figures again. Returns `{adjudications: [...new], summary}`.
+    the run's figures again. Returns the verdicts recorded and the arms' figures (`QAAdjudicated`).
 
     It writes the run directory, so it holds the run's writer lock throughout (`records.lock_dir`): never
     while a `qa run --resume` or another adjudication writes it."""
@@ -45,7 +46,7 @@ def adjudicate(run_dir: str | Path, qid: str, verdict: str, why: str, *, arm: st
 
 
 def _adjudicate(run_dir: Path, qid: str, verdict: str, why: str, arm: str | None, rep: int | None,
-                by: str | None) -> dict:
+                by: str | None) -> QAAdjudicated:
     ref = read_checked(run_dir)
     record = ref.record
     if record.suite != "qa":
@@ -81,7 +82,9 @@ def _adjudicate(run_dir: Path, qid: str, verdict: str, why: str, arm: str | None
     record.results = rederived.to_json()
     record.files = hash_files(run_dir)
     write_json_atomic(run_dir / RUN_FILE, record.to_json())
-    return {"adjudications": new, "summary": record.results["summary"]}
+    where = str(run_dir / ADJUDICATIONS_FILE)
+    return QAAdjudicated(adjudications=[Adjudication.from_json(a, where, "adjudication") for a in new],
+                         summary=rederived.summary)
 
 
 def _rederive(run_dir: Path, record) -> QAResults:
