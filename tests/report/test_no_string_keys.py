@@ -71,10 +71,7 @@ WHOLE_FILES: dict[str, str] = {
     "cli/query.py": "`query`: one engine's answer (`engines` hits as JSON), never a run",
 }
 """cli/ modules that read no run at all: every string key in them is passed (each listed with why)."""
-PENDING: dict[tuple[str, str], str] = {
-    ("cli/replay.py", "_render_many"): "the `--repos` pooled table reads summary.json, typed by a parallel "
-                                       "change (issue 35); remove this entry when it reads attributes",
-}
+PENDING: dict[tuple[str, str], str] = {}
 """(module, function) whose string keys are waiting on another change: each says which, and goes once done."""
 
 
