@@ -18,7 +18,7 @@ import ctxgauge
 from ctxgauge._output import MARK_LINE
 from ctxgauge.records import RUN_FILE
 import ctxgauge.report._svg as _svg
-from ctxgauge.report._common import nice_top, pval
+from ctxgauge.report._common import fmt_interval, nice_top, pval
 from ctxgauge.report._model import BarsFigure, Block, Cell, CurveFigure, GridFigure, PairedFigure, Report, Section, Table
 from ctxgauge.report._style import CSS
 
@@ -103,7 +103,7 @@ def _paired(fig: PairedFigure, colours: _svg.Colours) -> str:
         rows.append(
             f'<tr><td>{escape(r.metric)}</td><td class="num">{r.mean_a:.3f}</td><td class="num">{r.mean_b:.3f}</td>'
             f'<td class="num">{"<b>" if strong else ""}{r.diff:+.3f}{"</b>" if strong else ""}'
-            f'<br><span class="tick">[{r.low:+.3f}, {r.high:+.3f}]</span></td>'
+            f'<br><span class="tick">{fmt_interval(r.low, r.high, signed=True)}</span></td>'
             f'<td>{_svg.diff_plot(r, span, ca, cb)}</td><td class="num">{pval(r.p_value)}</td>'
             f'<td class="nowrap">{_svg.wtl_bar(r, ca, cb)} '
             f'<span class="tick">{r.wins}/{r.ties}/{r.losses}</span></td></tr>')

@@ -16,7 +16,7 @@ from rich.rule import Rule
 from rich.text import Text
 
 from ctxgauge.report._build import RUNS_CAPTION
-from ctxgauge.report._common import pval
+from ctxgauge.report._common import fmt_interval, pval
 from ctxgauge.report._fit import FREE, WHOLE, WORDS, Col, Fitted
 from ctxgauge.report._markdown import GRID_SYMBOLS
 from ctxgauge.report._model import BarsFigure, Block, Cell, GridFigure, PairedFigure, Report, Section, Table
@@ -66,7 +66,7 @@ def _bars(fig: BarsFigure) -> Fitted:
     rows, ends = [], []
     for p in fig.panels:
         for i, b in enumerate(p.bars):
-            interval = f"[{b.low:.3f}, {b.high:.3f}]" if b.low is not None and b.high is not None else ""
+            interval = fmt_interval(b.low, b.high) if b.low is not None and b.high is not None else ""
             value = "not measured" if b.value is None else (b.text or f"{b.value:.3f}")
             rows.append([_lit(p.metric if i == 0 else ""), _lit(b.label), _lit(text_bar(b.value, p.top), "cyan"),
                          _lit(value), _lit(interval)])
@@ -84,7 +84,7 @@ def _paired(fig: PairedFigure) -> Fitted:
     for r in fig.rows:
         sure = r.low > 0 or r.high < 0
         rows.append([_lit(r.metric), _lit(f"{r.mean_a:.3f}"), _lit(f"{r.mean_b:.3f}"),
-                     _lit(f"{r.diff:+.3f}", "bold" if sure else ""), _lit(f"[{r.low:+.3f}, {r.high:+.3f}]"),
+                     _lit(f"{r.diff:+.3f}", "bold" if sure else ""), _lit(fmt_interval(r.low, r.high, signed=True)),
                      _lit(pval(r.p_value)), _lit(f"{r.wins}/{r.ties}/{r.losses}")])
     return Fitted(cols, rows, title=_lit(fig.title, "bold"))
 
