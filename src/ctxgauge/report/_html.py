@@ -173,7 +173,7 @@ def render_html(report: Report, base: Path | None = None) -> str:
     finished = sum(1 for row in report.overview.rows if row[2].style == "good")
     dnf = len(report.overview.rows) - finished
     nav = "".join(f'<a href="#suite-{escape(s.suite)}">{escape(s.suite)}</a>' for s in report.sections)
-    overview = _block(report.overview, links, colours, 0)
+    overview = _block(report.overview, links, colours, 0)  # last, as in every view: figures first
     body = "".join(_section(s, links, colours, counter) for s in report.sections)
     subtitle = (f"{len(report.runs)} run{'s' if len(report.runs) != 1 else ''}: {finished} finished"
                 + (f", {dnf} did not finish (listed, never in a mean)" if dnf else "")
@@ -187,7 +187,7 @@ def render_html(report: Report, base: Path | None = None) -> str:
         f"<title>{escape(report.title)}</title><style>{CSS}</style></head><body>"
         f'<header class="top"><div class="wrap"><h1>{escape(report.title)}</h1><p>{escape(subtitle)}</p>'
         f"<nav>{nav}</nav></div></header>"
-        f'<main class="wrap">{overview}{body}'
+        f'<main class="wrap">{body}{overview}'
         f"<footer>Written by ctxgauge {escape(ctxgauge.__version__)} from run records alone; regenerate it with "
         f"<code>ctxgauge report RUNS_DIR --html FILE</code>.</footer></main></body></html>\n"
     )

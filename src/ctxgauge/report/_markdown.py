@@ -148,13 +148,16 @@ def render_markdown(report: Report, base: Path | None = None, *, details: bool =
     # The marker first: a later `report --md` onto this file knows ctxgauge wrote it (`_output`).
     out = [MARK_LINE, f"# {_esc(report.title)}", "", f"{len(report.runs)} runs. Every figure names the run it comes from.",
            ""]
-    out += _block(report.overview, links)
     for sec in report.sections:
         out += [f"## {_esc(sec.title)}", ""]
         out += [f"- {_esc(n)}" for n in sec.notes] + ([""] if sec.notes else [])
         for block in sec.blocks:
             if details or not getattr(block, "detail", False):
                 out += _block(block, links)
+    # Figures first, the Runs table last, as in every view; a heading of its own level, not one more table
+    # of the last suite's section.
+    runs = _block(report.overview, links)
+    out += [runs[0].removeprefix("#"), *runs[1:]]
     return "\n".join(out).rstrip("\n") + "\n"
 
 

@@ -8,14 +8,12 @@ messages), and Rich would read `[bold]` in them as a style (the text vanishes) a
 
 from __future__ import annotations
 
-from dataclasses import replace
 
 from rich.console import Console, Group, RenderableType
 from rich.constrain import Constrain
 from rich.rule import Rule
 from rich.text import Text
 
-from ctxgauge.report._build import RUNS_CAPTION
 from ctxgauge.report._common import fmt_interval, pval
 from ctxgauge.report._fit import FREE, WHOLE, WORDS, Col, Fitted
 from ctxgauge.report._markdown import GRID_SYMBOLS
@@ -137,7 +135,7 @@ def render_terminal(report: Report, console: Console | None = None, *, details: 
     console = console or Console(highlight=False)
     for sec in report.sections:
         console.print(_section(sec if details else _without_details(sec)))
-    console.print(_block(replace(report.overview, caption=RUNS_CAPTION.format(where="above"))))
+    console.print(_block(report.overview))
 
 
 def render_details(report: Report, console: Console | None = None) -> None:
