@@ -142,3 +142,17 @@ def test_a_column_with_a_separator_wraps_after_it_only():
     out = draw(Fitted(cols, rows), 200)
     assert all(f in out for f in figures)  # room enough: one line, as given
     assert "recall@5 0.912" not in draw(Fitted([Col("run", WHOLE), Col("figures", WORDS)], rows), 68)
+
+
+def test_the_left_out_note_fits_and_counts_its_columns():
+    # `engines` at 80 columns: `left out at 80 columns: identity (a wider terminal shows them; --json holds
+    # every value)` wrapped at 80 itself and said "them" for one column.
+    cols = [Col("engine", WHOLE), Col("status", WORDS), Col("identity", WHOLE, drop=1)]
+    rows = [[f"engine{i}", "available", "sha256:" + "ab" * 32] for i in range(3)]
+    one = draw(Fitted(cols, rows), 80)
+    assert lines_fit(one, 80)
+    note = [line for line in one.splitlines() if line.startswith("left out at")]
+    assert note == ["left out at 80 columns: identity (a wider terminal or --json shows it)"], one
+    cols, rows = runs_table(finished=1, engines=1)
+    two = " ".join(draw(Fitted(cols, rows), 80).split())
+    assert "left out at 80 columns: engines / arms, finished (UTC) (a wider terminal or --json shows them)" in two
