@@ -187,8 +187,12 @@ def _run_demo(config: DemoConfig, out: Path, progress: Progress) -> DemoResult:
 
         # 1. replay; embeddings shared between engine objects (minilm, hybrid's minilm, the --vs pair)
         with share():
-            for engine in engines:
-                res = one_replay(f"replay-{_slug(engine)}", engine)
+            # Numbered in the order given (grep, bm25, minilm, graph, hybrid, fusion): a report lists runs,
+            # so engines, in path order, and `replay-bm25` before `replay-grep` put the HTML and Markdown in
+            # another order than this terminal's table. The comparison run sorts after them.
+            width = len(str(len(engines)))
+            for n, engine in enumerate(engines, 1):
+                res = one_replay(f"replay-{n:0{width}d}-{_slug(engine)}", engine)
                 result.replay[engine] = res.summary
             # 2. the best two, paired on the same commits
             if len(engines) >= 2:

@@ -33,6 +33,9 @@ def repo(repo_builder):
     (["replay", "{repo}", "--engine", "grep", "--out", "{tmp}/nowhere", "--resume"],
      "{tmp}/nowhere: no such folder, so no run to resume there"),
     (["determinism", "{plain}", "--engine", "grep", "--out", "{tmp}/nowhere", "--resume"], "no such folder"),
+    # Click answered `No such option: --model (Possible options: --help)` (walkthrough at 80 columns).
+    (["demo", "--model", "x", "--out", "{tmp}/nowhere"], "the demo runs without a model and takes no --model; "
+     "to have a model answer the bundled battery, run: ctxgauge qa run shelfd --arm none --arm context:bm25@5 --model MODEL"),
     (["cases", "{tmp}/cases.yaml", "--engine", "grep", "--out", "{tmp}/nowhere", "--resume"], "no such folder"),
 ])
 def test_a_mistyped_command_says_how_to_mend_it(tmp_path, repo, args, message):

@@ -96,6 +96,8 @@ def test_runs_list_and_show(runs, columns):
     listed = json.loads(invoke(["runs", "list", str(runs), "--json"], None))["runs"]
     out = invoke(["runs", "list", str(runs)], columns)
     assert_laid_out(out, columns, [r["path"] for r in listed] + [w for r in listed for w in WORD.findall(r["headline"] or "")])
+    # A figure and its value are one token (`recall@5` / `0.912` on two lines read as two things).
+    assert_laid_out(out, columns, [f.rstrip(",") for r in listed for f in (r["headline"] or "").split(", ")])
     for r in listed[:4]:
         shown = json.loads(invoke(["runs", "show", str(runs / r["path"]), "--json"], None))
         out = invoke(["runs", "show", str(runs / r["path"])], columns)

@@ -61,6 +61,18 @@ takes every trust-gate card out of 5d251ae's and today's report.html and report.
 figures' ids, which the added card shifts), checks that today's cards name every check 5d251ae's named
 with the same status, and the rest is compared byte for byte; 5d251ae's terminal tokens are looked for
 outside its trust tables only, and the measured checks' values inside them.
+
+And issue 39's item 4 in report.md and report.html: figures first, the Runs table last, as the terminal
+already showed it (5d251ae put it first in Markdown and HTML); its caption says the figures are `above`
+where 5d251ae's said `below`, and Markdown gives it a heading of its own level (`## Runs`, where 5d251ae's
+`### Runs` came before any section). `runs_first` checks the Runs table is the page's last block, and only
+its place, that one word and that heading level differ, and moves it back (the table itself, its rows and
+links compared byte for byte).
+
+And the coverage gap of a cases run (walkthrough at 80 columns): 5d251ae showed `-` where replay showed
+`0.0%` for the same "no gap" (cases store no share; the report now computes replay's share from the units).
+`old_gap` turns the coverage-gap row's percentages back into `-` inside the cases section only, checking
+each was one.
 """
 
 from __future__ import annotations
@@ -243,6 +255,57 @@ def old_markdown(md: bytes) -> bytes:
     return MD_ESCAPE.sub(rb"\1", md)
 
 
+RUNS_CAPTION_NOW = b"left out of every figure and mean above."
+RUNS_CAPTION_THEN = b"left out of every figure and mean below."
+RUNS_CARD = b'<div class="card" id="fig-0" data-kind="table"'
+MAIN = b'<main class="wrap">'
+
+
+def runs_first(name: str, page: bytes) -> bytes:
+    """report.md or report.html with the Runs table moved back to where 5d251ae put it, before any section
+    (the module's docstring), after checking it is today's last block and says `above`."""
+    if name.endswith(".md"):
+        at = page.index(b"\n## Runs\n\n") + 1
+        assert page.count(b"\n## Runs\n\n") == 1, name
+        body, runs = page[:at], page[at:]  # the Runs table is the last block: all that follows its heading
+        assert runs.count(RUNS_CAPTION_NOW) == 1 and runs.count(b"\n## ") == 0, name
+        runs = b"#" + runs.replace(RUNS_CAPTION_NOW, RUNS_CAPTION_THEN) + b"\n"
+        intro = body.index(b"\n\n", body.index(b"\n\n") + 2) + 2  # the title, then the one line under it
+        return (body[:intro] + runs + body[intro:]).rstrip(b"\n") + b"\n"
+    at, end = page.index(RUNS_CARD), page.index(b"<footer>")
+    assert page.count(RUNS_CARD) == 1 and at < end, name
+    runs = page[at:end]  # the last card, right before the footer
+    assert runs.count(RUNS_CAPTION_NOW) == 1 and b"<section" not in runs, name
+    page = page[:at] + page[end:]
+    main = page.index(MAIN) + len(MAIN)
+    return page[:main] + runs.replace(RUNS_CAPTION_NOW, RUNS_CAPTION_THEN) + page[main:]
+
+
+GAP_MD = re.compile(rb"^\| coverage gap((?: \| [^|\n]*)+) \|$", re.M)
+GAP_HTML = re.compile(rb'(<td>coverage gap</td>)((?:<td class="num">[^<]*</td>)+)')
+PERCENT = re.compile(rb"\d+\.\d%")
+
+
+def old_gap(name: str, page: bytes) -> bytes:
+    """The cases section's coverage-gap cells as 5d251ae wrote them, `-` (the module's docstring)."""
+    def dash(cells: bytes, cell: re.Pattern, blank: bytes) -> bytes:
+        values = cell.findall(cells)
+        assert values and all(PERCENT.fullmatch(v) for v in values), (name, cells)
+        return cell.sub(blank, cells)
+
+    if name.endswith(".md"):
+        sections = re.split(rb"(?m)^(?=## )", page)
+        fix = lambda m: b"| coverage gap" + dash(m.group(1), re.compile(rb"(?<=\| )[^|\n]*?(?= \||$)"), b"-") + b" |"
+        return b"".join(GAP_MD.sub(fix, s) if s.startswith(b"## Cases") else s for s in sections)
+    at = page.find(b'<section class="suite" id="suite-cases">')
+    if at < 0:
+        return page
+    end = page.index(b"</section>", at)
+    cell = re.compile(rb'(?<=<td class="num">)[^<]*(?=</td>)')
+    fix = lambda m: m.group(1) + dash(m.group(2), cell, b"-")
+    return page[:at] + GAP_HTML.sub(fix, page[at:end]) + page[end:]
+
+
 HREF = re.compile(rb'href="([^"]*)"')
 
 
@@ -299,13 +362,14 @@ def test_todays_readers_render_what_5d251ae_rendered(name, work, monkeypatch):
     # `ctxgauge report RUN --md ... --html ...`: the links are relative to the page's directory.
     md = write_markdown(model, out / "report.md")
     html = write_html(model, out / "report.html")
-    today_md, then_md = apart_trust("report.md", old_markdown(without_mark(md.name, md.read_bytes())),
+    today_md, then_md = apart_trust("report.md", old_gap("report.md", old_markdown(runs_first(md.name, without_mark(
+        md.name, md.read_bytes())))),
                                     (expected / "report.md").read_bytes())
     assert today_md == then_md
     then_html = (expected / "report.html").read_bytes()
     assert (b"missed of" in then_html) == bool(MISSES_TITLE.search(html.read_bytes()))
-    today_html, then_html = apart_trust("report.html", old_html(old_links(old_misses_titles(
-        without_mark(html.name, html.read_bytes())))), then_html)
+    today_html, then_html = apart_trust("report.html", old_gap("report.html", old_html(old_links(old_misses_titles(
+        runs_first(html.name, without_mark(html.name, html.read_bytes())))))), then_html)
     assert today_html == then_html
 
     # `ctxgauge export RUN --out ...`: every file, byte for byte, and no file more or less. An empty
@@ -316,8 +380,8 @@ def test_todays_readers_render_what_5d251ae_rendered(name, work, monkeypatch):
     for top in ("report.md", "report.html", "leaderboard.csv"):  # the export's own files, rendered today
         today = exported[top]
         exported[top] = (old_leaderboard(today, then_tree[top]) if top == "leaderboard.csv"
-                         else old_markdown(without_mark(top, today)) if top == "report.md"
-                         else old_html(old_links(old_misses_titles(without_mark(top, today)))))
+                         else old_gap(top, old_markdown(runs_first(top, without_mark(top, today)))) if top == "report.md"
+                         else old_gap(top, old_html(old_links(old_misses_titles(runs_first(top, without_mark(top, today)))))))
         if top != "leaderboard.csv":  # the trust cards compared apart (the module's docstring), the rest byte for byte
             mine, theirs = apart_trust(top, exported[top], then_tree[top])
             assert mine == theirs, top

@@ -127,3 +127,32 @@ def test_split_tables_repeat_what_tells_their_rows_apart():
         assert len(body) == 2 and "fusion" in body[0] and "bm25" in body[1], part
     # A first column whose cells differ is the only one repeated (the matrix case above).
     assert Fitted(cols, rows[1:]).keys([0, 1, 2, 3, 4]) == [0]
+
+
+def test_a_column_with_a_separator_wraps_after_it_only():
+    figures = ["hit@5 0.925, recall@5 0.912, ndcg@5 0.838", "none 38.9%, context:bm25@3 61.1%"]
+    cols = [Col("run", WHOLE), Col("figures", WORDS, sep=", ")]
+    rows = [[rid, f] for rid, f in zip(RUN_IDS, figures)]
+    for width in (68, 80, 200):
+        out = draw(Fitted(cols, rows), width)
+        assert lines_fit(out, width), out
+        for f in figures:
+            for piece in f.split(", "):
+                assert piece in out, (width, piece, out)  # a figure never split from its value
+    out = draw(Fitted(cols, rows), 200)
+    assert all(f in out for f in figures)  # room enough: one line, as given
+    assert "recall@5 0.912" not in draw(Fitted([Col("run", WHOLE), Col("figures", WORDS)], rows), 68)
+
+
+def test_the_left_out_note_fits_and_counts_its_columns():
+    # `engines` at 80 columns: `left out at 80 columns: identity (a wider terminal shows them; --json holds
+    # every value)` wrapped at 80 itself and said "them" for one column.
+    cols = [Col("engine", WHOLE), Col("status", WORDS), Col("identity", WHOLE, drop=1)]
+    rows = [[f"engine{i}", "available", "sha256:" + "ab" * 32] for i in range(3)]
+    one = draw(Fitted(cols, rows), 80)
+    assert lines_fit(one, 80)
+    note = [line for line in one.splitlines() if line.startswith("left out at")]
+    assert note == ["left out at 80 columns: identity (a wider terminal or --json shows it)"], one
+    cols, rows = runs_table(finished=1, engines=1)
+    two = " ".join(draw(Fitted(cols, rows), 80).split())
+    assert "left out at 80 columns: engines / arms, finished (UTC) (a wider terminal or --json shows them)" in two

@@ -22,8 +22,16 @@ def demo(
     commits: int = typer.Option(40, "--commits", min=1, help="How many of the sample's newest eligible commits replay scores."),
     resume: bool = resume_option("demo"),
     json_out: bool = typer.Option(False, "--json", help="Print JSON: {out, runs, skipped, replay, best_two, comparison, determinism, qa, report_html, report_md}."),
+    # Hidden: the demo takes no model. A user who gives one (the demo's qa line speaks of models) got Click's
+    # `No such option: --model (Possible options: --help)`; now one line naming the command that takes one.
+    model: Optional[str] = typer.Option(None, "--model", "-m", hidden=True),
 ) -> None:
     """Replay, compare, grade determinism and run the battery on the bundled sample; write the HTML report."""
+    if model is not None:
+        from ctxgauge.errors import UserError
+
+        raise UserError("the demo runs without a model and takes no --model; to have a model answer the "
+                        "bundled battery, run: ctxgauge qa run shelfd --arm none --arm context:bm25@5 --model MODEL")
     check_resume(resume, out)
     from ctxgauge.demo import DemoConfig, phase_unit, run_demo
     from ctxgauge.engines import REFERENCE_ENGINES

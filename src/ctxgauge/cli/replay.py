@@ -88,14 +88,11 @@ def replay(
     exit_for_run(result.run_dir, result.passed)
 
 
-def _fmt(v: float | None) -> str:
-    return "–" if v is None else f"{v:.3f}"
-
-
 def _render_many(m) -> None:
     """The `--repos` table, from the typed summary (`results.ReplayManySummary`): each repository's headline
     figures and line coverage at the middle budget, then the pooled ones with their intervals."""
     from ctxgauge.metrics.scoring import headline_metrics
+    from ctxgauge.report._common import fmt, fmt_interval
     from ctxgauge.report._fit import WHOLE, Col, Fitted
 
     s = m.summary
@@ -118,14 +115,14 @@ def _render_many(m) -> None:
         for name, key, _ in sides:
             figures = getattr(repo, key) or {}
             rows.append([plain(repo.run), *engine(name), str(repo.counts.ok),
-                         *(_fmt(figures.get(n)) for n in shown)])
+                         *(fmt(figures.get(n)) for n in shown)])
     commits = str(sum(r.counts.ok for r in s.repositories))
     for name, _, pooled in sides:
         rows.append(["[bold]pooled[/]", *engine(name), commits,
-                     *(_fmt(pooled[n].mean) if pooled.get(n) else "–" for n in shown)])
+                     *(fmt(pooled[n].mean) if pooled.get(n) else "-" for n in shown)])
         rows.append(["95% CI", *engine(name), "",
-                     *(f"{pooled[n].ci_low:.3f}–{pooled[n].ci_high:.3f}" if pooled.get(n) else "–"
-                       for n in shown)])
-    console.print(Fitted(cols, rows, title=f"replay {title}: {len(s.repositories)} repositories"))
+                     *(fmt_interval(pooled[n].ci_low, pooled[n].ci_high) if pooled.get(n) else "-" for n in shown)])
+    n_repos = len(s.repositories)
+    console.print(Fitted(cols, rows, title=f"replay {title}: {n_repos} repositor{'y' if n_repos == 1 else 'ies'}"))
     console.print(f"pooled intervals resample repositories, then commits within them (seed {s.seed}); "
                   f"runs and summary.json in {plain(m.out)}", soft_wrap=True)

@@ -43,10 +43,11 @@ def list_runs(
             return
     from ctxgauge.report._fit import WHOLE, WORDS, Col, Fitted
 
-    # The run's path is what a user copies: whole, never left out. A narrow terminal leaves out the start
+    # The run's path is what a user copies: whole, never left out. A figure and its value are one word of
+    # the figures column (`recall@5 0.912` never split across lines). A narrow terminal leaves out the start
     # time first, then the dataset, the engines and the suite (`--json` has every value).
     cols = [Col("run", WHOLE), Col("suite", WHOLE, drop=4), Col("status", WORDS), Col("engines / arms", WORDS, drop=3),
-            Col("dataset", WHOLE, drop=2), Col("started (UTC)", WHOLE, drop=1), Col("figures", WORDS)]
+            Col("dataset", WHOLE, drop=2), Col("started (UTC)", WHOLE, drop=1), Col("figures", WORDS, sep=", ")]
     table = []
     for r in rows:
         # Every cell but the status colour is read from a run record: user text, printed as typed.
@@ -99,12 +100,11 @@ def _print(path: Path, record: "RunRecord", integrity: dict[str, str], foreign: 
 
     prov, timing, counts = record.provenance, record.timing, record.counts
     source = prov.get("source") or {}
-    status = record.status
-    colour = "green" if record.finished else "red"
+    # The status in the words of `runs list`, report and HTML (`finished`), never the record's `success`.
+    status = "[green]finished[/]" if record.finished else f"[red]did not finish ({plain(record.status)})[/]"
     # Everything below is read from the run record (user text): through `plain`, never read as markup; lines
     # wrap between words at a terminal's width (a path stays whole), and not at all without one (`_common`).
-    console.print(f"[bold]{plain(record.run_id)}[/]  {plain(record.suite)}  [{colour}]{plain(status)}[/]  "
-                  f"{plain(path)}")
+    console.print(f"[bold]{plain(record.run_id)}[/]  {plain(record.suite)}  {status}  {plain(path)}")
     if record.error:
         console.print(f"[red]error:[/] {plain(record.error)}")
     console.print(plain(f"started {timing.get('started_at') or '-'}  finished {timing.get('finished_at') or '-'}"))
@@ -116,9 +116,9 @@ def _print(path: Path, record: "RunRecord", integrity: dict[str, str], foreign: 
         memory = machine.get("memory_bytes")
         console.print(plain(f"machine: {machine.get('cpu_model') or '-'}, {machine.get('cpu_count') or '-'} cores, "
                             f"{'-' if not memory else f'{memory / 2**30:.1f} GiB'} memory"))
-    console.print(plain("units: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())) if counts else "units: -"))
-    console.print(f"foreign units: {foreign}" if not foreign else
-                  f"[bold red]foreign units: {foreign}[/] (lines of another run in units.jsonl: report and export refuse this run)")
+    console.print(plain(_units(counts)))
+    console.print(f"foreign units: {foreign} (unit lines written by another run)" if not foreign else
+                  f"[bold red]foreign units: {foreign}[/] (unit lines written by another run: report and export refuse this run)")
     subject = record.subject
     console.print(plain(f"measured {', '.join(subject.systems) or '-'} on {subject.dataset}"
                         + (f" with {subject.model}" if subject.model else "")))
@@ -128,6 +128,16 @@ def _print(path: Path, record: "RunRecord", integrity: dict[str, str], foreign: 
     styles = {"ok": "green", "changed": "bold red", "missing": "bold red", "unhashed": "yellow"}
     files = [[plain(name), f"[{styles.get(state, '')}]{plain(state)}[/]"] for name, state in integrity.items()]
     console.print(Fitted([Col("file", WHOLE), Col("SHA-256 check", WHOLE)], files, title="files"))
+
+
+def _units(counts: dict[str, int]) -> str:
+    """The unit counts as the Runs table of every report gives them (`units ok/failed/skipped 40/0/64`),
+    any other status recorded after them by name."""
+    if not counts:
+        return "units: -"
+    main = ("ok", "failed", "skipped")
+    rest = "".join(f", {k} {v}" for k, v in sorted(counts.items()) if k not in main)
+    return "units ok/failed/skipped: " + "/".join(str(counts.get(k, 0)) for k in main) + rest
 
 
 class _Spec:

@@ -13,6 +13,7 @@ from html import escape
 from typing import Any, Callable, Sequence
 
 from ctxgauge.results import TypedRun
+from ctxgauge.report._common import fmt_interval
 from ctxgauge.report._model import Cell, Curve, CurveFigure, CurvePoint
 import ctxgauge.report._svg as _svg
 
@@ -50,7 +51,7 @@ def budget_figure(runs: Sequence[TypedRun], title: str) -> CurveFigure | None:
         for c in series:
             p = next((p for p in c.points if p.budget == b), None)
             text = "-" if p is None or p.mean is None else f"{p.mean:.3f}" + (
-                f" [{p.low:.3f}, {p.high:.3f}]" if p.low is not None and p.high is not None else "")
+                " " + fmt_interval(p.low, p.high) if p.low is not None and p.high is not None else "")
             row.append(Cell(text))
         rows.append(row)
     return CurveFigure(title, ["tokens"] + [c.label for c in series], rows, sources=sources,

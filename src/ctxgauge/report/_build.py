@@ -11,10 +11,9 @@ from ctxgauge.report._model import Cell, Report, Table
 from ctxgauge.report._views import UNKNOWN, dataset, suite_order, systems, view
 
 
-RUNS_CAPTION = ("Every run read. A run that did not finish is published here and left out of every figure and mean "
-                "{where}.")
-"""The Runs table's caption: `below` where it comes first (Markdown, HTML), `above` in a terminal, which shows
-the figures first (`_terminal.render_terminal`)."""
+RUNS_CAPTION = "Every run read. A run that did not finish is published here and left out of every figure and mean above."
+"""The Runs table's caption. Every view shows the figures first and this table last (issue 39, item 4: the
+terminal did, Markdown and HTML put it first), so the figures it speaks of are above it."""
 
 
 def _overview(runs: Sequence[TypedRun]) -> Table:
@@ -28,7 +27,7 @@ def _overview(runs: Sequence[TypedRun]) -> Table:
                      Cell(dataset(r)), Cell(when, wrap=False), Cell(units, num=True)])
     return Table("Runs", ["run", "suite", "status", "engines / arms", "dataset", "finished (UTC)",
                           "units ok/failed/skipped"], rows, sources=[r.rel for r in runs],
-                 caption=RUNS_CAPTION.format(where="below"))
+                 caption=RUNS_CAPTION)
 
 
 def build_report(runs: Sequence[RunRef | TypedRun], title: str = "ctxgauge report") -> Report:

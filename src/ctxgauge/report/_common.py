@@ -27,6 +27,16 @@ def fmt(value: float | int | None, digits: int = 3) -> str:
     return f"{value:.{digits}f}"
 
 
+def fmt_interval(low: float | None, high: float | None, digits: int = 3, *, signed: bool = False) -> str:
+    """An interval as every view prints it, `[0.625, 0.875]` (`signed`: `[-0.075, +0.125]`, for a
+    difference); `-` when either end is unmeasured. The one interval format of every view, the terminal,
+    Markdown, HTML and `replay --repos` alike (`0.667–1.000` there read as another kind of figure)."""
+    if not isinstance(low, (int, float)) or not isinstance(high, (int, float)):
+        return "-"
+    sign = "+" if signed else ""
+    return f"[{low:{sign}.{digits}f}, {high:{sign}.{digits}f}]"
+
+
 def pct(value: float | None) -> str:
     """A share as a percentage with one decimal (`-` when unmeasured)."""
     return "-" if value is None else f"{100 * value:.1f}%"

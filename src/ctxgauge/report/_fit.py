@@ -8,6 +8,8 @@ width of each column is decided before Rich sees the table:
 - `WHOLE`: one token per cell (an id, a path, a time, a number, an interval): never wrapped, never cut.
 - `WORDS`: tokens separated by spaces (a list of engines, a status with its reason): wrapped between words,
   never inside one.
+  With a `Col.sep` (`", "`), the words are the pieces between separators: a figure `recall@5 0.912` in
+  `hit@5 0.925, recall@5 0.912` is one word, never split from its value.
 - `FREE`: free text (a commit subject, an engine's message): wrapped between words, and the only cells that
   may end in `…` when a word is longer than the column (`--json` holds them whole).
 
@@ -49,6 +51,9 @@ class Col:
     drop: int | None = None
     """Rank in the order a too-narrow terminal leaves columns out (1 first, columns of one rank together);
     None: never left out."""
+    sep: str | None = None
+    """For `WORDS`: the separator between the column's words (`", "`: each `name value` piece is one word,
+    wrapped after the separator, never inside a piece); None: words are separated by spaces."""
 
 
 def _text(cell: Text | str) -> Text:
@@ -62,6 +67,39 @@ _WORD = re.compile(r"\[[^\]\s]*, [^\]\s]*\]|\S+")
 
 def _longest_word(text: str) -> int:
     return max((cell_len(w) for w in _WORD.findall(text)), default=0)
+
+
+def _pieces(text: str, sep: str) -> list[str]:
+    """`text`'s words when `sep` separates them: each but the last keeps the separator's mark (`a 1,`)."""
+    parts = text.split(sep)
+    return [p + sep.rstrip() for p in parts[:-1]] + parts[-1:]
+
+
+def _least(text: str, col: Col) -> int:
+    if col.sep:
+        return max((cell_len(p) for p in _pieces(text, col.sep)), default=0)
+    return _longest_word(text)
+
+
+def _wrap_pieces(cell: Text, sep: str, width: int) -> Text:
+    """`cell` broken into lines of at most `width` cells after separators only (Rich would break at any
+    space, splitting `recall@5` from its value), styles kept."""
+    text, mark, gap = cell.plain, sep.rstrip(), sep[len(sep.rstrip()):]
+    out, line, start = Text(), 0, 0
+    for n, part in enumerate(text.split(sep)):
+        end = start + len(part) + (len(mark) if n < text.count(sep) else 0)
+        piece = cell[start:end]
+        size = cell_len(piece.plain)
+        if line and line + cell_len(gap) + size > width:
+            out.append("\n")
+            line = 0
+        elif line:
+            out.append(gap)
+            line += cell_len(gap)
+        out.append(piece)
+        line += size
+        start += len(part) + len(sep)
+    return out
 
 
 def _longest_line(text: str) -> int:
@@ -81,7 +119,7 @@ def widths(cols: Sequence[Col], rows: Sequence[Sequence[Text]], available: int, 
         if col.kind == WHOLE:
             least = max(longest, head)
         elif col.kind == WORDS:
-            least = max(max((_longest_word(c) for c in cells), default=0), head)
+            least = max(max((_least(c, col) for c in cells), default=0), head)
         else:
             least = max(head, min(longest, FREE_FLOOR))
         need.append(max(least, 1))
@@ -171,8 +209,10 @@ class Fitted:
             yield self._rich(cols, got)
         left_out = [self.cols[i].header for i in range(len(self.cols)) if i not in keep and self.cols[i].header]
         if left_out:
-            yield Text(f"left out at {available} columns: {', '.join(left_out)} (a wider terminal shows them; "
-                       "--json holds every value)", style="dim")
+            # Short enough to fit 80 columns itself with one column named (`engines` at 80: `identity`).
+            them = "it" if len(left_out) == 1 else "them"
+            yield Text(f"left out at {available} columns: {', '.join(left_out)} (a wider terminal or --json "
+                       f"shows {them})", style="dim")
 
     def _rich(self, keep: list[int], got: list[int]) -> RichTable:
         table = RichTable(header_style=self.header_style)
@@ -182,7 +222,9 @@ class Fitted:
                              justify="right" if col.right else "left", no_wrap=col.kind == WHOLE,
                              overflow="ellipsis" if col.kind == FREE else "fold")
         for n, row in enumerate(self.rows):
-            table.add_row(*[row[i] for i in keep], end_section=n < len(self.ends) and self.ends[n])
+            cells = [_wrap_pieces(row[i], self.cols[i].sep, w) if self.cols[i].sep else row[i]
+                     for i, w in zip(keep, got)]
+            table.add_row(*cells, end_section=n < len(self.ends) and self.ends[n])
         return table
 
     def _stacked(self, keep: list[int]) -> RenderResult:

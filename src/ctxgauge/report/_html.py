@@ -18,7 +18,7 @@ import ctxgauge
 from ctxgauge._output import MARK_LINE
 from ctxgauge.records import RUN_FILE
 import ctxgauge.report._svg as _svg
-from ctxgauge.report._common import nice_top, pval
+from ctxgauge.report._common import fmt_interval, nice_top, pval
 from ctxgauge.report._model import BarsFigure, Block, Cell, CurveFigure, GridFigure, PairedFigure, Report, Section, Table
 from ctxgauge.report._style import CSS
 
@@ -103,7 +103,7 @@ def _paired(fig: PairedFigure, colours: _svg.Colours) -> str:
         rows.append(
             f'<tr><td>{escape(r.metric)}</td><td class="num">{r.mean_a:.3f}</td><td class="num">{r.mean_b:.3f}</td>'
             f'<td class="num">{"<b>" if strong else ""}{r.diff:+.3f}{"</b>" if strong else ""}'
-            f'<br><span class="tick">[{r.low:+.3f}, {r.high:+.3f}]</span></td>'
+            f'<br><span class="tick">{fmt_interval(r.low, r.high, signed=True)}</span></td>'
             f'<td>{_svg.diff_plot(r, span, ca, cb)}</td><td class="num">{pval(r.p_value)}</td>'
             f'<td class="nowrap">{_svg.wtl_bar(r, ca, cb)} '
             f'<span class="tick">{r.wins}/{r.ties}/{r.losses}</span></td></tr>')
@@ -173,7 +173,7 @@ def render_html(report: Report, base: Path | None = None) -> str:
     finished = sum(1 for row in report.overview.rows if row[2].style == "good")
     dnf = len(report.overview.rows) - finished
     nav = "".join(f'<a href="#suite-{escape(s.suite)}">{escape(s.suite)}</a>' for s in report.sections)
-    overview = _block(report.overview, links, colours, 0)
+    overview = _block(report.overview, links, colours, 0)  # last, as in every view: figures first
     body = "".join(_section(s, links, colours, counter) for s in report.sections)
     subtitle = (f"{len(report.runs)} run{'s' if len(report.runs) != 1 else ''}: {finished} finished"
                 + (f", {dnf} did not finish (listed, never in a mean)" if dnf else "")
@@ -187,7 +187,7 @@ def render_html(report: Report, base: Path | None = None) -> str:
         f"<title>{escape(report.title)}</title><style>{CSS}</style></head><body>"
         f'<header class="top"><div class="wrap"><h1>{escape(report.title)}</h1><p>{escape(subtitle)}</p>'
         f"<nav>{nav}</nav></div></header>"
-        f'<main class="wrap">{overview}{body}'
+        f'<main class="wrap">{body}{overview}'
         f"<footer>Written by ctxgauge {escape(ctxgauge.__version__)} from run records alone; regenerate it with "
         f"<code>ctxgauge report RUNS_DIR --html FILE</code>.</footer></main></body></html>\n"
     )

@@ -17,7 +17,7 @@ import re
 from pathlib import Path
 
 from ctxgauge._output import MARK_LINE
-from ctxgauge.report._common import pval
+from ctxgauge.report._common import fmt_interval, pval
 from ctxgauge.report._html import Links
 from ctxgauge.report._model import BarsFigure, Block, Cell, GridFigure, PairedFigure, Report, Table
 
@@ -100,14 +100,14 @@ def _bars(fig: BarsFigure, links: Links) -> list[str]:
                 continue
             text = _esc(bar.text) if bar.text else f"{bar.value:.3f}"
             if bar.low is not None and bar.high is not None:
-                text += f" [{bar.low:.3f}, {bar.high:.3f}]"
+                text += " " + fmt_interval(bar.low, bar.high)
             row.append(text)
         rows.append(row)
     return _md_table(["system"] + [p.metric for p in fig.panels], rows, [False] + [True] * len(fig.panels))
 
 
 def _paired(fig: PairedFigure) -> list[str]:
-    rows = [[_esc(r.metric), f"{r.mean_a:.3f}", f"{r.mean_b:.3f}", f"{r.diff:+.3f} [{r.low:+.3f}, {r.high:+.3f}]",
+    rows = [[_esc(r.metric), f"{r.mean_a:.3f}", f"{r.mean_b:.3f}", f"{r.diff:+.3f} {fmt_interval(r.low, r.high, signed=True)}",
              pval(r.p_value), f"{r.wins} / {r.ties} / {r.losses}"] for r in fig.rows]
     return _md_table(["metric", fig.a, fig.b, "difference [95%]", "p", f"win / tie / loss ({fig.n})"], rows,
                      [False, True, True, True, True, True])
@@ -148,13 +148,16 @@ def render_markdown(report: Report, base: Path | None = None, *, details: bool =
     # The marker first: a later `report --md` onto this file knows ctxgauge wrote it (`_output`).
     out = [MARK_LINE, f"# {_esc(report.title)}", "", f"{len(report.runs)} runs. Every figure names the run it comes from.",
            ""]
-    out += _block(report.overview, links)
     for sec in report.sections:
         out += [f"## {_esc(sec.title)}", ""]
         out += [f"- {_esc(n)}" for n in sec.notes] + ([""] if sec.notes else [])
         for block in sec.blocks:
             if details or not getattr(block, "detail", False):
                 out += _block(block, links)
+    # Figures first, the Runs table last, as in every view; a heading of its own level, not one more table
+    # of the last suite's section.
+    runs = _block(report.overview, links)
+    out += [runs[0].removeprefix("#"), *runs[1:]]
     return "\n".join(out).rstrip("\n") + "\n"
 
 

@@ -8,15 +8,13 @@ messages), and Rich would read `[bold]` in them as a style (the text vanishes) a
 
 from __future__ import annotations
 
-from dataclasses import replace
 
 from rich.console import Console, Group, RenderableType
 from rich.constrain import Constrain
 from rich.rule import Rule
 from rich.text import Text
 
-from ctxgauge.report._build import RUNS_CAPTION
-from ctxgauge.report._common import pval
+from ctxgauge.report._common import fmt_interval, pval
 from ctxgauge.report._fit import FREE, WHOLE, WORDS, Col, Fitted
 from ctxgauge.report._markdown import GRID_SYMBOLS
 from ctxgauge.report._model import BarsFigure, Block, Cell, GridFigure, PairedFigure, Report, Section, Table
@@ -66,7 +64,7 @@ def _bars(fig: BarsFigure) -> Fitted:
     rows, ends = [], []
     for p in fig.panels:
         for i, b in enumerate(p.bars):
-            interval = f"[{b.low:.3f}, {b.high:.3f}]" if b.low is not None and b.high is not None else ""
+            interval = fmt_interval(b.low, b.high) if b.low is not None and b.high is not None else ""
             value = "not measured" if b.value is None else (b.text or f"{b.value:.3f}")
             rows.append([_lit(p.metric if i == 0 else ""), _lit(b.label), _lit(text_bar(b.value, p.top), "cyan"),
                          _lit(value), _lit(interval)])
@@ -84,7 +82,7 @@ def _paired(fig: PairedFigure) -> Fitted:
     for r in fig.rows:
         sure = r.low > 0 or r.high < 0
         rows.append([_lit(r.metric), _lit(f"{r.mean_a:.3f}"), _lit(f"{r.mean_b:.3f}"),
-                     _lit(f"{r.diff:+.3f}", "bold" if sure else ""), _lit(f"[{r.low:+.3f}, {r.high:+.3f}]"),
+                     _lit(f"{r.diff:+.3f}", "bold" if sure else ""), _lit(fmt_interval(r.low, r.high, signed=True)),
                      _lit(pval(r.p_value)), _lit(f"{r.wins}/{r.ties}/{r.losses}")])
     return Fitted(cols, rows, title=_lit(fig.title, "bold"))
 
@@ -137,7 +135,7 @@ def render_terminal(report: Report, console: Console | None = None, *, details: 
     console = console or Console(highlight=False)
     for sec in report.sections:
         console.print(_section(sec if details else _without_details(sec)))
-    console.print(_block(replace(report.overview, caption=RUNS_CAPTION.format(where="above"))))
+    console.print(_block(report.overview))
 
 
 def render_details(report: Report, console: Console | None = None) -> None:
