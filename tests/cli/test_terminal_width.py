@@ -118,6 +118,7 @@ def test_demo_output(capsys, monkeypatch):
     from ctxgauge.cli.demo import _print
     from ctxgauge.demo import DemoResult
     from ctxgauge.metrics.scoring import headline_metrics
+    from ctxgauge.results import EngineResult
 
     out_dir = Path("ctxgauge-runs/demo-with-a-long-name-20261206-193428-a1b2c3")
     names = ["grep", "bm25", "minilm(max_chunks_per_file=6,test_chunks=1)", "fusion(bm25,minilm)"]
@@ -125,8 +126,9 @@ def test_demo_output(capsys, monkeypatch):
                   "ndcg@5": 0.45 + i / 29, "ndcg@10": 0.45 + i / 31}
               for i, n in enumerate(names)}
     result = DemoResult(out=out_dir, replay=replay,
-                        determinism={n: {"level": 3, "drift": {"prose": 0.02, "code": 0.125}} for n in names},
-                        qa={}, report_html=out_dir / "report.html", report_md=out_dir / "report.md")
+                        determinism={n: EngineResult(status="measured", level=3, drift={"prose": 0.02, "code": 0.125})
+                                     for n in names},
+                        qa=None, report_html=out_dir / "report.html", report_md=out_dir / "report.md")
     for columns in WIDTHS:
         if columns is None:
             monkeypatch.delenv("COLUMNS", raising=False)

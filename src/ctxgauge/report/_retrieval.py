@@ -271,7 +271,8 @@ def _paired(run: TypedRun) -> PairedFigure | None:
     if comp is None or not comp.metrics:
         return None
     metrics = comp.metrics
-    names = [*metrics_of(run), *paired_context_metrics(run)]
+    context = [m for m in paired_context_metrics(run) if metrics.get(m)]
+    names = [*metrics_of(run), *context]
     rows = [PairedRow(m, c.mean_a, c.mean_b, c.mean_diff, c.ci_low, c.ci_high, c.p_value,
                       c.wins, c.ties, c.losses) for m in names if (c := metrics.get(m))]
     a, b = str(comp.engine), str(comp.vs)
@@ -280,8 +281,9 @@ def _paired(run: TypedRun) -> PairedFigure | None:
     return PairedFigure(f"{a} vs {b}, paired on the same {n} units", a, b, n, rows, [run.rel],
                         caption=f"Difference {a} − {b} per metric with its seeded 95% bootstrap interval "
                         f"(seed {comp.seed}); p: paired randomization test; win/tie/loss: units where "
-                        f"{a} scored higher / the same / lower. Context figures (line and block coverage under the middle "
-                        "token budget, the area under line coverage) pair the units with gold lines only.")
+                        f"{a} scored higher / the same / lower."
+                        + (" Context figures (line and block coverage under the middle token budget, the area under "
+                           "line coverage) pair the units with gold lines only." if context else ""))
 
 
 def _cell_state(figures: dict | None, failed: bool, k0: int, k1: int) -> str:
