@@ -66,7 +66,7 @@ def _unit_on_purpose(unit: dict) -> tuple[dict, int]:
     with_spans = 0
     for ranking in (unit.get("ranking") or [], (unit.get("vs") or {}).get("ranking") or []):
         for entry in ranking:
-            spans = entry.pop("spans")
+            spans = entry.pop("spans", [])  # absent: the whole file (an empty file)
             assert len(spans) <= 3 and all(len(p) == 2 and 1 <= p[0] <= p[1] for p in spans), entry
             with_spans += bool(spans)
     return unit, with_spans

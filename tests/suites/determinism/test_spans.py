@@ -13,7 +13,7 @@ from ctxgauge.fingerprints import query_hash, read_fingerprint, span_hash
 from ctxgauge.suites.determinism import DeterminismConfig, run_determinism
 
 
-@pytest.mark.parametrize("spec", ["grep(spans=true)", "bm25(spans=true)"])
+@pytest.mark.parametrize("spec", ["grep", "bm25"])  # spans on: the default
 def test_a_built_in_engine_with_spans_is_ctl3_and_its_fingerprint_hashes_both(spec: str, library_repo: Path,
                                                                               tmp_path: Path) -> None:
     result = run_determinism(DeterminismConfig(source=library_repo, out=tmp_path / "run", engines=(spec,),
