@@ -19,7 +19,8 @@ from ctxgauge.report._model import Bar, BarsFigure, Cell, Panel, Section, Table
 FAMILY_OK = "ok"
 
 _FAMILY = Obj({"figures": Opt(Obj({k: Opt(NUMBER) for k in (
-    "exact_match_rate", "mean_jaccard", "mean_kendall_tau", "distinct_hashes", "rebuilds")}))})
+    "exact_match_rate", "span_exact_match_rate", "mean_jaccard", "mean_kendall_tau", "distinct_hashes",
+    "rebuilds")}))})
 RESULTS_SHAPE = Obj({"engines": Opt(MapOf(Obj({
     "level": Opt(INT), "drift": Opt(MapOf(NUMBER)), "families": Opt(MapOf(Opt(_FAMILY))),
     "flags": Opt(ListOf(Obj({}))), "grade": Opt(Obj({"reasons": Opt(ListOf(STRING))})),
@@ -69,12 +70,20 @@ def _cut(value: Any, digits: int = 3) -> str:
     return f"{cut}" + ("…" if cut != exact else "")
 
 
-def _query(result: dict) -> Cell:
+def _has_spans(result: dict) -> bool:
+    """Whether the run measured the exact match of spans (runs before spans did not)."""
+    return _family(result, "query")[0].get("span_exact_match_rate") is not None
+
+
+def _query(result: dict, spans: bool = False) -> Cell:
+    """EMR / Jaccard / τ; with `spans`, the exact match of the answers with their spans beside the file
+    EMR (`-` for an engine whose run did not measure it)."""
     f, why = _family(result, "query")
     if why:
         return Cell(why, style="muted")
-    return Cell(" / ".join(_cut(f.get(k)) for k in ("exact_match_rate", "mean_jaccard", "mean_kendall_tau")),
-                num=True)
+    keys = ("exact_match_rate",) + (("span_exact_match_rate",) if spans else ()) + ("mean_jaccard",
+                                                                                   "mean_kendall_tau")
+    return Cell(" / ".join(_cut(f.get(k)) for k in keys), num=True)
 
 
 def _update(result: dict) -> Cell:
@@ -113,6 +122,9 @@ def _flags(result: dict) -> Cell:
 def _table(runs: Sequence[RunRef]) -> Table:
     rows = []
     pairs = [(spec, run) for run in runs for spec in engines(run)]
+    # The span EMR column appears when some engine here measured it, so reports of runs from before spans
+    # read exactly as they did.
+    spans = any(_has_spans(engines(run)[spec]) for spec, run in pairs)
     for label, (spec, run) in zip(label_systems(pairs), pairs):
         r = engines(run)[spec]
         fp = r.get("fingerprint")
@@ -120,15 +132,18 @@ def _table(runs: Sequence[RunRef]) -> Table:
             # One reason, not a "not measured" badge in every family column.
             rows.append([Cell(label, run=run.rel), level_cell(r, run)] + [Cell("-")] * 5 + [_flags(r), Cell("-")])
             continue
-        rows.append([Cell(label, run=run.rel), level_cell(r, run), _rebuild(r), _query(r), _drift(r), _update(r),
+        rows.append([Cell(label, run=run.rel), level_cell(r, run), _rebuild(r), _query(r, spans), _drift(r), _update(r),
                      _cross(r), _flags(r), Cell("fingerprint", run=run.rel, file=fp) if fp else Cell("-")])
     k = runs[0].results.get("k") if runs else None
     return Table("Context Trust Level per engine",
-                 ["engine", "level", "rebuild", f"EMR / Jaccard@{k} / τ", "drift", "update", "cross-machine",
+                 ["engine", "level", "rebuild", f"EMR / span EMR / Jaccard@{k} / τ" if spans else
+                  f"EMR / Jaccard@{k} / τ", "drift", "update", "cross-machine",
                   "flags / reason", "fingerprint"], rows, sources=[r.rel for r in runs], free=[7],
-                 caption="CTL 4 cross-machine deterministic · 3 machine-deterministic (identical artifacts, EMR 1) "
-                 "· 2 stable retrieval (EMR 1) · 1 repeatable (Jaccard and τ ≥ 0.9) · 0 below. Drift = 1 − "
-                 "Jaccard@k against the base build after one unrelated file is added.")
+                 caption=("CTL 4 cross-machine deterministic · 3 machine-deterministic (identical artifacts, EMR 1"
+                          + (" for files and for spans" if spans else "") + ") "
+                          "· 2 stable retrieval (EMR 1) · 1 repeatable (Jaccard and τ ≥ 0.9) · 0 below. "
+                          + ("Span EMR: the same files handing over the same lines on every trial. " if spans else "")
+                          + "Drift = 1 − Jaccard@k against the base build after one unrelated file is added."))
 
 
 def _reasons(runs: Sequence[RunRef]) -> list[str]:
@@ -183,7 +198,8 @@ def leaderboard(run: RunRef) -> list[Attempt]:
             continue
         q, _ = _family(r, "query")
         rb, _ = _family(r, "rebuild")
-        figures = [("ctl", r.get("level")), ("exact_match_rate", q.get("exact_match_rate")),
+        span_emr = [("span_exact_match_rate", q["span_exact_match_rate"])] if _has_spans(r) else []
+        figures = [("ctl", r.get("level")), ("exact_match_rate", q.get("exact_match_rate")), *span_emr,
                    ("mean_jaccard", q.get("mean_jaccard")), ("mean_kendall_tau", q.get("mean_kendall_tau")),
                    ("distinct_artifact_hashes", rb.get("distinct_hashes"))]
         figures += [(f"drift:{kind}", value) for kind, value in sorted((r.get("drift") or {}).items())]
