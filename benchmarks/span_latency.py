@@ -1,5 +1,5 @@
-"""Per-query latency cost of spans, in one run: each built-in engine with `spans=true` against the same
-engine with spans off (the default), on the same build inputs and the same requests.
+"""Per-query latency cost of spans, in one run: each built-in engine with spans (the default) against the
+same engine with `spans=false`, on the same build inputs and the same requests.
 
     PYTHONPATH=src python benchmarks/span_latency.py [--source REPO] [--queries 40] [-k 10] [-e ENGINE ...]
 
@@ -27,8 +27,8 @@ from ctxgauge.suites._requests import recent_requests
 ENGINES = ("grep", "bm25", "graph", "history", "fusion", "minilm", "hybrid")
 
 
-def with_spans(spec: str) -> str:
-    return spec[:-1] + ",spans=true)" if spec.endswith(")") else spec + "(spans=true)"
+def without_spans(spec: str) -> str:
+    return spec[:-1] + ",spans=false)" if spec.endswith(")") else spec + "(spans=false)"
 
 
 def p90(xs: list[float]) -> float:
@@ -49,7 +49,7 @@ def main() -> None:
         print(f"{Path(source).name}: {len(corpus.files)} files, {len(requests)} requests, k={args.k}")
         print(f"{'engine':<10} {'off median':>11} {'on median':>10} {'off p90':>9} {'on p90':>9} {'ratio':>6}")
         for spec in args.engine or ENGINES:
-            off, on = get_engine(spec), get_engine(with_spans(spec))
+            off, on = get_engine(without_spans(spec)), get_engine(spec)
             ok, why = engine_available(off)
             if not ok:
                 print(f"{spec:<10} skipped: {why}")

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from ctxgauge.corpus import Corpus
-from ctxgauge.engines import Hit, get_engine
+from ctxgauge.engines import get_engine
 
 
 def _corpus(tmp_path, files):
@@ -23,8 +23,9 @@ def test_scores_count_distinct_terms_and_ties_break_by_path(tmp_path):
     out = tmp_path / "out"
     out.mkdir()
     e.build(c, out)
-    assert e.query(out, "Fix overdue fee rounding", 10) == [
-        Hit("fees/rounding.py", 3.0), Hit("a.py", 1.0), Hit("b.py", 1.0),
+    files = lambda hits: [(h.path, h.score) for h in hits]  # noqa: E731 - scores and order; spans are pinned elsewhere
+    assert files(e.query(out, "Fix overdue fee rounding", 10)) == [
+        ("fees/rounding.py", 3.0), ("a.py", 1.0), ("b.py", 1.0),
     ]
-    assert e.query(out, "overdue", 1) == [Hit("a.py", 1.0)]
+    assert files(e.query(out, "overdue", 1)) == [("a.py", 1.0)]
     assert e.query(out, "the of a", 5) == []

@@ -68,13 +68,18 @@ def test_fusion_is_the_rrf_formula(corpus: Corpus, tmp_path: Path) -> None:
     assert engine.query(tmp_path / "out", QUERY, 2) == got[:2]
 
 
+def files(hits) -> list[tuple[str, float]]:
+    """(path, score) of each hit: the formula's output (spans are the shared ranker's, tested with it)."""
+    return [(h.path, h.score) for h in hits]
+
+
 def test_depth_and_rrf_k_enter_the_formula(corpus: Corpus, tmp_path: Path) -> None:
     engine = get_engine('hybrid(depth=2,engines="bm25,grep",rrf_k=1)')
     engine.build(corpus, tmp_path / "out")
     k = 1  # each engine is asked for its top 2 only: bm25 a, d; grep b, a
-    assert engine.query(tmp_path / "out", QUERY, 2) == [
-        Hit("a.py", pytest.approx(1 / (k + 1) + 1 / (k + 2))),
-        Hit("b.py", pytest.approx(1 / (k + 1))),
+    assert files(engine.query(tmp_path / "out", QUERY, 2)) == [
+        ("a.py", pytest.approx(1 / (k + 1) + 1 / (k + 2))),
+        ("b.py", pytest.approx(1 / (k + 1))),
     ]
     # Asked for more than depth, each engine is asked for k: c.py (grep's 3rd) appears.
     assert [h.path for h in engine.query(tmp_path / "out", QUERY, 4)] == ["a.py", "b.py", "d.py", "c.py"]
@@ -87,7 +92,7 @@ def test_ties_break_by_path(tmp_path: Path) -> None:
     corpus = Corpus.from_directory(write(tmp_path / "c", {"z.py": "it runs\n", "a.py": "outrunning\n"}))
     engine = get_engine('hybrid(engines="bm25,grep")')
     engine.build(corpus, tmp_path / "out")
-    assert engine.query(tmp_path / "out", "running", 5) == [Hit("a.py", 1 / 61), Hit("z.py", 1 / 61)]
+    assert files(engine.query(tmp_path / "out", "running", 5)) == [("a.py", 1 / 61), ("z.py", 1 / 61)]
 
 
 def test_empty_queries(corpus: Corpus, tmp_path: Path) -> None:
@@ -103,7 +108,8 @@ def test_rebuild_is_byte_identical(corpus: Corpus, tmp_path: Path) -> None:
     get_engine('hybrid(engines="bm25,grep")').build(corpus, tmp_path / "two")
     one = tree_bytes(tmp_path / "one")
     assert one == tree_bytes(tmp_path / "two")
-    assert {p.split("/")[0] for p in one} == {"bm25", "grep", "hybrid.json"}
+    # the parts' directories, hybrid's file, and the files kept for spans (once, not once per part)
+    assert {p.split("/")[0] for p in one} == {"bm25", "grep", "hybrid.json", "span-text"}
     assert json.loads(one["hybrid.json"]) == {
         "kind": "hybrid", "rrf_k": 60, "depth": 100,
         "engines": [{"dir": "bm25", "spec": "bm25"}, {"dir": "grep", "spec": "grep"}],
@@ -128,7 +134,8 @@ def test_repeated_engines_get_their_own_directories(corpus: Corpus, tmp_path: Pa
     engine = get_engine('hybrid(engines="bm25, bm25(k1=2.0) ,grep")')
     assert [d for d, *_ in engine.subs] == ["bm25", "bm25.1", "grep"]
     engine.build(corpus, tmp_path / "out")
-    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["bm25", "bm25.1", "grep", "hybrid.json"]
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["bm25", "bm25.1", "grep", "hybrid.json",
+                                                                  "span-text"]
 
 
 def test_split_engines() -> None:

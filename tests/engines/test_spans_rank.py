@@ -1,8 +1,8 @@
 """The shared within-file span ranker (`engines/_spans_rank.py`) and every built-in engine's spans.
 
 Hand-computed cases pin the rule (windows, units, tie-breaks by line, the head fallback, the empty file);
-on the bundled sample every built-in engine ranks the same files with the same scores with spans on and
-off, and its spans keep the contract's rules.
+on the bundled sample every built-in engine ranks the same files with the same scores with spans on (the
+default) and off, its spans keep the contract's rules, and any engine object reads them from the index alone.
 """
 
 from __future__ import annotations
@@ -83,15 +83,20 @@ def sample(sample_repo: Path):
 ENGINES = ["grep", "bm25", "graph", "history", "fusion", "hybrid(engines=\"bm25,graph,grep\")"]
 
 
+def _off(spec: str) -> str:
+    return spec[:-1] + ",spans=false)" if spec.endswith(")") else spec + "(spans=false)"
+
+
 @pytest.mark.parametrize("spec", ENGINES)
 def test_spans_change_no_ranking_and_keep_the_rules(spec: str, sample, tmp_path: Path) -> None:
-    on = get_engine(spec[:-1] + ",spans=true)" if spec.endswith(")") else spec + "(spans=true)")
-    off = get_engine(spec)
+    on = get_engine(spec)
+    off = get_engine(_off(spec))
     assert on.identity()["id"] != off.identity()["id"]  # span selection is part of the identity
-    assert "spans=true" in on.name and "spans" not in off.name  # off is the default
+    assert "spans" not in on.name and "spans=false" in off.name  # on is the default
     for e, d in ((on, tmp_path / "on"), (off, tmp_path / "off")):
         d.mkdir()
         e.build(sample, d)
+    assert (tmp_path / "on" / "span-text").is_dir() and not (tmp_path / "off" / "span-text").exists()
     with_spans = 0
     for q in QUERIES:
         a = checked_hits(on.query(tmp_path / "on", q, 10), sample, 10, on.name)  # the span rules, in range
@@ -101,11 +106,13 @@ def test_spans_change_no_ranking_and_keep_the_rules(spec: str, sample, tmp_path:
         assert all(len(h.spans) <= 3 for h in a)
         with_spans += sum(1 for h in a if h.spans)
         assert a == checked_hits(on.query(tmp_path / "on", q, 10), sample, 10, on.name)  # stable
+        # another engine object (another process, a cached index) reads the same spans from the index alone
+        assert a == get_engine(spec).query(tmp_path / "on", q, 10)
     assert with_spans > 0
 
 
 def test_a_span_holds_the_lines_the_request_names(sample, tmp_path: Path) -> None:
-    e = get_engine("grep(spans=true,span_lines=5,max_spans=1)")
+    e = get_engine("grep(span_lines=5,max_spans=1)")
     e.build(sample, tmp_path)
     hits = e.query(tmp_path, "overdue", 5)
     assert hits
@@ -117,7 +124,7 @@ def test_a_span_holds_the_lines_the_request_names(sample, tmp_path: Path) -> Non
 
 
 def test_graph_spans_are_definitions(sample, tmp_path: Path) -> None:
-    e = get_engine("graph(spans=true)")
+    e = get_engine("graph")
     e.build(sample, tmp_path)
     hit = next(h for h in e.query(tmp_path, "overdue fee", 10) if h.path.endswith(".py"))
     from ctxgauge.engines.graph._blocks import DefinitionLines
@@ -128,11 +135,30 @@ def test_graph_spans_are_definitions(sample, tmp_path: Path) -> None:
         assert any(a <= s and end <= b for a, b in defs), (hit.path, hit.spans, defs)
 
 
-def test_spans_need_the_corpus_this_object_built(sample, tmp_path: Path) -> None:
-    get_engine("bm25").build(sample, tmp_path)
-    with pytest.raises(EngineError, match="spans need the corpus"):
-        get_engine("bm25(spans=true)").query(tmp_path, "overdue fee", 5)
-    assert get_engine("bm25").query(tmp_path, "overdue fee", 5)
+def test_spans_need_an_index_that_keeps_its_files(sample, tmp_path: Path) -> None:
+    get_engine("bm25(spans=false)").build(sample, tmp_path)
+    with pytest.raises(EngineError, match="keeps none .*give spans=false"):
+        get_engine("bm25").query(tmp_path, "overdue fee", 5)
+    assert get_engine("bm25(spans=false)").query(tmp_path, "overdue fee", 5)
+
+
+def test_another_writer_s_update_is_read_from_the_index_not_from_a_stale_corpus(repo_builder,
+                                                                               tmp_path: Path) -> None:
+    b = repo_builder("r")
+    b.commit("first", {"a.py": "def fee():\n    return 1\n" + "x = 0\n" * 60})
+    b.commit("second", {"a.py": "x = 0\n" * 50 + "def fee():\n    return 2\n"})
+    old, new = open_corpus(b.path, "HEAD~1"), open_corpus(b.path, "HEAD")
+    first, other = get_engine("grep(span_lines=5)"), get_engine("grep(span_lines=5)")
+    first.build(old, tmp_path)
+    assert first.query(tmp_path, "fee", 1)[0].spans == ((1, 5),)
+    other.update(tmp_path, new, old.changes_to(new))  # `first` still remembers the old corpus
+    got = first.query(tmp_path, "fee", 1)[0].spans
+    assert got == other.query(tmp_path, "fee", 1)[0].spans
+    assert got[0][0] <= 51 <= got[0][1]  # the definition at its new line
+
+
+def tree_bytes(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
 
 
 @pytest.mark.parametrize("params", ["span_lines=0", "max_spans=51", "max_spans=0"])
@@ -149,10 +175,11 @@ def test_update_gives_the_spans_of_a_fresh_build(repo_builder, tmp_path: Path) -
     b.commit("second", {"a.py": "x = 0\n" * 50 + "def fee():\n    return 2\n"})
     old, new = open_corpus(b.path, "HEAD~1"), open_corpus(b.path, "HEAD")
     for spec in ("bm25", "grep", "graph"):
-        upd, fresh = get_engine(spec + "(spans=true)"), get_engine(spec + "(spans=true)")
+        upd, fresh = get_engine(spec), get_engine(spec)
         upd.build(old, tmp_path / spec / "u")
         upd.update(tmp_path / spec / "u", new, old.changes_to(new))
         fresh.build(new, tmp_path / spec / "f")
         got = upd.query(tmp_path / spec / "u", "fee", 5)
         assert got == fresh.query(tmp_path / spec / "f", "fee", 5)
+        assert tree_bytes(tmp_path / spec / "u" / "span-text") == tree_bytes(tmp_path / spec / "f" / "span-text")
         assert any(s <= 51 <= e for s, e in got[0].spans)  # the moved definition, at its new lines

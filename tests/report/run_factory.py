@@ -74,7 +74,8 @@ def replay_run(root: Path, name: str, ranks: Sequence[int | None], vs_ranks: Seq
 
 
 def determinism_run(root: Path, name: str, engines: dict[str, dict], corpus: str = "demo") -> Path:
-    """A finished determinism run; `engines` maps a spec to {level, drift, status, reason, emr}."""
+    """A finished determinism run; `engines` maps a spec to {level, drift, status, reason, emr, span_emr}
+    (no span_emr: a run from before spans)."""
     out = {}
     spec = {"engines": list(engines), "corpus": {"name": corpus, "rev": "ab" * 20}, "k": 10}
     subject = Subject(f"{corpus}@{'ab' * 5}", list(engines))
@@ -88,7 +89,9 @@ def determinism_run(root: Path, name: str, engines: dict[str, dict], corpus: str
         fams = {"rebuild": {"status": "ok", "reason": None, "figures": {"distinct_hashes": 1, "rebuilds": 3,
                                                                         "identical": True}},
                 "query": {"status": "ok", "reason": None, "figures": {"exact_match_rate": e.get("emr", 1.0),
-                                                                      "mean_jaccard": 1.0, "mean_kendall_tau": 1.0}},
+                                                                      "mean_jaccard": 1.0, "mean_kendall_tau": 1.0,
+                                                                      **({"span_exact_match_rate": e["span_emr"]}
+                                                                         if "span_emr" in e else {})}},
                 "drift": {"status": "ok", "reason": None, "figures": {k: {"drift": v} for k, v in e.get("drift", {}).items()}},
                 "update": {"status": "ok", "reason": None, "figures": {"identical": True}},
                 "cross-machine": {"status": "not measured", "reason": "no fingerprint from another machine",

@@ -49,3 +49,32 @@ def test_query_figures_are_cut_never_rounded_up_to_a_pass(tmp_path, factory):
     factory.determinism_run(tmp_path, "d", {"bm25": {"level": 1, "emr": 0.99996}})
     row = next(b for b in _section(tmp_path).blocks if isinstance(b, Table)).rows[0]
     assert row[3].text == "0.999… / 1.000 / 1.000"
+
+
+def test_span_emr_sits_beside_the_file_emr_in_every_rendering(tmp_path, factory):
+    import io
+
+    from rich.console import Console
+
+    from ctxgauge.report import render_html, render_markdown, render_terminal
+
+    # bm25: stable files, one query in five handing over other lines (span EMR 0.8); grep: a run from before
+    # spans (no span figure), shown as not measured, never as 1.
+    factory.determinism_run(tmp_path, "d", {"bm25": {"level": 2, "span_emr": 0.8},
+                                            "grep": {"level": 3}})
+    report = build_report(discover_runs(tmp_path))
+    table = next(b for b in _section(tmp_path).blocks if isinstance(b, Table))
+    assert table.columns[3] == "EMR / span EMR / Jaccard@10 / τ"
+    rows = {r[0].text: r for r in table.rows}
+    assert rows["bm25"][3].text == "1.000 / 0.800 / 1.000 / 1.000"
+    assert rows["grep"][3].text == "1.000 / - / 1.000 / 1.000"
+    buf = io.StringIO()
+    render_terminal(report, Console(file=buf, width=250, color_system=None, force_terminal=False), details=True)
+    for text in (buf.getvalue(), render_markdown(report), render_html(report)):
+        assert "span EMR" in text and "1.000 / 0.800 / 1.000 / 1.000" in text
+
+
+def test_runs_from_before_spans_keep_their_columns(tmp_path, factory):
+    factory.determinism_run(tmp_path, "d", {"bm25": {"level": 3}})
+    table = next(b for b in _section(tmp_path).blocks if isinstance(b, Table))
+    assert table.columns[3] == "EMR / Jaccard@10 / τ" and table.rows[0][3].text == "1.000 / 1.000 / 1.000"

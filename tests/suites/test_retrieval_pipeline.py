@@ -3,8 +3,9 @@
 Replay on the bundled sample and cases on the committed SWE-bench-style fixture, run by today's code
 through the shared pipeline, equal the records 5d251ae wrote (`tests/records/fixtures/v2/`, made by the
 commands of its README) unit for unit and result for result, byte for byte as canonical JSON (timing,
-workers, provenance and engine identities aside; issue 37's context fields, listed in `CONTEXT_*`, checked
-present and then set aside), the results being the typed `ctxgauge.results` objects
+workers, provenance and engine identities aside; issue 37's context fields, listed in `CONTEXT_*`, and the
+spans each ranking entry now carries (`_unit_on_purpose`), checked present and then set aside), the results
+being the typed `ctxgauge.results` objects
 the suite built and wrote (cases on the sample and on a plain directory too);
 `ctxgauge cases FILE --executor dask-local:2` equals `--executor local` unit for unit, also when its
 client is SIGKILLed mid-run and resumed on a new cluster; and no function of suites/replay or
@@ -122,6 +123,21 @@ def _on_purpose(results: dict, spec: dict) -> tuple[dict, dict]:
     return results, spec
 
 
+def _unit_on_purpose(unit: dict) -> tuple[dict, int]:
+    """Today's unit without what changed on purpose since 5d251ae, and only that: built-in engines return spans
+    by default (issue 37 item 6), so each ranking entry, the engine's and the `vs` engine's, carries
+    `"spans": [[s, e], ...]`, 1-based inclusive pairs, at most 3 (`max_spans`). Returns the unit without
+    them and how many entries had any."""
+    unit = json.loads(json.dumps(unit))
+    with_spans = 0
+    for ranking in (unit.get("ranking") or [], (unit.get("vs") or {}).get("ranking") or []):
+        for entry in ranking:
+            spans = entry.pop("spans", [])  # absent: the whole file (an empty file)
+            assert len(spans) <= 3 and all(len(p) == 2 and 1 <= p[0] <= p[1] for p in spans), entry
+            with_spans += bool(spans)
+    return unit, with_spans
+
+
 def _assert_equal_records(run_dir: Path, reference: Path, result=None) -> None:
     ours, theirs = read_run(run_dir), read_run(reference)
     assert ours.status == "success"
@@ -132,6 +148,7 @@ def _assert_equal_records(run_dir: Path, reference: Path, result=None) -> None:
             canonical_json({k: v for k, v in theirs.spec.items() if k not in IDENTITIES})
         return
     macro = _context_names(ours.spec)[0]
+    assert sum(_unit_on_purpose(u)[1] for u in _units(run_dir)) > 0  # built-in engines hand over spans by default
     # Canonical JSON, not ==: 1 == 1.0 in Python, but a record holding one where it held the other differs.
     assert [canonical_json(_without_context_part(u, macro)) for u in _units(run_dir)] == \
         [canonical_json(u) for u in _units(reference)]

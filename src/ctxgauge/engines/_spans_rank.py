@@ -22,9 +22,11 @@ blob id, and each answer per (blob id, terms, units, parameters), so a replay re
 version once however many commits rank it (incremental by construction), and a new version of a file costs
 only its own reading.
 
-`SpanEngine` is the mixin the built-in engines use: it holds the corpus each out directory was built or
-updated from (spans need the file bytes at query time; the engine contract's query gets no corpus), turns
-`query` into `query_files` (the ranking, unchanged) plus spans, and declares the three parameters.
+`SpanEngine` is the mixin the built-in engines use: spans need the file bytes at query time and the engine
+contract's query gets no corpus, so each build and update keeps the files in the out directory
+(`_spans_store`) and the engine object remembers the corpus it came from (the fast path); it turns `query`
+into `query_files` (the ranking, unchanged) plus spans, and declares the three parameters. Spans are on by
+default; `spans=false` gives whole files (and keeps no text).
 """
 
 from __future__ import annotations
@@ -48,12 +50,12 @@ SPAN_LINES = 40
 MAX_SPANS_PER_HIT = 3
 """Spans a hit carries at most, by default."""
 SPAN_PARAMS: dict[str, Any] = {
-    "spans": False,
+    "spans": True,
     "span_lines": Param(SPAN_LINES, ge=1, le=100_000),
     "max_spans": Param(MAX_SPANS_PER_HIT, ge=1, le=MAX_SPANS),
 }
-"""The parameters every built-in engine takes: `spans` (true: each hit carries its spans; false, the
-default, whole files as before), `span_lines` and `max_spans`. They enter each engine's spec, and so its identity; the ranker's code enters it as an import."""
+"""The parameters every built-in engine takes: `spans` (true, the default: each hit carries its spans;
+false: whole files, as before spans), `span_lines` and `max_spans`. They enter each engine's spec, and so its identity; the ranker's code enters it as an import."""
 
 DOC_CACHE = 2048
 """File versions whose lowercased text and line starts are kept (least recently used dropped first)."""
@@ -180,31 +182,75 @@ HELD_DIRS = 16
 """Out directories whose corpus one engine object remembers (replay and the suites use one or two)."""
 
 
+class _Held:
+    """What one out directory holds, as an engine object knows it: the corpus it built or updated it from
+    and the stamp of the span store it wrote then (None: it wrote none)."""
+
+    __slots__ = ("corpus", "stamp")
+
+    def __init__(self, corpus: Corpus, stamp: Any):
+        self.corpus, self.stamp = corpus, stamp
+
+    def blob_of(self, path: str) -> str | None:
+        f = self.corpus.get(path)
+        return None if f is None else f.blob
+
+    def read(self, path: str) -> bytes:
+        return self.corpus.read(path)
+
+
 class SpanEngine:
     """Mixin of the built-in engines: `query` is `query_files` (the engine's ranking of files) plus, with
-    `spans` on, each hit's spans from the corpus the out directory was last built or updated from.
+    `spans` on, each hit's spans from the files the out directory holds.
 
     An engine calls `hold(out_dir, corpus)` at the end of each build and update, defines `query_files`, and
     may override `units(out_dir, path, blob, read)` (graph: definitions) or `hit_spans` (minilm: chunks).
-    A composite engine asks its parts for `query_files`, so parts never compute spans they do not hand over."""
+    With `spans` on, `hold` also writes the out directory's span store (`_spans_store`: each file's bytes by
+    content id), so any engine object, in any process, can answer with spans from the index alone; the object
+    that built the index reads its corpus instead, as long as the store is the one it wrote (a stamp check:
+    another writer's update is read from disk, never answered from a stale corpus).
+    A composite engine asks its parts for `query_files`, so parts never compute spans they do not hand over,
+    and sets their `span_store` false, so parts write no copies of the text the composite already keeps."""
 
     params: dict
+    span_store: bool = True
+    """Whether `hold` writes the span store (a composite's parts: no)."""
 
     def hold(self, out_dir: Path, corpus: Corpus) -> None:
-        """Remember that `out_dir` now holds an index of `corpus`."""
+        """Remember that `out_dir` now holds an index of `corpus` (and, with spans on, store its files)."""
+        from ctxgauge.engines import _spans_store
+
+        written = None
+        if self.params.get("spans") and self.span_store:
+            written = _spans_store.write(out_dir, corpus)
         held = self.__dict__.setdefault("_span_corpora", OrderedDict())
         key = Path(out_dir).resolve()
         held.pop(key, None)
-        held[key] = corpus
+        held[key] = _Held(corpus, written)
         while len(held) > HELD_DIRS:
             held.popitem(last=False)
 
-    def held_corpus(self, out_dir: Path) -> Corpus:
-        corpus = self.__dict__.get("_span_corpora", {}).get(Path(out_dir).resolve())
-        if corpus is None:
-            raise EngineError(f"{getattr(self, 'name', '?')}: spans need the corpus {out_dir} was built from; "
-                              "build or update it with this engine object first, or give spans=false")
-        return corpus
+    def held_files(self, out_dir: Path) -> Any:
+        """The files `out_dir` holds: this object's corpus when its store is unchanged since it wrote it (or it
+        wrote none), else the span store on disk; EngineError when there is neither."""
+        from ctxgauge.engines import _spans_store
+
+        held = self.__dict__.get("_span_corpora", {}).get(Path(out_dir).resolve())
+        now = _spans_store.stamp(out_dir)
+        if held is not None and (held.stamp is None or held.stamp == now):
+            return held
+        if now is None:
+            raise EngineError(f"{getattr(self, 'name', '?')}: spans need the files of the index in {out_dir}, "
+                              "and it keeps none (built with spans=false or by an older ctxgauge); "
+                              "build it again, or give spans=false")
+        stored = self.__dict__.setdefault("_span_stored", OrderedDict())
+        key = (Path(out_dir).resolve(), now)
+        found = stored.get(key)
+        if found is None:
+            found = stored[key] = _spans_store.StoredFiles(out_dir)
+            while len(stored) > HELD_DIRS:
+                stored.popitem(last=False)
+        return found
 
     def ranker(self) -> SpanRanker:
         r = self.__dict__.get("_span_ranker")
@@ -227,19 +273,20 @@ class SpanEngine:
 
     def hit_spans(self, out_dir: Path, text: str, hits: list[Hit]) -> list[Hit]:
         """Each hit with its spans from the shared ranker (same path, same score, same order)."""
-        corpus = self.held_corpus(out_dir)
+        files = self.held_files(out_dir)
         ranker, terms = self.ranker(), request_terms(text)
         out = []
         for h in hits:
-            f = corpus.get(h.path)
-            if f is None:
-                raise EngineError(f"{getattr(self, 'name', '?')}: {h.path!r} is not in the corpus held for spans")
+            blob = files.blob_of(h.path)
+            if blob is None:
+                raise EngineError(f"{getattr(self, 'name', '?')}: {h.path!r} is not among the files the index "
+                                  f"in {out_dir} holds for spans")
 
             def read(path: str = h.path) -> bytes:
-                return corpus.read(path)
+                return files.read(path)
 
-            units = self.units(out_dir, h.path, f.blob, read)
-            out.append(Hit(h.path, h.score, ranker.spans(f.blob, read, terms, units)))
+            units = self.units(out_dir, h.path, blob, read)
+            out.append(Hit(h.path, h.score, ranker.spans(blob, read, terms, units)))
         return out
 
 

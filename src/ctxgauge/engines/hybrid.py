@@ -93,6 +93,8 @@ class HybridEngine(SpanEngine, Engine):
                 engine, why = None, str(exc)
             else:
                 engine, why = get_engine(spec), None  # bad parameters stay loud errors
+                if hasattr(engine, "span_store"):
+                    engine.span_store = False  # a part ranks files only: hybrid's own out dir keeps the text
             # Each sub-engine by its canonical spec, so `engines="bm25(k1=1.2),graph"` is `"bm25,graph"`.
             spec = str(getattr(engine, "spec", None) or parse_spec(spec))
             n = counts[base] = counts.get(base, 0) + 1

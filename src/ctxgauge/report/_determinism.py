@@ -57,11 +57,21 @@ def _cut(value: Any, digits: int = 3) -> str:
     return f"{cut}" + ("…" if cut != exact else "")
 
 
-def _query(result: EngineResult) -> Cell:
+def _has_spans(result: EngineResult) -> bool:
+    """Whether the run measured the exact match of spans (runs before spans did not)."""
+    f = result.family(QUERY)[0]
+    return f is not None and f.span_exact_match_rate is not None
+
+
+def _query(result: EngineResult, spans: bool = False) -> Cell:
+    """EMR / Jaccard / τ; with `spans`, the exact match of the answers with their spans beside the file
+    EMR (`-` for an engine whose run did not measure it)."""
     f, why = result.family(QUERY)
     if why:
         return Cell(why, style="muted")
-    return Cell(" / ".join(_cut(v) for v in (f.exact_match_rate, f.mean_jaccard, f.mean_kendall_tau)), num=True)
+    values = (f.exact_match_rate,) + ((f.span_exact_match_rate,) if spans else ()) + (f.mean_jaccard,
+                                                                                      f.mean_kendall_tau)
+    return Cell(" / ".join(_cut(v) for v in values), num=True)
 
 
 def _update(result: EngineResult) -> Cell:
@@ -100,6 +110,9 @@ def _flags(result: EngineResult) -> Cell:
 def _table(runs: Sequence[TypedRun]) -> Table:
     rows = []
     pairs = [(spec, run) for run in runs for spec in engines(run)]
+    # The span EMR column appears when some engine here measured it, so reports of runs from before spans
+    # read exactly as they did.
+    spans = any(_has_spans(engines(run)[spec]) for spec, run in pairs)
     for label, (spec, run) in zip(label_systems(pairs), pairs):
         r = engines(run)[spec]
         fp = r.fingerprint
@@ -107,15 +120,18 @@ def _table(runs: Sequence[TypedRun]) -> Table:
             # One reason, not a "not measured" badge in every family column.
             rows.append([Cell(label, run=run.rel), level_cell(r, run)] + [Cell("-")] * 5 + [_flags(r), Cell("-")])
             continue
-        rows.append([Cell(label, run=run.rel), level_cell(r, run), _rebuild(r), _query(r), _drift(r), _update(r),
+        rows.append([Cell(label, run=run.rel), level_cell(r, run), _rebuild(r), _query(r, spans), _drift(r), _update(r),
                      _cross(r), _flags(r), Cell("fingerprint", run=run.rel, file=fp) if fp else Cell("-")])
     k = runs[0].results.k if runs else None
     return Table("Context Trust Level per engine",
-                 ["engine", "level", "rebuild", f"EMR / Jaccard@{k} / τ", "drift", "update", "cross-machine",
+                 ["engine", "level", "rebuild", f"EMR / span EMR / Jaccard@{k} / τ" if spans else
+                  f"EMR / Jaccard@{k} / τ", "drift", "update", "cross-machine",
                   "flags / reason", "fingerprint"], rows, sources=[r.rel for r in runs], free=[7],
-                 caption="CTL 4 cross-machine deterministic · 3 machine-deterministic (identical artifacts, EMR 1) "
-                 "· 2 stable retrieval (EMR 1) · 1 repeatable (Jaccard and τ ≥ 0.9) · 0 below. Drift = 1 − "
-                 "Jaccard@k against the base build after one unrelated file is added.")
+                 caption=("CTL 4 cross-machine deterministic · 3 machine-deterministic (identical artifacts, EMR 1"
+                          + (" for files and for spans" if spans else "") + ") "
+                          "· 2 stable retrieval (EMR 1) · 1 repeatable (Jaccard and τ ≥ 0.9) · 0 below. "
+                          + ("Span EMR: the same files handing over the same lines on every trial. " if spans else "")
+                          + "Drift = 1 − Jaccard@k against the base build after one unrelated file is added."))
 
 
 def _reasons(runs: Sequence[TypedRun]) -> list[str]:
@@ -170,7 +186,8 @@ def leaderboard(run: TypedRun) -> list[Attempt]:
             continue
         q = r.family(QUERY)[0] or QueryFigures()
         rb = r.family(REBUILD)[0] or RebuildFigures()
-        figures = [("ctl", r.level), ("exact_match_rate", q.exact_match_rate),
+        span_emr = [("span_exact_match_rate", q.span_exact_match_rate)] if _has_spans(r) else []
+        figures = [("ctl", r.level), ("exact_match_rate", q.exact_match_rate), *span_emr,
                    ("mean_jaccard", q.mean_jaccard), ("mean_kendall_tau", q.mean_kendall_tau),
                    ("distinct_artifact_hashes", rb.distinct_hashes)]
         figures += [(f"drift:{kind}", value) for kind, value in sorted(r.drift.items())]

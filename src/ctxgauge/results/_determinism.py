@@ -7,7 +7,9 @@ T trials; drift: per noise kind; update; cross-machine) and stay `name -> value`
 classes that compute them (`ctxgauge.suites.determinism`) document each name.
 
 Layout history: records before schema 2 had no `suite_version` for this suite (migrated to 1 by
-`ctxgauge.records`).
+`ctxgauge.records`). suite_version 2 (same layout): the query family's `span_exact_match_rate` enters the
+level (CTL 3 needs it at 1.0) and built-in engines return spans by default; records of version 1
+read as they are, their levels graded by files alone.
 """
 
 from __future__ import annotations

@@ -88,7 +88,8 @@ def write(root: Path, files: dict[str, str]) -> Corpus:
 
 
 def snapshot(out_dir: Path) -> dict[str, bytes]:
-    return {p.name: p.read_bytes() for p in sorted(out_dir.iterdir())}
+    """Every file under `out_dir` (the artifact and the files kept for spans) by relative path."""
+    return {p.relative_to(out_dir).as_posix(): p.read_bytes() for p in sorted(out_dir.rglob("*")) if p.is_file()}
 
 
 SMALL = ("src/billing/fees.py", "src/mail/smtp.py", "src/auth/passwords.py")
@@ -203,7 +204,7 @@ def test_two_cold_builds_are_byte_identical(base, tmp_path):
     corpus, out, _ = base
     report = MiniLMEngine().build(corpus, tmp_path)
     assert snapshot(tmp_path) == snapshot(out)
-    assert set(snapshot(out)) == {"chunks.json", "params.json", "vectors.npy"}
+    assert {name.split("/")[0] for name in snapshot(out)} == {"chunks.json", "params.json", "vectors.npy", "span-text"}
     assert report["files"] == len(FILES) and report["embedded"] == report["chunks"] > len(FILES)
 
 
@@ -360,6 +361,7 @@ def test_update_equals_a_fresh_build(base, tmp_path):
         target = tmp_path / name
         target.mkdir()
         for file, data in snapshot(out).items():
+            (target / file).parent.mkdir(parents=True, exist_ok=True)
             (target / file).write_bytes(data)
         return target
 

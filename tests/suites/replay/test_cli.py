@@ -32,8 +32,10 @@ def test_json_shape(tmp_path, small_repo):
     assert [c["request"] for c in out["commits"]] == ["Add member email", "Fix overdue fee"]
     first = out["commits"][1]
     assert {"sha", "request", "expected", "coverage_gap", "ranking"} <= set(first)
-    assert first["expected"] == ["src/loans.py"] and first["ranking"][0] == {"path": "src/loans.py",
-                                                                              "score": first["ranking"][0]["score"]}
+    top = first["ranking"][0]
+    assert first["expected"] == ["src/loans.py"] and top == {"path": "src/loans.py", "score": top["score"],
+                                                             "spans": top["spans"]}
+    assert top["spans"] and all(1 <= s <= e for s, e in top["spans"])  # spans by default: [s, e] pairs
     assert out["skipped"]["root"] == 1
     assert out["comparison"]["seed"] == 3 and "recall@5" in out["comparison"]["metrics"]
     assert out["run_dir"] == str(tmp_path / "run")

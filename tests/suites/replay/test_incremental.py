@@ -1,5 +1,5 @@
 """Incremental replay equals a full rebuild: on every commit of the sample, the ranking replay got from an
-index moved forward by `update` is exactly (paths and scores) the ranking of a fresh engine built from
+index moved forward by `update` is exactly (paths, scores and spans) the ranking of a fresh engine built from
 scratch on that commit's parent."""
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ def _fresh_rankings(repo_path: Path, commits: list[dict], spec: str, depth: int,
             out.mkdir()
             corpus = Corpus.from_git(repo, parents[c["sha"]])
             engine.build(corpus, out)
-            fresh = [{"path": h.path, "score": h.score} for h in engine.query(out, c["request"], depth)]
+            fresh = [h.to_dict() for h in engine.query(out, c["request"], depth)]  # spans too: incremental spans
             replayed = c["ranking"] if role == "engine" else c["vs"]["ranking"]
             assert replayed == fresh, f"{spec} at {c['sha'][:10]} ({c['request']!r})"
 

@@ -184,6 +184,8 @@ class FusionEngine(SpanEngine, Engine):
             self.subs["graph"] = GraphEngine()
         if any(p[n] or p[f"long_{n}"] for n in ("vote", "prior", "cochange")):
             self.subs["history"] = HistoryEngine(window=int(p["window"]))
+        for sub in self.subs.values():
+            sub.span_store = False  # the parts rank files only: fusion's own out dir keeps the text for spans
         self._manifest_cache: dict[tuple[str, str], frozenset[str]] = {}  # (blob, file name) -> package names
         self._literal_cache: dict[tuple[str, str], list[str]] = {}  # (blob, file suffix) -> literal fragments
         self._calls = cl.CallCache()  # (grammar, blob) -> each definition's callees
