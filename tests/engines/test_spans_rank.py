@@ -13,7 +13,7 @@ import pytest
 
 from ctxgauge.corpus import open_corpus
 from ctxgauge.engines import checked_hits, get_engine
-from ctxgauge.engines._spans_rank import _Doc, candidates, choose, request_terms, windows
+from ctxgauge.engines._spans_rank import _Doc, candidates, choose, request_terms, term_weight, windows
 from ctxgauge.errors import EngineError
 
 QUERIES = ("fix overdue fee rounding", "add member search", "loan renewal limit", "README typo",
@@ -50,6 +50,21 @@ def test_best_windows_first_ties_by_line_and_no_shared_line() -> None:
     assert choose(d, terms, 4, 1) == ((9, 12),)
     # a term that is a prefix of a word counts (substring search): "round" finds "round(fee)"
     assert choose(d, request_terms("round"), 4, 3) == ((7, 10),)
+
+
+def test_a_rare_word_outweighs_two_words_found_everywhere() -> None:
+    # 20 lines: "data" and "value" on lines 1-10, "checksum" on line 18 only
+    lines = ["data = value"] * 10 + ["x"] * 10
+    lines[17] = "checksum"
+    d = doc(lines)
+    assert term_weight(20, 10) == 1099  # round(1000 * ln 3)
+    assert term_weight(20, 1) == 3045  # round(1000 * ln 21)
+    assert term_weight(5, 5) == 693 and term_weight(1, 0) == 693  # ln 2; a term on no line is never weighed
+    # (15,18) holds checksum (3045; (17,20) too, the later start); (1,4) holds data and value
+    # (1099 + 1099 = 2198): the rare word wins,
+    # where counting distinct words (2 against 1) took (1,4)
+    assert choose(d, ("data", "value", "checksum"), 4, 1) == ((15, 18),)
+    assert choose(d, ("data", "value", "checksum"), 4, 2) == ((15, 18), (1, 4))
 
 
 def test_equal_scores_go_to_the_earlier_line() -> None:
