@@ -1,11 +1,13 @@
-"""`pack_budgets` (every budget in one walk) equals `pack` per budget, and the paired comparison of a micro
-average (`paired_ratio_comparison`) compares ratios of sums, by hand."""
+"""`pack_budgets` (every budget in one walk) equals a plain one-budget walk written here from the packing rules
+(`pack` is `pack_budgets` with one budget), and the paired comparison of a micro average
+(`paired_ratio_comparison`) compares ratios of sums, by hand."""
 
 from __future__ import annotations
 
 import pytest
 
-from ctxgauge.metrics.packing import pack, pack_budgets
+from ctxgauge.metrics._lines import split_lines
+from ctxgauge.metrics.packing import Packed, header, pack, pack_budgets
 from ctxgauge.metrics.stats import paired_ratio_comparison
 from ctxgauge.metrics.tokens import default_tokenizer
 
@@ -20,6 +22,33 @@ HITS = [
 ]
 
 
+def _one_walk(hits, read_file, budget, counter) -> Packed:
+    """The module's rules, one budget, line by line: each span (or the whole file) after its `path:s-e`
+    header, every header and line counted; a span that does not fit whole is cut after its last line that
+    fits with its (shorter) header, and packing stops there."""
+    parts, included, used = [], [], 0
+    for hit in hits:
+        lines = [ln.rstrip(b"\n").decode("utf-8", "replace") + "\n" for ln in split_lines(read_file(hit.path))]
+        for start, end in tuple(hit.spans) or ((((1, len(lines)),) if lines else ())):
+            kept, cost = start - 1, 0
+            for last in range(end, start - 1, -1):
+                c = counter.count(header(hit.path, start, last)) + sum(counter.count(x) for x in lines[start - 1:last])
+                if used + c <= budget:
+                    kept, cost = last, c
+                    break
+            if kept >= start:
+                parts.append(header(hit.path, start, kept) + "".join(lines[start - 1:kept]))
+                used += cost
+                if included and included[-1][0] == hit.path:
+                    included[-1][1].append((start, kept))
+                else:
+                    included.append((hit.path, [(start, kept)]))
+            if kept < end:
+                return Packed("".join(parts), used, tuple((p, tuple(x)) for p, x in included), budget,
+                              ran_out=False)
+    return Packed("".join(parts), used, tuple((p, tuple(x)) for p, x in included), budget, ran_out=True)
+
+
 @pytest.mark.parametrize("hits", HITS)
 @pytest.mark.parametrize("counter", [Words(), default_tokenizer()], ids=["words", "o200k"])
 def test_every_budget_in_one_walk_equals_pack_per_budget(hits, counter):
@@ -27,7 +56,7 @@ def test_every_budget_in_one_walk_equals_pack_per_budget(hits, counter):
     many = pack_budgets(hits, read, budgets, counter)
     assert set(many) == set(budgets)
     for b in budgets:
-        assert many[b] == pack(hits, read, b, counter), b
+        assert many[b] == _one_walk(hits, read, b, counter) == pack(hits, read, b, counter), b
 
 
 def test_a_file_is_read_once_whatever_the_budgets():

@@ -54,35 +54,23 @@ def header(path: str, start: int, end: int) -> str:
 
 def pack(hits: Sequence[Any], read_file: Callable[[str], bytes], budget: int, tokenizer: Any) -> Packed:
     """The context of `hits` (objects with `path` and `spans`, rank order) under `budget` tokens, files read
-    with `read_file(path) -> bytes`, tokens counted by `tokenizer.count(text)` (see the module rules)."""
-    if isinstance(budget, bool) or not isinstance(budget, int) or budget < 0:
-        raise ValueError(f"budget must be a whole number of tokens, got {budget!r}")
-    count = tokenizer.count
-    parts: list[str] = []
-    included: list[tuple[str, list[Span]]] = []
-    used = 0
-    for hit in hits:
-        path = hit.path
-        lines = [ln.rstrip(b"\n").decode("utf-8", "replace") + "\n" for ln in split_lines(read_file(path))]
-        for start, end in (tuple(getattr(hit, "spans", ()) or ()) or whole(len(lines))):
-            kept, cost = _fit(path, start, end, lines, budget - used, count)
-            if kept >= start:
-                parts.append(header(path, start, kept) + "".join(lines[start - 1:kept]))
-                used += cost
-                if included and included[-1][0] == path:
-                    included[-1][1].append((start, kept))
-                else:
-                    included.append((path, [(start, kept)]))
-            if kept < end:
-                return Packed("".join(parts), used, _frozen(included), budget, ran_out=False)
-    return Packed("".join(parts), used, _frozen(included), budget, ran_out=True)
+    with `read_file(path) -> bytes`, tokens counted by `tokenizer.count(text)` (see the module rules): the
+    one budget of `pack_budgets`, the one packer."""
+    return pack_budgets(hits, read_file, [budget], tokenizer)[budget]
+
+
+def _add(included: list[tuple[str, list[Span]]], path: str, span: Span) -> None:
+    if included and included[-1][0] == path:
+        included[-1][1].append(span)
+    else:
+        included.append((path, [span]))
 
 
 def pack_budgets(hits: Sequence[Any], read_file: Callable[[str], bytes], budgets: Sequence[int],
                  tokenizer: Any) -> dict[int, Packed]:
-    """`{budget: pack(hits, read_file, budget, tokenizer)}` for every budget, in one walk of the ranking.
+    """`{budget: the context of hits under budget}` for every budget, in one walk of the ranking.
 
-    Equal to calling `pack` once per budget (tested): until a budget stops, every budget still packing has
+    Equal to packing once per budget (tested against a plain one-budget walk): until a budget stops, every budget still packing has
     taken the same whole spans, so they share one prefix; a span that does not fit whole under the smallest
     budget left is cut for that budget (`_fit`, as `pack` cuts it) and that budget stops there. Each file is
     read and split once and each line counted once, whatever the number of budgets."""
@@ -101,10 +89,7 @@ def pack_budgets(hits: Sequence[Any], read_file: Callable[[str], bytes], budgets
         text, spans = "".join(parts), [(p, list(x)) for p, x in included]
         if kept >= start:
             text += header(path, start, kept) + "".join(lines[start - 1:kept])
-            if spans and spans[-1][0] == path:
-                spans[-1][1].append((start, kept))
-            else:
-                spans.append((path, [(start, kept)]))
+            _add(spans, path, (start, kept))
         out[budget] = Packed(text, used + (cost if kept >= start else 0), _frozen(spans), budget, ran_out=False)
 
     for hit in hits:
@@ -120,10 +105,7 @@ def pack_budgets(hits: Sequence[Any], read_file: Callable[[str], bytes], budgets
                 break
             parts.append(header(path, start, end) + "".join(lines[start - 1:end]))
             used += cost
-            if included and included[-1][0] == path:
-                included[-1][1].append((start, end))
-            else:
-                included.append((path, [(start, end)]))
+            _add(included, path, (start, end))
     text, frozen = "".join(parts), _frozen(included)
     for budget in pending:
         out[budget] = Packed(text, used, frozen, budget, ran_out=True)
