@@ -26,7 +26,7 @@ from ctxgauge.suites.qa._summary import context_summary
 
 INTRO = "Files retrieved from the repository for this question:\n\n"
 HEADER = re.compile(r"^(\S+):(\d+)-(\d+)$", re.M)
-ARM = "context:bm25(span_lines=2,spans=true)@3"
+ARM = "context:bm25(span_lines=2)@3"  # spans are on by default
 RIGHT = {"q01", "q02", "q03"}
 BUDGET = 40
 
