@@ -145,7 +145,7 @@ def run_replay(repo: str, clone: Path, spec: str, commits: int, out: Path) -> di
     units = [{"id": c["sha"], "figures": c.get("figures"), "timing": timing.get(c["sha"]),
               "expected": c.get("expected"), "request": c.get("request"),
               "top": [h["path"] for h in (c.get("ranking") or [])[:10]]}
-             for c in result.commits]
+             for c in result.to_dict()["commits"]]
     data = {"identity": identity, "commits": commits, "cpu_s": cpu, "wall_s": wall, "units": units,
             **cold_build(spec, clone)}
     cache.parent.mkdir(parents=True, exist_ok=True)
