@@ -59,7 +59,7 @@ def test_query_reads_the_subtree_and_says_so(proj):
 
 def test_replay_of_a_subtree_skips_commits_outside_it(proj, tmp_path):
     result = replay(ReplayConfig(repo=proj / "src", engine="grep", out=tmp_path / "run", commits=None))
-    assert [c["request"] for c in result.commits] == ["Add member email", "Fix overdue fee"]
+    assert [c.request for c in result.commits] == ["Add member email", "Fix overdue fee"]
     from ctxgauge.records import read_run
 
     assert result.results.skipped["outside-subtree"] == 1 and result.results.skipped["root"] == 1

@@ -73,8 +73,12 @@ def test_the_demo_table_and_its_comparison_show_the_headline(capsys):
 
     names = metric_names([5, 10], pack=True)
     summary = {n: 0.5 for n in names}
-    comp = {"metrics": {n: {"mean_diff": 0.1, "ci_low": 0.0, "ci_high": 0.2, "p_value": 0.3, "wins": 1,
-                            "ties": 0, "losses": 0} for n in names}}
+    from ctxgauge.results import ReplayComparison
+
+    comp = ReplayComparison.from_json({"engine": "bm25", "vs": "grep", "seed": 0, "commits": 1, "metrics": {
+        n: {"n": 1, "mean_a": 0.6, "mean_b": 0.5, "mean_diff": 0.1, "ci_low": 0.0, "ci_high": 0.2, "p_value": 0.3,
+            "wins": 1, "ties": 0, "losses": 0, "seed": 0, "n_resamples": 100,
+            "confidence": 0.95} for n in names}})
     result = DemoResult(out=Path("d"), replay={"bm25": summary, "grep": summary}, best_two=("bm25", "grep"),
                         comparison=comp)
     _print(result)
