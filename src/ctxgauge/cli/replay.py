@@ -92,13 +92,14 @@ def _render_many(m) -> None:
     """The `--repos` table, from the typed summary (`results.ReplayManySummary`): each repository's headline
     figures and line coverage at the middle budget, then the pooled ones with their intervals."""
     from ctxgauge.metrics.scoring import headline_metrics
+    from ctxgauge.metrics.spans import middle_budget
     from ctxgauge.report._common import fmt, fmt_interval
     from ctxgauge.report._fit import WHOLE, Col, Fitted
 
     s = m.summary
     shown = headline_metrics(s.metrics)
-    budgets = sorted(s.budgets or [])
-    middle = f"line_coverage_tokens@{budgets[len(budgets) // 2]}" if budgets else None
+    budget = middle_budget(s.budgets)
+    middle = None if budget is None else f"line_coverage_tokens@{budget}"
     if middle is not None and middle in s.pooled:
         shown = [*shown, middle]
     sides = [(s.engine, "summary", s.pooled)]

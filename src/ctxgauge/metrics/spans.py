@@ -69,6 +69,13 @@ AUC_BUDGETS = tuple(250 * 2 ** i for i in range(8))
 DEFAULT_BUDGETS = (1000, 4000, 16000)
 """The budgets a suite reports when none is given."""
 
+
+def middle_budget(budgets: Iterable[int] | None) -> int | None:
+    """The budget a one-figure view shows (the middle one of the sorted budgets; 4,000 of the defaults);
+    None without budgets (a run recorded before them)."""
+    ordered = sorted(int(b) for b in budgets or ())
+    return ordered[len(ordered) // 2] if ordered else None
+
 Pair = tuple[float, float]
 """A unit's (numerator, denominator) of one context metric."""
 

@@ -17,8 +17,6 @@ from ctxgauge.report._common import fmt_interval
 from ctxgauge.report._model import Cell, Curve, CurveFigure, CurvePoint
 import ctxgauge.report._svg as _svg
 
-FIELD = "budget_curve"
-"""The results key the curve is read from."""
 
 
 def _number(v: Any) -> float | None:

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Sequence
 
 from ctxgauge.metrics.ranking import mean_over
+from ctxgauge.metrics.spans import middle_budget
 from ctxgauge.results import RetrievalUnit, TypedRun
 from ctxgauge.report._budget import budget_figure
 from ctxgauge.report._common import started_at, defined, dnf_note, fmt, interval, label_systems, merge_same, num, pct
@@ -196,19 +197,18 @@ def _bars(engines: Sequence[EngineFigures], metrics: Sequence[str], title: str) 
 def context_metric(run: TypedRun) -> str | None:
     """The context figure the table shows: line coverage at the run's middle token budget
     (`line_coverage_tokens@4000` by default); None for a run without budgets (recorded before them)."""
-    budgets = sorted(int(b) for b in run.spec.budgets or [])
-    return f"line_coverage_tokens@{budgets[len(budgets) // 2]}" if budgets else None
+    budget = middle_budget(run.spec.budgets)
+    return None if budget is None else f"line_coverage_tokens@{budget}"
 
 
 def paired_context_metrics(run: TypedRun) -> list[str]:
     """The context figures the paired comparison lists after the ranking ones (those `results.comparison`
     holds): line and block coverage at the run's middle budget and the area under line coverage. A few, not
     every family: the table stays readable at 80 columns (the rest are in `--json`)."""
-    middle = context_metric(run)
-    if middle is None:
+    budget = middle_budget(run.spec.budgets)
+    if budget is None:
         return []
-    budget = middle.rsplit("@", 1)[1]
-    return [middle, f"block_coverage_tokens@{budget}", "line_coverage_auc"]
+    return [f"line_coverage_tokens@{budget}", f"block_coverage_tokens@{budget}", "line_coverage_auc"]
 
 
 def _table(engines: Sequence[EngineFigures], unit: str) -> Table:
